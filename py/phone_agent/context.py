@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import secrets
 import time
+import traceback
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from . import errors
@@ -19,6 +21,19 @@ from .tasks import AgentTask
 from .tools import DEFAULT_TASK_TIMEOUT_MS, Channel, get_tool, validate_arguments
 
 ProgressSink = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """One finished tool call, as the page's activity log shows it."""
+
+    channel: Channel
+    tool: str
+    result: dict[str, Any]
+    duration_ms: int
+
+
+CallListener = Callable[[CallRecord], None]
 
 
 class Device(Protocol):
@@ -54,6 +69,11 @@ class McpServiceContext:
         self._tasks: dict[str, AgentTask] = {}
         self._running: AgentTask | None = None
         self._clock_ms = clock_ms
+        self._listeners: list[CallListener] = []
+
+    def add_call_listener(self, listener: CallListener) -> None:
+        """Be told of every finished call, from either channel (a listener's failure is ignored)."""
+        self._listeners.append(listener)
 
     # -- the seed's interface -------------------------------------------------------------------
 
@@ -120,14 +140,22 @@ class McpServiceContext:
         cancelled decides what to answer.
         """
         name = tool_name if isinstance(tool_name, str) else repr(tool_name)
+        started = self._clock_ms()
         try:
             tool = get_tool(tool_name)
             clean = validate_arguments(tool, args)
-            return await self._call(tool.name, clean, channel, progress)
+            result = await self._call(tool.name, clean, channel, progress)
         except ToolError as exc:
-            return exc.to_result()
+            result = exc.to_result()
         except Exception as exc:  # a bug must still reach the caller as a result
-            return errors.internal(name, exc).to_result()
+            result = errors.internal(name, exc).to_result()
+        record = CallRecord(channel, name, result, self._clock_ms() - started)
+        for listener in self._listeners:
+            try:
+                listener(record)
+            except Exception:  # the activity log must never break a tool call; say why it failed
+                traceback.print_exc()
+        return result
 
     async def _call(
         self, name: str, args: dict[str, Any], channel: Channel, progress: ProgressSink | None

@@ -1,0 +1,119 @@
+"""PageUi: what a person sees — the boot state, the MCP Relay badge, WebMCP status, tools, activity.
+
+Text goes in through ``textContent`` only (never HTML), so tool results cannot inject markup.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import js  # type: ignore[import-not-found]
+from pyodide.ffi import create_proxy  # type: ignore[import-not-found]
+
+from ..context import CallRecord
+from ..tools import TOOLS, Channel
+from .interop import is_nullish
+
+RELAY_READY_TOOLTIP = "MCP Relay connected: OpenClaw / Qoder can call the phone Agent"
+RELAY_OFF_TOOLTIP = "MCP Relay disconnected: please start the local MCP server (phone-agent mcp)"
+ACTIVITY_LIMIT = 200
+
+
+def _el(tag: str, text: str = "", cls: str = "") -> Any:
+    node = js.document.createElement(tag)
+    if text:
+        node.textContent = text
+    if cls:
+        node.className = cls
+    return node
+
+
+def _result_preview(result: dict[str, Any]) -> str:
+    for item in result.get("content", []):
+        if item.get("type") == "text":
+            text = str(item.get("text", "")).strip().splitlines()
+            return text[0][:160] if text else ""
+        if item.get("type") == "image":
+            return f"image ({item.get('mimeType', '?')}, {len(item.get('data', '')) * 3 // 4} bytes)"
+    return ""
+
+
+class PageUi:
+    def __init__(self) -> None:
+        self._doc = js.document
+        self._proxies: list[Any] = []
+        self.badge = self._doc.getElementById("relay-badge")
+        self.set_relay_status(False)
+        self._render_tools()
+
+    def ready(self) -> None:
+        self._doc.documentElement.dataset.state = "ready"
+
+    def failed(self, message: str) -> None:
+        self._doc.documentElement.dataset.state = "failed"
+        self._doc.getElementById("boot-message").textContent = message
+
+    def set_relay_status(self, connected: bool) -> None:
+        badge = self.badge
+        badge.classList.toggle("mcp-badge--ready", connected)
+        badge.classList.toggle("mcp-badge--off", not connected)
+        badge.title = RELAY_READY_TOOLTIP if connected else RELAY_OFF_TOOLTIP
+        badge.setAttribute("aria-label", badge.title)
+        self._doc.getElementById("relay-state").textContent = "connected" if connected else "disconnected"
+
+    def show_relay_target(self, url: str, retry_ms: int, on_reconnect: Callable[[], None]) -> None:
+        self._doc.getElementById("relay-url").textContent = url
+        self._doc.getElementById("relay-retry").textContent = f"retries every {retry_ms / 1000:g} s"
+        button = self._doc.getElementById("relay-reconnect")
+        proxy = create_proxy(lambda _event=None: on_reconnect())
+        self._proxies.append(proxy)
+        button.addEventListener("click", proxy)
+
+    def set_webmcp_status(self, available: bool, names: list[str]) -> None:
+        node = self._doc.getElementById("webmcp-state")
+        node.classList.toggle("pill--on", available)
+        if available:
+            node.textContent = f"WebMCP: {len(names)} tools registered"
+            node.title = "In-page agents find these tools on document.modelContext"
+        else:
+            node.textContent = "WebMCP unavailable"
+            node.title = "Enable chrome://flags/#enable-webmcp-testing (Chrome 149+) and reload"
+
+    def _render_tools(self) -> None:
+        listing = self._doc.getElementById("tool-list")
+        listing.replaceChildren()
+        for spec in TOOLS:
+            item = _el("li", cls="tool")
+            head = _el("div", cls="tool__head")
+            head.append(
+                _el("code", spec.name),
+                _el(
+                    "span",
+                    "read" if spec.read_only else "write",
+                    "tag tag--read" if spec.read_only else "tag tag--write",
+                ),
+            )
+            item.append(head, _el("p", spec.description, "tool__desc"))
+            listing.append(item)
+
+    def log_call(self, record: CallRecord) -> None:
+        listing = self._doc.getElementById("activity")
+        empty = self._doc.getElementById("activity-empty")
+        if not is_nullish(empty):
+            empty.remove()
+        failed = bool(record.result.get("isError"))
+        row = _el("li", cls="activity__row" + (" activity__row--error" if failed else ""))
+        channel = "A · relay" if record.channel is Channel.RELAY else "B · WebMCP"
+        row.append(
+            _el("span", time.strftime("%H:%M:%S"), "activity__time"),
+            _el("span", channel, "activity__channel"),
+            _el("code", record.tool, "activity__tool"),
+            _el("span", "✗" if failed else "✓", "activity__status"),
+            _el("span", _result_preview(record.result), "activity__text"),
+            _el("span", f"{record.duration_ms} ms", "activity__ms"),
+        )
+        listing.prepend(row)
+        while listing.children.length > ACTIVITY_LIMIT:
+            listing.lastElementChild.remove()

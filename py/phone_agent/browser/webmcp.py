@@ -1,0 +1,122 @@
+"""WebMcpService: Channel B. Registers the catalog's tools on ``document.modelContext``.
+
+Each tool's ``execute`` validates and dispatches through the shared McpServiceContext, answers every
+failure as an ``isError`` result (Chrome turns a thrown error into an opaque "UnknownError"), and
+cancels the call when ``options.signal`` aborts. Unregistering aborts the registration signal: the
+API has no ``unregisterTool``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import js  # type: ignore[import-not-found]
+from pyodide.ffi import create_proxy  # type: ignore[import-not-found]
+
+from .. import errors
+from ..context import McpServiceContext
+from ..tools import TOOLS, Channel, ToolSpec
+from .interop import console_log, console_warn, from_js, is_nullish, to_js_json
+
+ENABLE_STEPS = (
+    "[WebMCP] document.modelContext is not available, so the phone tools are not offered to in-page "
+    "agents (the MCP relay still works). To enable WebMCP: use Chrome 149 or newer, open "
+    "chrome://flags/#enable-webmcp-testing, set it to Enabled, restart Chrome, and open this page over "
+    "http://localhost, http://127.0.0.1 or https."
+)
+
+
+def get_model_context() -> Any:
+    """``document.modelContext``, else the deprecated ``navigator.modelContext``.
+
+    The navigator property is read only after an ``in`` check: merely reading it logs a deprecation
+    warning in the Chrome builds that still have it.
+    """
+    context = getattr(js.document, "modelContext", None)
+    if not is_nullish(context):
+        return context
+    if js.Reflect.has(js.navigator, "modelContext"):
+        context = getattr(js.navigator, "modelContext", None)
+        return None if is_nullish(context) else context
+    return None
+
+
+class WebMcpService:
+    def __init__(self, context: McpServiceContext) -> None:
+        self._context = context
+        self._controller: Any = None
+        self._proxies: list[Any] = []
+        self.registered: list[str] = []
+
+    @property
+    def available(self) -> bool:
+        return get_model_context() is not None
+
+    async def register(self) -> bool:
+        """Register every tool of the catalog; False (with a console warning) where WebMCP is missing."""
+        model_context = get_model_context()
+        if model_context is None:
+            console_warn(ENABLE_STEPS)
+            return False
+        self.unregister()
+        self._controller = js.AbortController.new()
+        options = js.Object.new()
+        options.signal = self._controller.signal
+        for spec in TOOLS:
+            descriptor = to_js_json(
+                {
+                    "name": spec.name,
+                    "title": spec.title,
+                    "description": spec.description,
+                    "inputSchema": spec.input_schema,
+                    "annotations": spec.webmcp_annotations(),
+                }
+            )
+            proxy = create_proxy(self._make_execute(spec))
+            self._proxies.append(proxy)
+            descriptor.execute = proxy
+            await model_context.registerTool(descriptor, options)
+            self.registered.append(spec.name)
+        console_log(f"[WebMCP] {len(self.registered)} tools registered: {', '.join(self.registered)}")
+        return True
+
+    def unregister(self) -> None:
+        """Withdraw the tools (abort the registration signal) and free their callbacks."""
+        if self._controller is not None:
+            self._controller.abort()
+            self._controller = None
+        for proxy in self._proxies:
+            proxy.destroy()
+        self._proxies.clear()
+        self.registered.clear()
+
+    def _make_execute(self, spec: ToolSpec) -> Any:
+        context = self._context
+
+        async def execute(tool_input: Any = None, options: Any = None) -> Any:
+            try:
+                args = from_js(tool_input)
+                signal = None if is_nullish(options) else getattr(options, "signal", None)
+                if is_nullish(signal):
+                    signal = None
+                if signal is not None and signal.aborted:
+                    return to_js_json(errors.cancelled(spec.name).to_result())
+                call = asyncio.ensure_future(context.dispatch(spec.name, args, Channel.WEBMCP))
+                on_abort = None
+                if signal is not None:
+                    on_abort = create_proxy(lambda _event=None: call.cancel())
+                    signal.addEventListener("abort", on_abort)
+                try:
+                    result = await call
+                except asyncio.CancelledError:
+                    result = errors.cancelled(spec.name).to_result()
+                finally:
+                    if on_abort is not None:
+                        signal.removeEventListener("abort", on_abort)
+                        on_abort.destroy()
+            except Exception as exc:  # never throw out of execute: Chrome would hide the reason
+                result = errors.internal(spec.name, exc).to_result()
+            return to_js_json(result)
+
+        return execute

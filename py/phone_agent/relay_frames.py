@@ -1,0 +1,111 @@
+"""The relay's frames as the page sees them: parse what the server sends, build what the page answers.
+
+server → page  ``{id, tool, args}`` (a call) and ``{id, type: "cancel"}``
+page → server  ``{id, result}`` and ``{id, type: "progress", seq, message}``
+
+Pure: text in, events out, text to send. The browser's WebSocket adapter only moves the strings.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+DEFAULT_RELAY_URL = "ws://localhost:7788"
+DEFAULT_RETRY_MS = 30_000
+
+
+@dataclass(frozen=True)
+class CallFrame:
+    id: str
+    tool: str
+    args: Any
+
+
+@dataclass(frozen=True)
+class CancelFrame:
+    id: str
+
+
+@dataclass(frozen=True)
+class BadFrame:
+    """A frame the page cannot act on; ``id`` is set when the frame named one, so it can be answered."""
+
+    reason: str
+    id: str | None = None
+
+
+ServerFrame = CallFrame | CancelFrame | BadFrame
+
+
+def parse_server_frame(text: str) -> ServerFrame:
+    try:
+        data = json.loads(text)
+    except (ValueError, TypeError) as exc:
+        return BadFrame(f"not JSON: {exc}")
+    if not isinstance(data, dict):
+        return BadFrame("not a JSON object")
+    frame_id = data.get("id")
+    if not isinstance(frame_id, str) or not frame_id:
+        return BadFrame("no string id")
+    if data.get("type") == "cancel":
+        return CancelFrame(frame_id)
+    if "type" in data:
+        return BadFrame(f"unknown frame type {data['type']!r}", frame_id)
+    tool = data.get("tool")
+    if not isinstance(tool, str):
+        return BadFrame("no tool name", frame_id)
+    return CallFrame(frame_id, tool, data.get("args"))
+
+
+def result_frame(frame_id: str, result: dict[str, Any]) -> str:
+    return json.dumps({"id": frame_id, "result": result}, ensure_ascii=False)
+
+
+class ProgressSequence:
+    """Numbers progress frames per request id, from 1."""
+
+    def __init__(self) -> None:
+        self._next: dict[str, int] = {}
+
+    def frame(self, frame_id: str, message: str) -> str:
+        seq = self._next.get(frame_id, 1)
+        self._next[frame_id] = seq + 1
+        return json.dumps(
+            {"id": frame_id, "type": "progress", "seq": seq, "message": message}, ensure_ascii=False
+        )
+
+    def forget(self, frame_id: str) -> None:
+        self._next.pop(frame_id, None)
+
+
+@dataclass(frozen=True)
+class RelaySettings:
+    url: str
+    retry_ms: int
+
+
+def relay_settings(page_url: str, server_config: dict[str, Any] | None) -> RelaySettings:
+    """Where the page's relay client connects, and how often it retries.
+
+    ``?relay=ws://…`` wins; a page served by phone-agent (``server_config`` from ``/api/config``)
+    uses its own origin; any other page uses ws://localhost:7788. ``?relayRetryMs=`` shortens the
+    30 s retry (tests).
+    """
+    parts = urlsplit(page_url)
+    query = parse_qs(parts.query)
+    url = DEFAULT_RELAY_URL
+    if query.get("relay"):
+        url = query["relay"][0]
+    elif server_config and server_config.get("server") == "phone-agent":
+        scheme = "wss" if parts.scheme == "https" else "ws"
+        url = f"{scheme}://{parts.netloc}{server_config.get('relay', '/relay')}"
+    retry_ms = DEFAULT_RETRY_MS
+    if query.get("relayRetryMs"):
+        try:
+            retry_ms = max(100, int(query["relayRetryMs"][0]))
+        except ValueError:
+            pass
+    return RelaySettings(url=url, retry_ms=retry_ms)
