@@ -1,0 +1,124 @@
+"""Who may talk to the server: the Host and Origin checks, pure, plus the ASGI guard that applies them.
+
+The server listens on loopback and holds a phone: a web page on another site must not reach it. A
+DNS-rebinding page arrives with a foreign Host header, so every request and WebSocket handshake must
+name a loopback host on the server's own port; a cross-site page arrives with a foreign Origin, so every
+WebSocket handshake must come from the server's own origin or one the user allowed (``--allow-origin``).
+A handshake without Origin (a script, not a browser) is refused too: the relay is for the page.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from starlette.datastructures import Headers
+from starlette.responses import PlainTextResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.websockets import WebSocket
+
+log = logging.getLogger("phone_agent.access")
+
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+_WILDCARDS = {"", "0.0.0.0", "::", "[::]"}
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def host_for_url(host: str) -> str:
+    """``host`` as it appears in a URL or a Host header (IPv6 in brackets)."""
+    host = host.strip().lower()
+    if ":" in host and not host.startswith("["):
+        return f"[{host}]"
+    return host
+
+
+def normalize_origin(origin: str) -> str:
+    """An origin as browsers send it: ``scheme://host[:port]``, lower case, default port dropped.
+
+    Raises ValueError for anything that is not an origin (a path, a query, no scheme or host).
+    """
+    parts = urlsplit(origin.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"not an http(s) origin: {origin!r}")
+    if parts.path not in ("", "/") or parts.query or parts.fragment or parts.username or parts.password:
+        raise ValueError(f"an origin has no path, query or user part: {origin!r}")
+    port = parts.port
+    host = host_for_url(parts.hostname)
+    if port is None or port == _DEFAULT_PORTS[parts.scheme]:
+        return f"{parts.scheme}://{host}"
+    return f"{parts.scheme}://{host}:{port}"
+
+
+@dataclass(frozen=True)
+class AccessPolicy:
+    """The Host values and WebSocket origins the server accepts."""
+
+    hosts: frozenset[str]
+    origins: frozenset[str]
+
+    @classmethod
+    def for_server(cls, bind_host: str, port: int, allow_origins: Iterable[str] = ()) -> AccessPolicy:
+        """The server's own loopback names on ``port``, plus the bound host when it is a specific one."""
+        names = list(LOOPBACK_NAMES)
+        bound = host_for_url(bind_host)
+        if bound not in _WILDCARDS and bound not in names:
+            names.append(bound)
+        hosts = {f"{name}:{port}" for name in names}
+        if port == 80:  # browsers leave the default port out of Host
+            hosts.update(names)
+        own_origins = {normalize_origin(f"http://{name}:{port}") for name in names}
+        return cls(frozenset(hosts), frozenset(own_origins | {normalize_origin(o) for o in allow_origins}))
+
+    def host_allowed(self, host: str | None) -> bool:
+        return host is not None and host.strip().lower() in self.hosts
+
+    def origin_allowed(self, origin: str | None) -> bool:
+        if not origin:
+            return False
+        try:
+            return normalize_origin(origin) in self.origins
+        except ValueError:
+            return False
+
+
+class AccessGuard:
+    """ASGI middleware: refuses a request with a foreign Host (421) and a handshake with a foreign Host or
+    Origin (403, before the WebSocket is accepted)."""
+
+    def __init__(self, app: ASGIApp, policy: AccessPolicy) -> None:
+        self.app = app
+        self.policy = policy
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        host = headers.get("host")
+        problem = None
+        if not self.policy.host_allowed(host):
+            problem = f"Host {host!r} is not this server (use http://127.0.0.1 or http://localhost)"
+        elif scope["type"] == "websocket" and not self.policy.origin_allowed(headers.get("origin")):
+            origin = headers.get("origin")
+            problem = (
+                "a WebSocket handshake without Origin is refused"
+                if not origin
+                else f"Origin {origin!r} may not use the relay (phone-agent --allow-origin allows it)"
+            )
+        if problem is None:
+            await self.app(scope, receive, send)
+            return
+        log.warning("refused %s %s: %s", scope["type"], scope.get("path", ""), problem)
+        if scope["type"] == "http":
+            status = 421 if not self.policy.host_allowed(host) else 403
+            await PlainTextResponse(f"phone-agent: {problem}\n", status_code=status)(scope, receive, send)
+            return
+        websocket = WebSocket(scope, receive, send)
+        if "websocket.http.response" in scope.get("extensions", {}):
+            await websocket.send_denial_response(
+                PlainTextResponse(f"phone-agent: {problem}\n", status_code=403)
+            )
+        else:  # pragma: no cover - uvicorn's websockets implementations all offer the denial response
+            await websocket.close(code=1008)

@@ -1,0 +1,77 @@
+"""The one web app phone-agent serves on its port: the page, ``/api/config`` and the relay WebSocket.
+
+Routes: ``GET /api/config`` (how the page learns it is served by phone-agent and where the relay is),
+the relay WebSocket at ``/`` and ``/relay``, and the page's files for everything else. The whole app sits
+behind ``AccessGuard`` (Host and Origin checks).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route, WebSocketRoute
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from .. import __version__
+from .access import AccessGuard, AccessPolicy
+from .relay import Relay
+from .static_files import PageFiles
+
+log = logging.getLogger("phone_agent.app")
+
+RELAY_PATH = "/relay"
+
+
+@dataclass
+class StarletteLink:
+    """A page's WebSocket as the relay's ``PageLink``."""
+
+    websocket: WebSocket
+
+    async def send_text(self, text: str) -> None:
+        await self.websocket.send_text(text)
+
+    async def close(self, code: int, reason: str) -> None:
+        await self.websocket.close(code=code, reason=reason)
+
+
+def api_config() -> dict[str, object]:
+    """What ``GET /api/config`` answers; later features add keys, never rename these."""
+    return {"server": "phone-agent", "version": __version__, "relay": RELAY_PATH}
+
+
+def build_app(relay: Relay, root: Path, policy: AccessPolicy) -> Starlette:
+    async def config(request: Request) -> Response:
+        return JSONResponse(api_config(), headers={"Cache-Control": "no-store"})
+
+    async def relay_socket(websocket: WebSocket) -> None:
+        await websocket.accept()
+        origin = websocket.headers.get("origin", "?")
+        page = await relay.page_connected(StarletteLink(websocket), f"page ({origin})")
+        try:
+            while True:
+                message = await websocket.receive()
+                if message["type"] == "websocket.disconnect":
+                    break
+                data = message.get("text")
+                if data is None:
+                    data = message.get("bytes") or b""
+                relay.page_frame(page, data)
+        except (WebSocketDisconnect, RuntimeError):  # RuntimeError: receiving on a socket we closed
+            pass
+        finally:
+            relay.page_disconnected(page)
+
+    routes = [
+        Route("/api/config", config, methods=["GET"]),
+        WebSocketRoute("/", relay_socket),
+        WebSocketRoute(RELAY_PATH, relay_socket),
+        Route("/{path:path}", PageFiles(root).handle, methods=["GET", "HEAD"]),
+    ]
+    return Starlette(routes=routes, middleware=[Middleware(AccessGuard, policy=policy)])

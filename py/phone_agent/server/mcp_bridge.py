@@ -1,0 +1,138 @@
+"""The MCP server on stdio (Channel A): the SDK's low-level ``Server`` whose tools are the relay's.
+
+``tools/list`` comes from the catalog (``phone_agent.tools.TOOLS``); ``tools/call`` goes through the
+relay to the page, and the page's wire-form result becomes ``mcp.types.CallToolResult`` here, at the
+edge. Progress the page reports becomes ``notifications/progress`` when the request carried
+``_meta.progressToken``, else ``notifications/message`` (level info, logger ``phone-agent``).
+
+About ``notifications/message`` in the SDK 2.3: ``send_log_message`` sends unconditionally to clients on
+a handshake protocol revision (≤ 2025-11-25), but on the 2026-07-28 revision only when the request
+opted in with the ``io.modelcontextprotocol/logLevel`` ``_meta`` key. The specification wants progress
+visible to every client that gave no progressToken, so this module sends the LoggingMessageNotification
+itself, on the request's own stream, and holds back only where the client asked for less: a level above
+info, set by ``logging/setLevel`` (handshake revisions) or by the ``_meta`` opt-in (2026-07-28).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, get_args
+
+import mcp.types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from pydantic import ValidationError
+
+from .. import __version__
+from ..tools import TOOLS, ToolSpec
+from .relay import Relay
+from .relay_core import malformed_result
+
+log = logging.getLogger("phone_agent.mcp")
+
+SERVER_NAME = "phone-agent"
+LOGGER_NAME = "phone-agent"
+PROGRESS_LEVEL: types.LoggingLevel = "info"
+_LEVELS: tuple[str, ...] = get_args(types.LoggingLevel)  # ascending severity, the SDK's own order
+
+
+def mcp_tool(spec: ToolSpec) -> types.Tool:
+    """One catalog entry as an MCP ``Tool``."""
+    return types.Tool(
+        name=spec.name,
+        title=spec.title,
+        description=spec.description,
+        input_schema=spec.input_schema,
+        annotations=types.ToolAnnotations.model_validate(spec.mcp_annotations()),
+    )
+
+
+def to_call_tool_result(tool: str, wire: dict[str, Any]) -> types.CallToolResult:
+    """The page's result (wire form, camelCase) as the SDK's type; a malformed one becomes an isError."""
+    try:
+        return types.CallToolResult.model_validate(wire)
+    except ValidationError as exc:
+        first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": str(exc)}
+        where = ".".join(str(part) for part in first.get("loc", ())) or "result"
+        log.warning('the page answered "%s" with a malformed result: %s: %s', tool, where, first.get("msg"))
+        problem = f"{where}: {first.get('msg')}"
+        return types.CallToolResult.model_validate(malformed_result(tool, problem).to_result())
+
+
+def level_allows(threshold: str | None, level: str) -> bool:
+    """Whether a message at ``level`` passes a client's minimum ``threshold`` (None: everything passes)."""
+    if threshold not in _LEVELS:
+        return True
+    return _LEVELS.index(level) >= _LEVELS.index(threshold)
+
+
+class LogThreshold:
+    """The level the client set with ``logging/setLevel`` (handshake revisions; one stdio client)."""
+
+    def __init__(self) -> None:
+        self.level: str | None = None
+
+    async def handle_set_level(
+        self, ctx: ServerRequestContext[Any], params: types.SetLevelRequestParams
+    ) -> types.EmptyResult:
+        self.level = params.level
+        return types.EmptyResult()
+
+
+class ProgressForwarder:
+    """Sends one call's progress reports to the MCP client that made the call."""
+
+    def __init__(self, ctx: ServerRequestContext[Any], threshold: LogThreshold) -> None:
+        self.ctx = ctx
+        meta: dict[str, Any] = dict(ctx.meta or {})
+        self.progress_token = meta.get("progress_token", meta.get("progressToken"))
+        requested = meta.get(types.LOG_LEVEL_META_KEY)
+        self.log_level_threshold = requested if requested is not None else threshold.level
+
+    async def __call__(self, seq: int, message: str) -> None:
+        session = self.ctx.session
+        if self.progress_token is not None:
+            await session.send_progress_notification(
+                self.progress_token, seq, message=message, related_request_id=self.ctx.request_id
+            )
+            return
+        if not level_allows(self.log_level_threshold, PROGRESS_LEVEL):
+            return
+        await session.send_notification(
+            types.LoggingMessageNotification(
+                params=types.LoggingMessageNotificationParams(
+                    level=PROGRESS_LEVEL, data=message, logger=LOGGER_NAME
+                )
+            ),
+            related_request_id=self.ctx.request_id,
+        )
+
+
+def build_mcp_server(relay: Relay) -> Server[Any]:
+    """The MCP server named ``phone-agent`` whose six tools are forwarded to the page."""
+    threshold = LogThreshold()
+    tools = [mcp_tool(spec) for spec in TOOLS]
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools)
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        result = await relay.call(params.name, params.arguments, ProgressForwarder(ctx, threshold))
+        return to_call_tool_result(params.name, result)
+
+    server: Server[Any] = Server(
+        SERVER_NAME,
+        version=__version__,
+        instructions="Drives the Android phone connected to the phone-agent web page. Call get_device_status "
+        "first; run_agent_task carries out a goal on the phone and blocks until it ends.",
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+    # Registered by hand, not with on_set_logging_level=, which warns at construction: the handler
+    # declares the logging capability (we do send notifications/message) and records the client's level.
+    server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, threshold.handle_set_level)
+    return server

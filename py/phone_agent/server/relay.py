@@ -1,0 +1,249 @@
+"""The relay on asyncio: one page's WebSocket on one side, tool calls that wait for it on the other.
+
+``Relay`` drives ``RelayCore`` (the pure part): it sends request and cancel frames through a ``PageLink``,
+resolves each call's future from the page's answer, enforces the per-tool time limit, hands progress to
+the caller in order, and runs the self-check 3 s after a page connects. Callers get a CallToolResult in
+wire form (a dict) — failures are ``isError`` results, never exceptions, except cancellation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from .. import errors
+from ..errors import ToolError
+from .relay_core import (
+    CLOSE_REPLACED,
+    CLOSE_REPLACED_REASON,
+    CLOSE_SHUTDOWN,
+    CLOSE_SHUTDOWN_REASON,
+    CallAnswered,
+    CallProgress,
+    PendingCall,
+    RelayCore,
+    page_disconnected,
+    page_replaced,
+)
+
+log = logging.getLogger("phone_agent.relay")
+
+# Receives one progress report (seq, message) of a call; may fail — a failure is logged, never fatal.
+ProgressHandler = Callable[[int, str], Awaitable[None]]
+
+DEFAULT_SELF_CHECK_DELAY_S = 3.0
+# How long a finished call waits for its queued progress to be delivered before it answers anyway.
+PROGRESS_DRAIN_S = 2.0
+LINK_CLOSE_S = 2.0
+
+
+class PageLink(Protocol):
+    """The page's end of the relay, as the relay needs it (a WebSocket, or a fake in tests)."""
+
+    async def send_text(self, text: str) -> None: ...
+
+    async def close(self, code: int, reason: str) -> None: ...
+
+
+@dataclass
+class _CallState:
+    future: asyncio.Future[dict[str, Any]]
+    progress: asyncio.Queue[tuple[int, str] | None] = field(default_factory=asyncio.Queue)
+
+
+class Relay:
+    """The relay between MCP tool calls and the one connected page."""
+
+    def __init__(self, core: RelayCore | None = None, self_check_delay_s: float | None = None) -> None:
+        self.core = core if core is not None else RelayCore()
+        # None or <= 0 turns the self-check off (tests that script every frame the page sees).
+        self.self_check_delay_s = (
+            DEFAULT_SELF_CHECK_DELAY_S if self_check_delay_s is None else self_check_delay_s
+        )
+        self._links: dict[int, PageLink] = {}
+        # Tasks nobody awaits (self-checks, cancel frames, closing replaced pages) are kept here so the
+        # event loop does not garbage-collect them half-way.
+        self._background: set[asyncio.Task[Any]] = set()
+
+    @property
+    def has_page(self) -> bool:
+        return self.core.page is not None
+
+    # -- the page side --------------------------------------------------------------------------
+
+    async def page_connected(self, link: PageLink, description: str = "page") -> int:
+        """A page connected: it replaces the previous one, whose pending calls fail at once."""
+        page, dropped = self.core.attach_page()
+        old_links = [(token, old) for token, old in self._links.items() if token != page]
+        self._links[page] = link
+        for call in dropped:
+            self._settle(call, page_replaced(call.tool).to_result())
+        for token, old in old_links:
+            del self._links[token]
+            log.info(
+                "a new page connected and replaces the previous one (%d call(s) interrupted)", len(dropped)
+            )
+            self._spawn(self._close_link(old, CLOSE_REPLACED, CLOSE_REPLACED_REASON))
+        log.info("%s connected to the relay", description)
+        if self.self_check_delay_s and self.self_check_delay_s > 0:
+            self._spawn(self._self_check(page))
+        return page
+
+    def page_frame(self, page: int, text: str | bytes) -> None:
+        """One frame from page ``page``; bad frames are logged (debug) and ignored."""
+        event = self.core.receive_frame(page, text)
+        if isinstance(event, CallAnswered):
+            log.debug("answer for %s (%s)", event.call.id, event.call.tool)
+            self._settle(event.call, event.result)
+        elif isinstance(event, CallProgress):
+            log.debug("progress %d for %s (%s)", event.seq, event.call.id, event.call.tool)
+            state: _CallState = event.call.context
+            state.progress.put_nowait((event.seq, event.message))
+        else:
+            log.debug("ignored a frame from the page: %s", event.reason)
+
+    def page_disconnected(self, page: int) -> None:
+        """Page ``page`` went away: its pending calls fail at once (they can never be answered)."""
+        self._links.pop(page, None)
+        was_current = page == self.core.page
+        dropped = self.core.detach_page(page)
+        for call in dropped:
+            self._settle(call, page_disconnected(call.tool).to_result())
+        if was_current:
+            log.info("page disconnected from the relay (%d call(s) interrupted)", len(dropped))
+
+    # -- the caller side ------------------------------------------------------------------------
+
+    async def call(self, tool: Any, args: Any, on_progress: ProgressHandler | None = None) -> dict[str, Any]:
+        """Forward one tool call to the page and answer its result (wire form); never raises but on cancel."""
+        try:
+            call = self.core.start_call(tool, args)
+        except ToolError as exc:
+            return exc.to_result()
+        state = _CallState(asyncio.get_running_loop().create_future())
+        call.context = state
+        link = self._links[call.page]
+        try:
+            await link.send_text(self.core.request_frame(call))
+        except Exception as exc:
+            log.info("could not send %s to the page: %s", call.tool, exc)
+            self.core.end_call(call.id)
+            return page_disconnected(call.tool).to_result()
+        log.debug("sent %s as %s", call.tool, call.id)
+        pump = asyncio.create_task(self._pump_progress(call, state, on_progress))
+        try:
+            try:
+                async with asyncio.timeout(call.timeout_ms / 1000):
+                    result = await asyncio.shield(state.future)
+            except TimeoutError:
+                if state.future.done():  # answered in the same instant the time ran out: keep the answer
+                    result = state.future.result()
+                else:
+                    self.core.end_call(call.id)
+                    log.info(
+                        'tool "%s" timed out after %dms; asked the page to cancel it',
+                        call.tool,
+                        call.timeout_ms,
+                    )
+                    self._spawn(self._send_cancel(call))
+                    result = errors.timed_out(call.tool, call.timeout_ms).to_result()
+        except asyncio.CancelledError:
+            # The MCP client cancelled: the page should stop working on it too.
+            if self.core.end_call(call.id) is not None:
+                log.info('tool "%s" was cancelled by the client; asked the page to cancel it', call.tool)
+                self._spawn(self._send_cancel(call))
+            pump.cancel()
+            raise
+        # Progress that arrived before the answer is delivered before the answer.
+        state.progress.put_nowait(None)
+        try:
+            async with asyncio.timeout(PROGRESS_DRAIN_S):
+                await pump
+        except TimeoutError:
+            log.warning(
+                "progress for %s was still being delivered when it ended; the rest is dropped", call.id
+            )
+        return result
+
+    # -- shutdown -------------------------------------------------------------------------------
+
+    async def close(self) -> None:
+        """Fail every pending call and close the page's socket (the server is stopping)."""
+        for call in list(self.core.pending.values()):
+            self.core.end_call(call.id)
+            self._settle(call, page_disconnected(call.tool).to_result())
+        links = list(self._links.items())
+        self._links.clear()
+        for token, link in links:
+            self.core.detach_page(token)
+            await self._close_link(link, CLOSE_SHUTDOWN, CLOSE_SHUTDOWN_REASON)
+        for task in list(self._background):
+            task.cancel()
+
+    # -- internals ------------------------------------------------------------------------------
+
+    @staticmethod
+    def _settle(call: PendingCall, result: dict[str, Any]) -> None:
+        state: _CallState | None = call.context
+        if state is not None and not state.future.done():
+            state.future.set_result(result)
+
+    async def _pump_progress(
+        self, call: PendingCall, state: _CallState, handler: ProgressHandler | None
+    ) -> None:
+        while (item := await state.progress.get()) is not None:
+            if handler is None:
+                continue
+            seq, message = item
+            try:
+                await handler(seq, message)
+            except Exception as exc:  # progress is supplementary: it never fails the call
+                log.warning("could not forward progress %d of %s to the MCP client: %s", seq, call.tool, exc)
+
+    async def _send_cancel(self, call: PendingCall) -> None:
+        link = self._links.get(call.page)
+        if link is None:
+            return
+        try:
+            await link.send_text(self.core.cancel_frame(call.id))
+        except Exception as exc:
+            log.debug("could not send cancel for %s: %s", call.id, exc)
+
+    async def _close_link(self, link: PageLink, code: int, reason: str) -> None:
+        try:
+            async with asyncio.timeout(LINK_CLOSE_S):
+                await link.close(code, reason)
+        except Exception as exc:
+            log.debug("closing a page socket failed: %s", exc)
+
+    async def _self_check(self, page: int) -> None:
+        """The specification's link check: get_device_status once, 3 s after the page connected."""
+        await asyncio.sleep(self.self_check_delay_s)
+        if self.core.page != page:
+            return
+        result = await self.call("get_device_status", {})
+        if self.core.page != page and result.get("isError"):
+            return  # the page left during the check; its disconnect was logged already
+        log.info("page connected; device status: %s", _result_text(result))
+
+    def _spawn(self, coro: Awaitable[Any]) -> None:
+        task = asyncio.ensure_future(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+
+def _result_text(result: dict[str, Any], limit: int = 500) -> str:
+    """A short text of a result for the log: its text content, never image data."""
+    parts = []
+    for item in result.get("content") or []:
+        if isinstance(item, dict) and item.get("type") == "text":
+            parts.append(str(item.get("text", "")))
+        elif isinstance(item, dict):
+            parts.append(f"[{item.get('type')}]")
+    text = " ".join(parts) or "(no text)"
+    if result.get("isError"):
+        text = f"error: {text}"
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,212 @@
+"""Running phone-agent's server: bind the port, serve the web app with uvicorn, and (for ``mcp``) speak
+MCP on stdio in the same asyncio loop until stdin closes.
+
+Everything this process logs goes to stderr: in ``mcp`` mode stdout is the JSON-RPC channel, and one
+stray line there breaks the MCP client. uvicorn's default log config sends access logs to stdout, so it
+is replaced, not tuned.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import logging
+import socket
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import uvicorn
+
+from .access import AccessPolicy, host_for_url
+from .app import RELAY_PATH, build_app
+from .relay import DEFAULT_SELF_CHECK_DELAY_S, Relay
+from .relay_core import RelayCore
+
+log = logging.getLogger("phone_agent.server")
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 7788
+PORT_ENV = "PHONE_AGENT_WS_PORT"
+# Screenshots travel as base64 PNG in one frame; 32 MiB leaves room for a large phone screen.
+WS_MAX_SIZE = 32 * 1024 * 1024
+STARTUP_S = 10.0
+SHUTDOWN_S = 5.0
+
+
+def default_root() -> Path:
+    """The repository root the page is served from: the package is installed editable from ``py/``."""
+    return Path(__file__).resolve().parents[3]
+
+
+@dataclass
+class ServerOptions:
+    """What ``phone-agent serve`` and ``phone-agent mcp`` are told on the command line."""
+
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT
+    allow_origins: tuple[str, ...] = ()
+    root: Path = field(default_factory=default_root)
+    tool_timeouts: Mapping[str, int] = field(default_factory=dict)
+    self_check_delay_s: float = DEFAULT_SELF_CHECK_DELAY_S
+    verbose: bool = False
+
+
+class StartupError(Exception):
+    """The server could not start; the message is the one line to print."""
+
+
+class _PhoneAgentFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        message = record.getMessage()
+        if record.exc_info:
+            message += "\n" + self.formatException(record.exc_info)
+        prefix = "phone-agent:" if record.name.startswith("phone_agent") else f"phone-agent [{record.name}]:"
+        if record.levelno >= logging.WARNING:
+            prefix += f" {record.levelname.lower()}:"
+        return f"{prefix} {message}"
+
+
+def configure_logging(verbose: bool = False) -> None:
+    """All logs to stderr; our info lines always, the libraries' only when ``verbose``."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_PhoneAgentFormatter())
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(logging.DEBUG if verbose else logging.WARNING)
+    logging.getLogger("phone_agent").setLevel(logging.DEBUG if verbose else logging.INFO)
+    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
+        library = logging.getLogger(name)
+        library.handlers[:] = []
+        library.propagate = True
+        library.setLevel(logging.INFO if verbose else logging.WARNING)
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A listening socket on host:port, or StartupError with a clear one-line message."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise StartupError(f"cannot listen on {host!r}: {exc.strerror}") from exc
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        # SO_REUSEADDR lets a restart bind through TIME_WAIT; on POSIX it does not let two servers share.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise StartupError(
+                f"port {port} on {host} is already in use (another phone-agent running?); stop it, or choose "
+                f"another port with --port or {PORT_ENV}"
+            ) from exc
+        raise StartupError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+    sock.setblocking(False)
+    return sock
+
+
+def page_url(host: str, port: int) -> str:
+    shown = DEFAULT_HOST if host_for_url(host) in ("", "0.0.0.0", "[::]") else host_for_url(host)
+    return f"http://{shown}:{port}/"
+
+
+class WebServer:
+    """The relay and the page on one port, under uvicorn, as a task in the caller's loop."""
+
+    def __init__(self, options: ServerOptions) -> None:
+        self.options = options
+        self.relay = Relay(
+            RelayCore(timeout_overrides=dict(options.tool_timeouts)), options.self_check_delay_s
+        )
+        self._sock = bind_socket(options.host, options.port)
+        self.port: int = self._sock.getsockname()[1]
+        policy = AccessPolicy.for_server(options.host, self.port, options.allow_origins)
+        app = build_app(self.relay, options.root, policy)
+        config = uvicorn.Config(
+            app,
+            log_config=None,
+            access_log=options.verbose,
+            ws_max_size=WS_MAX_SIZE,
+            timeout_graceful_shutdown=1,
+            lifespan="off",
+            server_header=False,
+        )
+        self._uvicorn = uvicorn.Server(config)
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def url(self) -> str:
+        return page_url(self.options.host, self.port)
+
+    async def start(self) -> None:
+        self._task = asyncio.create_task(self._uvicorn.serve(sockets=[self._sock]))
+        async with asyncio.timeout(STARTUP_S):
+            while not self._uvicorn.started:
+                if self._task.done():
+                    self._task.result()
+                    raise StartupError("the web server stopped while starting")
+                await asyncio.sleep(0.02)
+        relay_url = self.url.replace("http://", "ws://", 1).rstrip("/") + RELAY_PATH
+        print(f"phone-agent: serving {self.options.root} (page and relay on one port)", file=sys.stderr)
+        print(f"phone-agent: WebSocket relay on {relay_url}", file=sys.stderr)
+        print(f"phone-agent: open {self.url} in Chrome", file=sys.stderr, flush=True)
+
+    async def wait(self) -> None:
+        """Until uvicorn stops by itself (a signal in ``serve`` mode)."""
+        assert self._task is not None
+        await self._task
+
+    async def stop(self) -> None:
+        await self.relay.close()
+        self._uvicorn.should_exit = True
+        if self._task is not None:
+            try:
+                async with asyncio.timeout(SHUTDOWN_S):
+                    await self._task
+            except TimeoutError:
+                self._uvicorn.force_exit = True
+                log.warning("the web server did not stop within %ss", SHUTDOWN_S)
+        self._sock.close()
+
+
+async def serve(options: ServerOptions) -> None:
+    """``phone-agent serve``: the page and the relay until interrupted."""
+    web = WebServer(options)
+    await web.start()
+    try:
+        await web.wait()
+    finally:
+        await web.stop()
+
+
+async def serve_with_mcp(options: ServerOptions) -> None:
+    """``phone-agent mcp``: the page, the relay and the MCP server on stdio, until stdin closes."""
+    from mcp.server.stdio import stdio_server
+
+    from .mcp_bridge import build_mcp_server
+
+    web = WebServer(options)
+    await web.start()
+    mcp_server = build_mcp_server(web.relay)
+    try:
+        async with stdio_server() as (read_stream, write_stream):
+            await mcp_server.run(read_stream, write_stream, mcp_server.create_initialization_options())
+        log.info("the MCP client closed stdin; stopping")
+    finally:
+        await web.stop()
+
+
+def run(options: ServerOptions, *, with_mcp: bool) -> int:
+    """Run ``serve`` or ``mcp`` to its end; the process exit code."""
+    configure_logging(options.verbose)
+    try:
+        asyncio.run(serve_with_mcp(options) if with_mcp else serve(options))
+    except StartupError as exc:
+        print(f"phone-agent: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    return 0
