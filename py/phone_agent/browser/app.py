@@ -6,7 +6,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import js  # type: ignore[import-not-found]
+from pyodide.ffi import create_proxy  # type: ignore[import-not-found]
 
+from .. import __version__
 from ..context import McpServiceContext
 from ..relay_frames import relay_settings
 from .relay_client import McpRelayClient
@@ -40,11 +42,44 @@ async def start() -> PhoneAgentPage:
     context.add_call_listener(ui.log_call)
 
     settings = relay_settings(str(js.location.href), await fetch_server_config())
-    relay = McpRelayClient(context, settings.url, settings.retry_ms, on_status_change=ui.set_relay_status)
+    relay = McpRelayClient(
+        context,
+        settings.url,
+        settings.retry_ms,
+        on_status_change=ui.set_relay_status,
+        on_replaced=ui.set_relay_replaced,
+    )
     ui.show_relay_target(settings.url, settings.retry_ms, relay.retry_now)
 
     webmcp = WebMcpService(context)
     ui.set_webmcp_status(await webmcp.register(), webmcp.registered)
     relay.connect()
+    page = PhoneAgentPage(context, ui, webmcp, relay)
+    expose_console_api(page)
     ui.ready()
-    return PhoneAgentPage(context, ui, webmcp, relay)
+    return page
+
+
+def expose_console_api(page: PhoneAgentPage) -> None:
+    """``window.phoneAgent``: a few handles for DevTools and tests (withdraw or re-offer the WebMCP tools,
+    reconnect the relay). Each method returns a Promise."""
+    api = js.Object.new()
+    api.version = __version__
+
+    async def unregister_webmcp() -> None:
+        page.webmcp.unregister()
+        page.ui.set_webmcp_status(False, [])
+
+    async def register_webmcp() -> None:
+        page.ui.set_webmcp_status(await page.webmcp.register(), page.webmcp.registered)
+
+    async def reconnect_relay() -> None:
+        page.relay.retry_now()
+
+    for name, method in (
+        ("unregisterWebMcp", unregister_webmcp),
+        ("registerWebMcp", register_webmcp),
+        ("reconnectRelay", reconnect_relay),
+    ):
+        setattr(api, name, create_proxy(method))
+    js.window.phoneAgent = api

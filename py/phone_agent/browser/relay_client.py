@@ -18,6 +18,7 @@ from pyodide.ffi import create_proxy  # type: ignore[import-not-found]
 from .. import errors
 from ..context import McpServiceContext
 from ..relay_frames import (
+    CLOSE_REPLACED,
     BadFrame,
     CallFrame,
     CancelFrame,
@@ -28,6 +29,7 @@ from ..relay_frames import (
 from ..tools import Channel
 
 StatusCallback = Callable[[bool], None]
+ReplacedCallback = Callable[[], None]
 
 
 class McpRelayClient:
@@ -37,12 +39,15 @@ class McpRelayClient:
         url: str,
         retry_ms: int,
         on_status_change: StatusCallback | None = None,
+        on_replaced: ReplacedCallback | None = None,
     ) -> None:
         self.url = url
         self.retry_ms = retry_ms
         self.connected = False
         self._context = context
         self._on_status_change = on_status_change
+        self._on_replaced = on_replaced
+        self.replaced = False
         self._socket: Any = None
         self._calls: dict[str, asyncio.Task[None]] = {}
         self._progress = ProgressSequence()
@@ -60,20 +65,30 @@ class McpRelayClient:
 
     async def _run(self) -> None:
         while True:
-            await self._connect_once()
             self._wake.clear()
+            self.replaced = await self._connect_once() == CLOSE_REPLACED
+            if self.replaced:
+                js.console.warn(
+                    "[MCP relay] another phone-agent page took over the relay; "
+                    "this page waits until you press Reconnect"
+                )
+                if self._on_replaced is not None:
+                    self._on_replaced()
+                await self._wake.wait()
+                continue
             try:
                 await asyncio.wait_for(self._wake.wait(), self.retry_ms / 1000)
             except TimeoutError:
                 pass
 
-    async def _connect_once(self) -> None:
-        closed: asyncio.Future[None] = asyncio.get_event_loop().create_future()
+    async def _connect_once(self) -> int | None:
+        """One connection, from opening to closing; answers the close code."""
+        closed: asyncio.Future[int | None] = asyncio.get_event_loop().create_future()
         try:
             socket = js.WebSocket.new(self.url)
         except Exception as exc:  # a malformed ?relay= URL throws SyntaxError at once
             js.console.warn(f"[MCP relay] cannot connect to {self.url}: {exc}")
-            return
+            return None
 
         def on_open(_event: Any) -> None:
             self._set_connected(True)
@@ -84,9 +99,9 @@ class McpRelayClient:
             if isinstance(data, str):
                 self._handle_frame(data)
 
-        def on_close(_event: Any) -> None:
+        def on_close(event: Any) -> None:
             if not closed.done():
-                closed.set_result(None)
+                closed.set_result(int(event.code))
 
         handlers = {"open": on_open, "message": on_message, "close": on_close}
         proxies = {name: create_proxy(handler) for name, handler in handlers.items()}
@@ -94,7 +109,7 @@ class McpRelayClient:
             socket.addEventListener(name, proxy)
         self._socket = socket
         try:
-            await closed
+            return await closed
         finally:
             for name, proxy in proxies.items():
                 socket.removeEventListener(name, proxy)

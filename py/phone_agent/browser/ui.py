@@ -63,6 +63,11 @@ class PageUi:
         badge.setAttribute("aria-label", badge.title)
         self._doc.getElementById("relay-state").textContent = "connected" if connected else "disconnected"
 
+    def set_relay_replaced(self) -> None:
+        self._doc.getElementById(
+            "relay-state"
+        ).textContent = "taken over by another phone-agent page; press Reconnect to take it back"
+
     def show_relay_target(self, url: str, retry_ms: int, on_reconnect: Callable[[], None]) -> None:
         self._doc.getElementById("relay-url").textContent = url
         self._doc.getElementById("relay-retry").textContent = f"retries every {retry_ms / 1000:g} s"

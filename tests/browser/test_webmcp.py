@@ -1,0 +1,136 @@
+"""Channel B in the real page: Pyodide in Chromium registers the six tools on document.modelContext.
+
+One booted page serves the whole module (booting Pyodide takes seconds); each test checks that the page
+stayed clean (no page error, no console error, no request outside 127.0.0.1).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from phone_agent.tools import TOOL_NAMES, TOOLS_BY_NAME
+from tests.support import open_page
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+async def shared(browser, served):
+    async with open_page(browser, f"{served.base}/?relayRetryMs=500") as (page, watch):
+        yield page, watch
+
+
+@pytest.fixture
+async def page(shared):
+    page, watch = shared
+    yield page
+    watch.assert_clean()
+
+
+def text(result: dict) -> str:
+    return result["content"][0]["text"]
+
+
+async def test_the_page_boots_python_and_logs_the_registration(shared):
+    page, watch = shared
+    assert await page.get_attribute("html", "data-state") == "ready"
+    assert watch.logged("log", f"[WebMCP] 6 tools registered: {', '.join(TOOL_NAMES)}")
+    assert not await page.is_visible("#boot")
+    assert await page.text_content("#webmcp-state") == "WebMCP: 6 tools registered"
+
+
+async def test_the_six_tools_are_listed_with_schemas_and_annotations(page):
+    tools = {tool["name"]: tool for tool in await page.webmcp.tools()}
+    assert sorted(tools) == sorted(TOOL_NAMES)
+    for name, tool in tools.items():
+        spec = TOOLS_BY_NAME[name]
+        assert tool["description"] == spec.description
+        assert tool["inputSchema"] == spec.input_schema
+        annotations = tool.get("annotations", {})
+        assert annotations.get("readOnly", False) is spec.read_only
+        assert annotations.get("consequential", False) is spec.consequential
+    assert tools["run_agent_task"]["annotations"]["consequential"] is True
+    assert tools["run_agent_task"]["inputSchema"]["required"] == ["goal"]
+
+
+async def test_get_device_status_without_a_phone(page):
+    result = await page.webmcp.call_tool("get_device_status", {})
+    assert json.loads(text(result)) == {"connected": False}
+    assert not result.get("isError")
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "message"),
+    [
+        ("take_screenshot", {}, "No phone device connected."),
+        ("run_agent_task", {"goal": "Open Settings"}, "No phone device connected."),
+        ("abort_task", {}, "No task is currently running."),
+        ("get_task_result", {"taskId": "t-unknown"}, 'No task with taskId "t-unknown" in this page.'),
+        ("get_latest_task", {}, "No agent task has run in this page yet."),
+    ],
+)
+async def test_tools_answer_honest_errors_without_a_phone(page, tool, args, message):
+    result = await page.webmcp.call_tool(tool, args)
+    assert result["isError"] is True
+    assert text(result) == message
+    structured = result["structuredContent"]
+    assert structured["message"] == message
+    assert structured["code"] and structured["remedy"] and isinstance(structured["retryable"], bool)
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "field"),
+    [
+        ("run_agent_task", {}, "goal"),
+        ("run_agent_task", {"goal": 42}, "goal"),
+        ("run_agent_task", {"goal": "x", "timeoutMs": "soon"}, "timeoutMs"),
+        ("run_agent_task", {"goal": "x", "timeoutMs": -1}, "timeoutMs"),
+        ("run_agent_task", {"goal": "x", "colour": "red"}, "colour"),
+        ("get_task_result", {}, "taskId"),
+        ("get_task_result", {"taskId": "t", "includeSteps": "yes"}, "includeSteps"),
+        ("take_screenshot", {"scale": 2}, "scale"),
+        ("get_device_status", {"verbose": True}, "verbose"),
+    ],
+)
+async def test_bad_arguments_are_an_error_result_naming_the_field(page, tool, args, field):
+    result = await page.webmcp.call_tool(tool, args)
+    assert result["isError"] is True
+    assert f'"{field}"' in text(result)
+    assert result["structuredContent"]["code"] == "invalid_argument"
+    assert result["structuredContent"]["details"]["field"] == field
+
+
+async def test_calls_show_up_in_the_activity_log(page):
+    await page.webmcp.call_tool("get_device_status", {})
+    row = page.locator("#activity .activity__row").first
+    assert "get_device_status" in await row.text_content()
+    assert "B · WebMCP" in await row.text_content()
+
+
+async def test_unregistering_aborts_the_signal_and_registering_again_restores_the_tools(page):
+    await page.evaluate("window.phoneAgent.unregisterWebMcp()")
+    assert await page.webmcp.tools() == []
+    await page.evaluate("window.phoneAgent.registerWebMcp()")
+    assert sorted(tool["name"] for tool in await page.webmcp.tools()) == sorted(TOOL_NAMES)
+
+
+async def test_without_webmcp_the_page_warns_how_to_enable_it(browser, served):
+    # Hide the API before any script runs: this is how the page looks in a browser without the flag.
+    context = await browser.new_context()
+    try:
+        await context.add_init_script(
+            "Object.defineProperty(Document.prototype, 'modelContext', "
+            "{get() { return undefined; }, configurable: true});"
+        )
+        page = await context.new_page()
+        warnings: list[str] = []
+        page.on("console", lambda m: warnings.append(m.text) if m.type == "warning" else None)
+        await page.goto(f"{served.base}/")
+        await page.wait_for_selector("html[data-state=ready]", state="attached", timeout=60_000)
+        assert any("chrome://flags/#enable-webmcp-testing" in w for w in warnings)
+        assert await page.text_content("#webmcp-state") == "WebMCP unavailable"
+        assert await page.webmcp.tools() == []
+    finally:
+        await context.close()

@@ -1,0 +1,179 @@
+"""Helpers for the tests: free ports, phone-agent as a real subprocess, watched browser pages.
+
+Browser pages opened here are watched: a page error, a console error, or any request to a host other
+than 127.0.0.1 fails the test (the page must work offline and never leak).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import asynccontextmanager
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+    "--enable-features=WebMCP,WebMCPTesting",
+]
+BOOT_TIMEOUT_MS = 60_000
+
+
+def phone_agent_command() -> str:
+    """The console script installed beside this Python (the project's .venv)."""
+    found = shutil.which("phone-agent", path=str(Path(sys.executable).parent))
+    if found is None:
+        pytest.fail("phone-agent is not installed in this environment: run scripts/setup --test")
+    return found
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def require(path: str, what: str) -> None:
+    """Missing tools fail in CI (they must be installed there) and skip elsewhere."""
+    if shutil.which(path) is None and not Path(path).exists():
+        message = f"{what} is not installed ({path}): run scripts/setup --test"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+def wait_http(url: str, timeout_s: float = 20.0, process: subprocess.Popen | None = None) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process is not None and process.poll() is not None:
+            raise RuntimeError(f"the server exited with {process.returncode} before answering {url}")
+        try:
+            with urllib.request.urlopen(url, timeout=1) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.05)
+    raise TimeoutError(f"{url} did not answer within {timeout_s}s")
+
+
+class ServedPhoneAgent:
+    """``phone-agent serve`` running as a subprocess on a free port."""
+
+    def __init__(self, *extra: str) -> None:
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.process = subprocess.Popen(
+            [phone_agent_command(), "serve", "--port", str(self.port), *extra],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=ROOT,
+        )
+        wait_http(f"{self.base}/api/config", process=self.process)
+
+    def stop(self) -> tuple[str, str]:
+        self.process.terminate()
+        try:
+            out, err = self.process.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            out, err = self.process.communicate(timeout=10)
+        return out.decode(errors="replace"), err.decode(errors="replace")
+
+
+class PageWatch:
+    """Collects what must never happen on a page: errors, and requests that leave 127.0.0.1."""
+
+    def __init__(self, page, allowed_console: tuple[str, ...] = ()) -> None:
+        self.page = page
+        self.allowed_console = list(allowed_console)
+        self.problems: list[str] = []
+        self.console: list[tuple[str, str]] = []
+        page.on("pageerror", lambda error: self.problems.append(f"page error: {error}"))
+        page.on("console", self._on_console)
+        page.on("request", lambda request: self._check_url(request.url, "request"))
+        page.on("websocket", lambda ws: self._check_url(ws.url, "websocket"))
+
+    def allow_console(self, pattern: str) -> None:
+        self.allowed_console.append(pattern)
+
+    def _on_console(self, message) -> None:
+        self.console.append((message.type, message.text))
+        if message.type == "error" and not any(re.search(p, message.text) for p in self.allowed_console):
+            self.problems.append(f"console error: {message.text}")
+
+    def _check_url(self, url: str, kind: str) -> None:
+        parts = urlsplit(url)
+        if parts.scheme in ("data", "blob", "about"):
+            return
+        if parts.hostname != "127.0.0.1":
+            self.problems.append(f"{kind} outside 127.0.0.1: {url}")
+
+    def logged(self, level: str, text: str) -> bool:
+        return any(kind == level and text in message for kind, message in self.console)
+
+    def assert_clean(self) -> None:
+        problems, self.problems = self.problems, []
+        assert not problems, "the page misbehaved:\n" + "\n".join(problems)
+
+
+@asynccontextmanager
+async def open_page(browser, url: str, *, allowed_console: tuple[str, ...] = (), wait_ready: bool = True):
+    """A new browser context and page at ``url``, watched, booted; closed (and checked) at the end."""
+    context = await browser.new_context()
+    page = await context.new_page()
+    watch = PageWatch(page, allowed_console)
+    try:
+        await page.goto(url)
+        if wait_ready:
+            await page.wait_for_selector("html[data-state=ready]", timeout=BOOT_TIMEOUT_MS, state="attached")
+        yield page, watch
+        watch.assert_clean()
+    finally:
+        await context.close()
+
+
+async def eventually(check, timeout_s: float = 10.0, interval_s: float = 0.05):
+    """Poll an async ``check`` until it returns a truthy value; its last value, or a timeout failure."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        value = await check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout_s}s (last value {value!r})")
+        await asyncio.sleep(interval_s)
+
+
+@asynccontextmanager
+async def mcp_stdio_session(*args: str, logging_callback=None):
+    """The official mcp SDK's stdio client spawning ``phone-agent mcp ARGS`` and an initialized session."""
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(command=phone_agent_command(), args=["mcp", *args], cwd=str(ROOT))
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write, logging_callback=logging_callback) as session:
+            await session.initialize()
+            yield session
+
+
+def result_text(result) -> str:
+    """The first text item of an MCP SDK CallToolResult."""
+    return result.content[0].text
