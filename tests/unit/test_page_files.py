@@ -46,3 +46,10 @@ def test_only_browser_modules_import_js_and_only_server_and_sim_open_sockets():
             assert not imports & browser_only, f"{path.name} imports {imports & browser_only}"
         if part not in ("server", "sim") and path.name != "cli.py":
             assert not imports & socket_like, f"{path.name} imports {imports & socket_like}"
+
+
+def test_the_tool_reference_is_generated_from_the_catalog():
+    check = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "tool_docs.py"), "--check"], capture_output=True, text=True
+    )
+    assert check.returncode == 0, check.stderr
