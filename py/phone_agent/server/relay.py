@@ -83,9 +83,7 @@ class Relay:
             self._settle(call, page_replaced(call.tool).to_result())
         for token, old in old_links:
             del self._links[token]
-            log.info(
-                "a new page connected and replaces the previous one (%d call(s) interrupted)", len(dropped)
-            )
+            log.info("a new page replaces the previous one%s", _interrupted(dropped))
             self._spawn(self._close_link(old, CLOSE_REPLACED, CLOSE_REPLACED_REASON))
         log.info("%s connected to the relay", description)
         if self.self_check_delay_s and self.self_check_delay_s > 0:
@@ -113,7 +111,7 @@ class Relay:
         for call in dropped:
             self._settle(call, page_disconnected(call.tool).to_result())
         if was_current:
-            log.info("page disconnected from the relay (%d call(s) interrupted)", len(dropped))
+            log.info("page disconnected from the relay%s", _interrupted(dropped))
 
     # -- the caller side ------------------------------------------------------------------------
 
@@ -233,6 +231,10 @@ class Relay:
         task = asyncio.ensure_future(coro)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
+
+
+def _interrupted(calls: list[PendingCall]) -> str:
+    return f" ({len(calls)} pending call(s) failed)" if calls else ""
 
 
 def _result_text(result: dict[str, Any], limit: int = 500) -> str:

@@ -1,0 +1,280 @@
+"""Helpers for the server tests: a scripted page (WebSocket peer), an MCP client driving a real
+``phone-agent mcp`` subprocess through the SDK's stdio client, a ``phone-agent serve`` subprocess, and a
+page root of throwaway files.
+
+Every wait is bounded: a hung server fails a test instead of hanging the suite.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp.types as types
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from websockets.asyncio.client import ClientConnection, connect
+
+PHONE_AGENT = str(Path(sys.executable).with_name("phone-agent"))
+WAIT_S = 10.0
+
+# Files the page root holds in these tests; the real index.html and static/vendor may not exist yet.
+PAGE_FILES = {
+    "index.html": b"<!doctype html><title>phone-agent test page</title>",
+    "pyscript.toml": b'name = "phone-agent"\n',
+    "py/main.py": b"print('hello from the page')\n",
+    "py/phone_agent/__pycache__/x.cpython-311.pyc": b"\x00compiled",
+    "static/app.css": b"body { margin: 0 }\n",
+    "static/app.js": b"export const x = 1;\n",
+    "static/icon.svg": b"<svg xmlns='http://www.w3.org/2000/svg'/>",
+    "static/icon.png": b"\x89PNG\r\n\x1a\n",
+    "static/vendor/pyodide/pyodide.asm.wasm": b"\x00asm\x01\x00\x00\x00" + b"\x00" * 1000,
+    "static/vendor/pyodide/pyodide.mjs": b"export default 1;\n",
+    "static/vendor/pyodide/pyodide-lock.json": b"{}",
+    "static/vendor/pyodide/python_stdlib.zip": b"PK\x05\x06" + b"\x00" * 18,
+    "static/.hidden": b"secret",
+    ".env": b"SECRET=1",
+    "README.md": b"not served",
+}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def origin_of(port: int, host: str = "127.0.0.1") -> str:
+    return f"http://{host}:{port}"
+
+
+# -- the scripted page ----------------------------------------------------------------------------
+
+
+class Peer:
+    """A WebSocket client standing in for the page: it reads the server's frames and answers them."""
+
+    def __init__(self, ws: ClientConnection) -> None:
+        self.ws = ws
+        self.frames: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self._reader = asyncio.create_task(self._read())
+
+    @classmethod
+    async def connect(cls, port: int, path: str = "/relay", origin: str | None = None) -> Peer:
+        ws = await asyncio.wait_for(
+            connect(f"ws://127.0.0.1:{port}{path}", origin=origin or origin_of(port), open_timeout=WAIT_S),
+            WAIT_S,
+        )
+        return cls(ws)
+
+    async def _read(self) -> None:
+        with contextlib.suppress(Exception):
+            async for message in self.ws:
+                self.frames.put_nowait(json.loads(message))
+
+    async def next_frame(self, timeout: float = WAIT_S) -> dict[str, Any]:
+        return await asyncio.wait_for(self.frames.get(), timeout)
+
+    async def next_request(self, tool: str, timeout: float = WAIT_S) -> dict[str, Any]:
+        frame = await self.next_frame(timeout)
+        assert frame.get("tool") == tool, f"expected a {tool} request, got {frame}"
+        return frame
+
+    def no_frame_waiting(self) -> bool:
+        return self.frames.empty()
+
+    async def send(self, frame: Any) -> None:
+        await self.ws.send(frame if isinstance(frame, str) else json.dumps(frame))
+
+    async def answer(self, request: dict[str, Any], result: dict[str, Any]) -> None:
+        await self.send({"id": request["id"], "result": result})
+
+    async def progress(self, request: dict[str, Any], seq: int, message: str) -> None:
+        await self.send({"id": request["id"], "type": "progress", "seq": seq, "message": message})
+
+    async def wait_closed(self, timeout: float = WAIT_S) -> int | None:
+        """The close code the server sent."""
+        await asyncio.wait_for(self._reader, timeout)
+        return self.ws.close_code
+
+    async def close(self) -> None:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.ws.close(), WAIT_S)
+        self._reader.cancel()
+        with contextlib.suppress(BaseException):
+            await self._reader
+
+
+@contextlib.asynccontextmanager
+async def page_peer(port: int, path: str = "/relay") -> AsyncIterator[Peer]:
+    peer = await Peer.connect(port, path)
+    try:
+        yield peer
+    finally:
+        await peer.close()
+
+
+# -- an MCP client on a real phone-agent mcp --------------------------------------------------------
+
+
+@dataclass
+class McpHarness:
+    """``phone-agent mcp`` run by the SDK's stdio client, with a ClientSession on it.
+
+    The client lives in a task of its own (anyio cancel scopes must be entered and left by one task),
+    and records every notification the server sends.
+    """
+
+    port: int
+    args: list[str]
+    stderr_path: Path
+    session: ClientSession | None = None
+    notifications: list[types.ServerNotification] = field(default_factory=list)
+    _ready: asyncio.Event = field(default_factory=asyncio.Event)
+    _stop: asyncio.Event = field(default_factory=asyncio.Event)
+    _task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        self._task = asyncio.create_task(self._run())
+        ready = asyncio.create_task(self._ready.wait())
+        done, _ = await asyncio.wait({ready, self._task}, timeout=30, return_when=asyncio.FIRST_COMPLETED)
+        if self._task in done:
+            ready.cancel()
+            self._task.result()
+        if ready not in done:
+            ready.cancel()
+            raise TimeoutError(f"phone-agent mcp did not start; stderr:\n{self.stderr()}")
+
+    async def _run(self) -> None:
+        params = StdioServerParameters(
+            command=PHONE_AGENT, args=["mcp", "--port", str(self.port), *self.args]
+        )
+        with self.stderr_path.open("w") as errlog:
+            async with (
+                stdio_client(params, errlog=errlog) as (read, write),
+                ClientSession(read, write, message_handler=self._on_message) as session,
+            ):
+                await session.initialize()
+                self.session = session
+                self._ready.set()
+                await self._stop.wait()
+
+    async def _on_message(self, message: Any) -> None:
+        if isinstance(message, types.LoggingMessageNotification | types.ProgressNotification):
+            self.notifications.append(message)
+
+    def log_messages(self) -> list[types.LoggingMessageNotificationParams]:
+        return [n.params for n in self.notifications if isinstance(n, types.LoggingMessageNotification)]
+
+    def progress_notifications(self) -> list[types.ProgressNotificationParams]:
+        return [n.params for n in self.notifications if isinstance(n, types.ProgressNotification)]
+
+    def stderr(self) -> str:
+        return self.stderr_path.read_text(errors="replace") if self.stderr_path.exists() else ""
+
+    async def stop(self) -> None:
+        self._stop.set()
+        if self._task is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._task, 15)
+
+    async def call(
+        self, tool: str, args: dict[str, Any] | None = None, **kwargs: Any
+    ) -> types.CallToolResult:
+        assert self.session is not None
+        with anyio.fail_after(60):
+            return await self.session.call_tool(tool, args, **kwargs)
+
+    async def wait_no_page(self) -> None:
+        """Until the server has let go of every page (a closed peer is noticed asynchronously)."""
+        deadline = time.monotonic() + WAIT_S
+        while time.monotonic() < deadline:
+            result = await self.call("get_latest_task")
+            if result.is_error and result.content[0].text.startswith("Browser not connected"):
+                return
+            await asyncio.sleep(0.05)
+        raise AssertionError("the server still thinks a page is connected")
+
+
+# Overrides for the shared server: a short limit for abort_task (the timeout test); no self-check, so
+# every frame a peer sees comes from the test that connected it.
+SHARED_MCP_ARGS = ["--self-check-delay", "0", "--tool-timeout", "abort_task=1500"]
+
+
+# -- a phone-agent serve process ------------------------------------------------------------------
+
+
+@dataclass
+class ServeProcess:
+    process: subprocess.Popen[bytes]
+    port: int
+    stderr_path: Path
+
+    def stderr(self) -> str:
+        return self.stderr_path.read_text(errors="replace")
+
+    def wait_stderr(self, text: str, timeout: float = WAIT_S) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if text in (log := self.stderr()):
+                return log
+            time.sleep(0.05)
+        raise AssertionError(f"{text!r} not in stderr:\n{self.stderr()}")
+
+
+def wait_listening(port: int, process: subprocess.Popen[bytes], timeout: float = 20) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"phone-agent exited with {process.returncode}")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"nothing listens on {port}")
+
+
+def stop_process(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(10)
+
+
+@contextlib.contextmanager
+def serve_process(
+    args: list[str], stderr_path: Path, env: dict[str, str] | None = None
+) -> Iterator[ServeProcess]:
+    """``phone-agent serve`` with ``args``; the port comes from ``--port`` or ``PHONE_AGENT_WS_PORT``."""
+    environment = {**os.environ, **(env or {})}
+    port = (
+        int(args[args.index("--port") + 1]) if "--port" in args else int(environment["PHONE_AGENT_WS_PORT"])
+    )
+    with stderr_path.open("wb") as errlog:
+        process = subprocess.Popen(
+            [PHONE_AGENT, "serve", *args],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=errlog,
+            env=environment,
+        )
+    try:
+        wait_listening(port, process)
+        yield ServeProcess(process, port, stderr_path)
+    finally:
+        stop_process(process)
+        if process.stdout is not None:
+            process.stdout.close()

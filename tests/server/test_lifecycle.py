@@ -1,0 +1,138 @@
+"""The ``phone-agent`` process as an MCP client sees it: stdout is JSON-RPC only, closing stdin ends the
+process and frees the port, a taken port is a clear one-line error."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+from tests.server.harness import PHONE_AGENT, Peer, free_port, wait_listening
+
+
+def jsonrpc(message_id: int | None, method: str, params: dict | None = None) -> bytes:
+    message: dict = {"jsonrpc": "2.0", "method": method}
+    if message_id is not None:
+        message["id"] = message_id
+    if params is not None:
+        message["params"] = params
+    return (json.dumps(message) + "\n").encode()
+
+
+def read_line(process: subprocess.Popen[bytes], timeout: float = 10) -> dict:
+    """One JSON-RPC message from the server's stdout; a server silent for ``timeout`` is killed."""
+    assert process.stdout is not None
+    watchdog = threading.Timer(timeout, process.kill)
+    watchdog.start()
+    try:
+        line = process.stdout.readline()
+    finally:
+        watchdog.cancel()
+    assert line, "the server closed stdout (or said nothing in time)"
+    return json.loads(line)
+
+
+def port_is_free(port: int) -> bool:
+    with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+async def test_stdout_is_json_rpc_only_and_closing_stdin_ends_the_process(
+    page_root: Path, tmp_path: Path
+) -> None:
+    port = free_port()
+    stderr_path = tmp_path / "stderr.txt"
+    with stderr_path.open("wb") as errlog:
+        process = subprocess.Popen(
+            [PHONE_AGENT, "mcp", "--port", str(port), "--root", str(page_root), "--self-check-delay", "0.2"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=errlog,
+        )
+    try:
+        assert process.stdin is not None and process.stdout is not None
+        wait_listening(port, process)
+        # A page is connected (and its self-check pending) while the client goes away: exit anyway.
+        peer = await Peer.connect(port)
+        process.stdin.write(
+            jsonrpc(
+                1,
+                "initialize",
+                {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw-test", "version": "0"},
+                },
+            )
+        )
+        process.stdin.flush()
+        init = read_line(process)
+        assert init["id"] == 1 and init["result"]["serverInfo"]["name"] == "phone-agent"
+        assert "tools" in init["result"]["capabilities"] and "logging" in init["result"]["capabilities"]
+        process.stdin.write(jsonrpc(None, "notifications/initialized"))
+        process.stdin.write(jsonrpc(2, "tools/list"))
+        process.stdin.flush()
+        listed = read_line(process)
+        assert listed["id"] == 2 and len(listed["result"]["tools"]) == 6
+        await peer.next_request("get_device_status")  # the self-check reached the page; never answered
+
+        started = time.monotonic()
+        process.stdin.close()
+        process.wait(10)
+        assert time.monotonic() - started < 8
+        assert process.returncode == 0
+        rest = process.stdout.read().decode()
+        for line in rest.splitlines():
+            assert json.loads(line)["jsonrpc"] == "2.0", line
+        assert port_is_free(port)
+        assert await peer.wait_closed() is not None
+        await peer.close()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(10)
+        if process.stdout is not None:
+            process.stdout.close()
+    log = stderr_path.read_text()
+    assert f"phone-agent: open http://127.0.0.1:{port}/ in Chrome" in log
+    assert "Traceback" not in log, log
+
+
+def test_a_taken_port_is_a_one_line_error_and_exit_code_1(tmp_path: Path) -> None:
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen(1)
+        port = holder.getsockname()[1]
+        for command in ("serve", "mcp"):
+            done = subprocess.run(
+                [PHONE_AGENT, command, "--port", str(port)],
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=30,
+            )
+            assert done.returncode == 1
+            assert done.stdout == b""
+            lines = done.stderr.decode().strip().splitlines()
+            assert len(lines) == 1, lines
+            assert lines[0].startswith("phone-agent: error: port ") and "already in use" in lines[0]
+
+
+def test_a_bad_port_in_the_environment_is_refused(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [PHONE_AGENT, "serve"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=30,
+        env={**os.environ, "PHONE_AGENT_WS_PORT": "not-a-port"},
+    )
+    assert done.returncode != 0
+    assert "PHONE_AGENT_WS_PORT" in done.stderr.decode()
