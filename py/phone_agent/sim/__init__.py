@@ -1,1 +1,11 @@
-"""The simulated Android phone: device-side ADB over TCP and a virtual UI (CPython only)."""
+"""The simulated phone: a device-side ADB (TCP adbd) over a virtual file system and a virtual UI.
+
+CPython only (it opens sockets). ``SimulatedPhoneServer`` is the entry point; ``android/`` holds the
+virtual UI and Android's commands, ``vfs`` the file system, ``shell`` the small sh, ``connection``
+the adbd protocol, ``services``/``sync_service`` the services, ``control`` the HTTP control endpoint.
+"""
+
+from phone_agent.sim.server import FEATURES, SimulatedPhoneServer
+from phone_agent.sim.vfs import VirtualFileSystem
+
+__all__ = ["FEATURES", "SimulatedPhoneServer", "VirtualFileSystem"]

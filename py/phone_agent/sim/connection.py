@@ -1,0 +1,420 @@
+"""One TCP connection to the simulated adbd: handshake, authentication and streams.
+
+The connection runs adbd's state machine (``STATES`` below): CNXN negotiates the version (checksums
+are skipped from 0x01000001 on) and the max payload (the smaller of both), AUTH challenges the host
+with a random token and verifies its RSA signature, and once online OPEN/OKAY/WRTE/CLSE carry
+streams with adb's flow control: one WRTE in flight per stream until the peer's OKAY, and every
+received WRTE answered with OKAY once the service has taken it.
+
+Whatever a peer sends, the worst outcome is that *this* connection is dropped (a bad header, an
+oversize payload, a bad checksum, a close mid-message) or that a stream is closed (a WRTE or OKAY
+for a stream that does not exist); the server and the other connections carry on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+import logging
+import os
+from collections import deque
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
+
+from phone_agent.adb.keys import TOKEN_SIZE, AdbKeyError, AdbPublicKey
+from phone_agent.adb.packet import (
+    MAX_PAYLOAD,
+    VERSION,
+    VERSION_MIN,
+    VERSION_SKIP_CHECKSUM,
+    AdbPacket,
+    AdbPacketParser,
+    AdbProtocolError,
+    AuthType,
+    Command,
+)
+
+if TYPE_CHECKING:
+    from phone_agent.sim.server import SimulatedPhoneServer
+
+log = logging.getLogger("phone_agent.sim")
+
+HANDSHAKE_TIMEOUT = 60.0  # seconds a peer has to become online (or be waiting for approval)
+WRITE_ACK_TIMEOUT = 60.0  # seconds we wait for the peer's OKAY to one WRTE
+MAX_QUEUED_WRITES = 16  # WRTEs a peer may send on one stream without our OKAY before we close it
+READ_SIZE = 1 << 20
+
+
+class ConnectionState(enum.Enum):
+    """Where a connection is in adbd's handshake."""
+
+    WAITING_FOR_CONNECT = "offline"  # nothing valid received yet
+    AUTHENTICATING = "authorizing"  # token sent, waiting for a good signature or a public key
+    UNAUTHORIZED = "unauthorized"  # public key received, waiting for approval (--auth prompt)
+    ONLINE = "device"
+    CLOSED = "closed"
+
+
+# Which packets each state acts on; anything else is ignored, as adbd ignores stream traffic on a
+# transport that is not online (stale bytes from an earlier session must not open streams).
+STATES: dict[ConnectionState, frozenset[int]] = {
+    ConnectionState.WAITING_FOR_CONNECT: frozenset({Command.CNXN}),
+    ConnectionState.AUTHENTICATING: frozenset({Command.CNXN, Command.AUTH}),
+    ConnectionState.UNAUTHORIZED: frozenset({Command.CNXN, Command.AUTH}),
+    ConnectionState.ONLINE: frozenset({Command.CNXN, Command.OPEN, Command.OKAY, Command.WRTE, Command.CLSE}),
+    ConnectionState.CLOSED: frozenset(),
+}
+
+
+class StreamClosed(Exception):
+    """The stream was closed (by the peer, or because the connection went away)."""
+
+
+class AdbStream:
+    """One open service stream: buffered reads with adb's OKAY, writes limited to one in flight."""
+
+    def __init__(self, connection: AdbdConnection, local_id: int, remote_id: int, service: str) -> None:
+        self.connection = connection
+        self.local_id = local_id
+        self.remote_id = remote_id
+        self.service = service
+        self.closed = False
+        self._inbound: deque[bytes] = deque()
+        self._readable = asyncio.Event()
+        self._acked = asyncio.Event()
+        self._acked.set()
+
+    # ----- called by the connection
+
+    def _on_write(self, data: bytes) -> bool:
+        if self.closed:
+            return True
+        self._inbound.append(data)
+        self._readable.set()
+        return len(self._inbound) <= MAX_QUEUED_WRITES
+
+    def _on_okay(self) -> None:
+        self._acked.set()
+
+    def _on_close(self) -> None:
+        self.closed = True
+        self._readable.set()
+        self._acked.set()
+
+    # ----- used by services
+
+    async def read(self) -> bytes:
+        """The next chunk the peer wrote (acknowledged with OKAY as it is taken); b"" once closed."""
+        while not self._inbound:
+            if self.closed:
+                return b""
+            self._readable.clear()
+            await self._readable.wait()
+        data = self._inbound.popleft()
+        if not self.closed:
+            self.connection.send(AdbPacket(Command.OKAY, self.local_id, self.remote_id))
+        return data
+
+    async def write(self, data: bytes | bytearray | memoryview) -> None:
+        """Send ``data`` as WRTEs of at most the negotiated payload, each after the previous OKAY."""
+        view = memoryview(data)
+        limit = self.connection.max_payload
+        for offset in range(0, len(view), limit):
+            await self._wait_acked()
+            self._acked.clear()
+            self.connection.send(
+                AdbPacket(Command.WRTE, self.local_id, self.remote_id, view[offset : offset + limit])
+            )
+            await self.connection.drain()
+
+    async def _wait_acked(self) -> None:
+        if not self._acked.is_set():
+            try:
+                await asyncio.wait_for(self._acked.wait(), WRITE_ACK_TIMEOUT)
+            except TimeoutError:
+                self.connection.close_stream(self)
+                raise StreamClosed(f"no OKAY for {self.service} in {WRITE_ACK_TIMEOUT:.0f} s") from None
+        if self.closed:
+            raise StreamClosed(self.service)
+
+    async def close(self) -> None:
+        """Close from our side: wait (bounded) for the last WRTE's OKAY, then send CLSE."""
+        if self.closed:
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._acked.wait(), 5.0)
+        self.connection.close_stream(self)
+
+
+ServiceHandler = Callable[[AdbStream], Awaitable[None]]
+
+
+class AdbdConnection:
+    """adbd's side of one transport. ``serve()`` runs until the peer goes or misbehaves."""
+
+    def __init__(
+        self,
+        server: SimulatedPhoneServer,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        number: int,
+    ) -> None:
+        self.server = server
+        self.reader = reader
+        self.writer = writer
+        self.number = number
+        peer = writer.get_extra_info("peername")
+        self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
+        self.state = ConnectionState.WAITING_FOR_CONNECT
+        self.version = VERSION_MIN
+        self.max_payload = MAX_PAYLOAD
+        self.host_banner = ""
+        self.host_features: frozenset[str] = frozenset()
+        self.public_key: AdbPublicKey | None = None
+        self.close_reason = ""
+        self._parser = AdbPacketParser(max_payload=MAX_PAYLOAD)
+        self._token: bytes | None = None
+        self._streams: dict[int, AdbStream] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._next_id = 1
+        self._online = asyncio.Event()
+
+    # ----- info for the control interface
+
+    def describe(self) -> dict[str, object]:
+        """A JSON-able summary."""
+        return {
+            "id": self.number,
+            "peer": self.peer,
+            "state": self.state.value,
+            "version": f"0x{self.version:08x}",
+            "max_payload": self.max_payload,
+            "host_features": sorted(self.host_features),
+            "key": self.public_key.fingerprint if self.public_key else None,
+            "streams": [s.service for s in self._streams.values()],
+        }
+
+    # ----- I/O
+
+    def send(self, packet: AdbPacket) -> None:
+        """Queue one packet on the socket (header and payload written separately: no 1 MiB concat)."""
+        if self.state is ConnectionState.CLOSED or self.writer.is_closing():
+            return
+        with_checksum = self.version < VERSION_SKIP_CHECKSUM
+        self.writer.write(packet.header(with_checksum=with_checksum))
+        if packet.payload:
+            self.writer.write(packet.payload)
+
+    async def drain(self) -> None:
+        try:
+            await asyncio.wait_for(self.writer.drain(), WRITE_ACK_TIMEOUT)
+        except (ConnectionError, TimeoutError) as exc:
+            self.abort(f"write failed: {exc!r}")
+            raise StreamClosed("connection lost") from exc
+
+    async def serve(self) -> None:
+        """Read, parse and dispatch until EOF, a protocol error or ``abort``."""
+        timer = asyncio.get_running_loop().call_later(HANDSHAKE_TIMEOUT, self._handshake_timeout)
+        try:
+            while self.state is not ConnectionState.CLOSED:
+                try:
+                    data = await self.reader.read(READ_SIZE)
+                except ConnectionError as exc:
+                    self.close_reason = f"read failed: {exc!r}"
+                    break
+                if not data:
+                    try:
+                        self._parser.receive_eof()
+                        self.close_reason = self.close_reason or "peer closed"
+                    except AdbProtocolError as exc:
+                        self.close_reason = str(exc)
+                        log.warning("connection %d (%s): %s", self.number, self.peer, exc)
+                    break
+                try:
+                    self._parser.receive_data(data)
+                    for packet in self._parser.packets_received():
+                        self._handle(packet)
+                except AdbProtocolError as exc:
+                    self.close_reason = str(exc)
+                    log.warning("connection %d (%s) dropped: %s", self.number, self.peer, exc)
+                    break
+        finally:
+            timer.cancel()
+            await self._shutdown()
+
+    def _handshake_timeout(self) -> None:
+        if self.state in (ConnectionState.WAITING_FOR_CONNECT, ConnectionState.AUTHENTICATING):
+            self.abort("no successful handshake in time")
+
+    def abort(self, reason: str) -> None:
+        """Drop the connection now."""
+        if self.state is ConnectionState.CLOSED:
+            return
+        self.close_reason = self.close_reason or reason
+        self.state = ConnectionState.CLOSED
+        self.writer.close()
+
+    async def _shutdown(self) -> None:
+        self.state = ConnectionState.CLOSED
+        for stream in list(self._streams.values()):
+            stream._on_close()
+        self._streams.clear()
+        for task in list(self._tasks):
+            task.cancel()
+        if self._tasks:
+            await asyncio.wait(self._tasks, timeout=5.0)
+        self.writer.close()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.writer.wait_closed(), 2.0)
+        self.server._forget(self)
+
+    # ----- packet dispatch (the state table decides what is acted on)
+
+    def _handle(self, packet: AdbPacket) -> None:
+        if packet.command not in STATES[self.state]:
+            log.debug("connection %d: ignoring %r in state %s", self.number, packet, self.state.name)
+            return
+        handler = {
+            Command.CNXN: self._on_connect,
+            Command.AUTH: self._on_auth,
+            Command.OPEN: self._on_open,
+            Command.OKAY: self._on_okay,
+            Command.WRTE: self._on_write,
+            Command.CLSE: self._on_close,
+        }[packet.command]
+        handler(packet)
+
+    def _on_connect(self, packet: AdbPacket) -> None:
+        if self.state is not ConnectionState.WAITING_FOR_CONNECT:
+            self._reset_streams()  # a new CNXN starts the transport over, as adbd does
+        self.version = max(VERSION_MIN, min(packet.arg0, VERSION))
+        self.max_payload = max(256, min(packet.arg1, MAX_PAYLOAD))
+        self._parser.verify_checksum = self.version < VERSION_SKIP_CHECKSUM
+        self._parser.max_payload = self.max_payload
+        self.host_banner = packet.payload.split(b"\x00", 1)[0].decode("utf-8", "replace")
+        self.host_features = _banner_features(self.host_banner)
+        if self.server.auth == "none":
+            self._go_online()
+        else:
+            self.state = ConnectionState.AUTHENTICATING
+            self._send_token()
+
+    def _send_token(self) -> None:
+        self._token = os.urandom(TOKEN_SIZE)
+        self.send(AdbPacket(Command.AUTH, AuthType.TOKEN, 0, self._token))
+
+    def _on_auth(self, packet: AdbPacket) -> None:
+        if packet.arg0 == AuthType.SIGNATURE:
+            if self._token is None:
+                return
+            token, self._token = self._token, None
+            key = self.server._verify(token, packet.payload)
+            if key is not None:
+                self.public_key = key
+                self._go_online()
+            else:
+                self._send_token()  # a wrong signature gets a new token
+        elif packet.arg0 == AuthType.RSAPUBLICKEY:
+            try:
+                key = AdbPublicKey.decode(packet.payload)
+            except AdbKeyError as exc:
+                log.warning("connection %d: unusable public key: %s", self.number, exc)
+                return
+            self.public_key = key
+            if self.server._offer_key(key, self):
+                self._go_online()
+            else:
+                self.state = ConnectionState.UNAUTHORIZED
+
+    def authorize(self) -> None:
+        """Called by the server when the user approves this connection's key."""
+        if self.state in (ConnectionState.UNAUTHORIZED, ConnectionState.AUTHENTICATING):
+            self._go_online()
+
+    def _go_online(self) -> None:
+        self.state = ConnectionState.ONLINE
+        self._token = None
+        banner = self.server.banner().encode()
+        self.send(AdbPacket(Command.CNXN, self.version, self.max_payload, banner))
+        self._online.set()
+        log.info("connection %d (%s) online, version 0x%08x", self.number, self.peer, self.version)
+
+    def _on_open(self, packet: AdbPacket) -> None:
+        remote_id = packet.arg0
+        if remote_id == 0:
+            return
+        name = packet.payload.split(b"\x00", 1)[0].decode("utf-8", "replace")
+        handler = self.server._service(name, self)
+        if handler is None:
+            log.info("connection %d: no service %r", self.number, name)
+            self.send(AdbPacket(Command.CLSE, 0, remote_id))
+            return
+        local_id = self._next_id
+        self._next_id = self._next_id % 0x7FFFFFFF + 1
+        stream = AdbStream(self, local_id, remote_id, name)
+        self._streams[local_id] = stream
+        self.send(AdbPacket(Command.OKAY, local_id, remote_id))
+        task = asyncio.get_running_loop().create_task(self._run_service(handler, stream))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _run_service(self, handler: ServiceHandler, stream: AdbStream) -> None:
+        try:
+            await handler(stream)
+        except StreamClosed:
+            pass
+        except Exception:
+            log.exception("service %r failed", stream.service)
+        finally:
+            with contextlib.suppress(Exception):
+                await stream.close()
+
+    def _stream_for(self, packet: AdbPacket) -> AdbStream | None:
+        stream = self._streams.get(packet.arg1)
+        if stream is None or (packet.arg0 != 0 and packet.arg0 != stream.remote_id):
+            return None
+        return stream
+
+    def _on_okay(self, packet: AdbPacket) -> None:
+        stream = self._stream_for(packet)
+        if stream is None:
+            self.send(AdbPacket(Command.CLSE, packet.arg1, packet.arg0))
+        else:
+            stream._on_okay()
+
+    def _on_write(self, packet: AdbPacket) -> None:
+        stream = self._stream_for(packet)
+        if stream is None:
+            self.send(AdbPacket(Command.CLSE, 0, packet.arg0))
+        elif not stream._on_write(packet.payload):
+            log.warning("connection %d: %s ignores flow control, closing it", self.number, stream.service)
+            self.close_stream(stream)
+
+    def _on_close(self, packet: AdbPacket) -> None:
+        stream = self._stream_for(packet)
+        if stream is not None:
+            self._streams.pop(stream.local_id, None)
+            stream._on_close()
+
+    def close_stream(self, stream: AdbStream) -> None:
+        """Close ``stream`` from our side (CLSE) unless it is closed already."""
+        if self._streams.pop(stream.local_id, None) is not None:
+            self.send(AdbPacket(Command.CLSE, stream.local_id, stream.remote_id))
+        stream._on_close()
+
+    def _reset_streams(self) -> None:
+        for stream in list(self._streams.values()):
+            stream._on_close()
+        self._streams.clear()
+        for task in list(self._tasks):
+            task.cancel()
+
+
+def _banner_features(banner: str) -> frozenset[str]:
+    _, _, props = banner.partition("::")
+    for item in props.split(";"):
+        key, _, value = item.partition("=")
+        if key == "features":
+            return frozenset(f for f in value.split(",") if f)
+    return frozenset()

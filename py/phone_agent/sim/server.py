@@ -1,0 +1,238 @@
+"""The simulated phone as a TCP adbd: accepts connections, keeps the trusted keys, owns the phone.
+
+``SimulatedPhoneServer`` is what ``phone-agent sim`` (and ``serve --sim``) runs: a listening socket
+whose connections each get an ``AdbdConnection``, one ``VirtualFileSystem`` and one virtual phone
+shared by all of them, the set of RSA keys it trusts, and the keys waiting for approval
+(``--auth prompt``). The control interface (``control.py``) reads and drives it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from phone_agent.adb.keys import AdbPublicKey
+from phone_agent.sim.connection import AdbdConnection, ConnectionState, ServiceHandler
+from phone_agent.sim.vfs import VirtualFileSystem
+
+log = logging.getLogger("phone_agent.sim")
+
+AuthMode = Literal["accept", "prompt", "none"]
+# Only what this adbd implements; the host uses a feature only when both sides list it.
+FEATURES = ("shell_v2", "cmd", "stat_v2", "ls_v2", "fixed_push_mkdir")
+BANNER_PROPS = ("ro.product.name", "ro.product.model", "ro.product.device")
+
+
+@dataclass
+class PendingKey:
+    """A public key a host offered, waiting for "Allow USB debugging?"."""
+
+    key: AdbPublicKey
+    connections: list[AdbdConnection] = field(default_factory=list)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "fingerprint": self.key.fingerprint,
+            "comment": self.key.comment,
+            "connections": [c.number for c in self.connections],
+        }
+
+
+class SimulatedPhoneServer:
+    """A network adbd for the virtual phone. ``await start()``, then ``port`` is the bound port."""
+
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 5555,
+        serial: str | None = None,
+        auth: AuthMode = "accept",
+        control_port: int | None = None,
+        *,
+        phone: Any = None,
+        fs: VirtualFileSystem | None = None,
+    ) -> None:
+        if auth not in ("accept", "prompt", "none"):
+            raise ValueError(f"auth must be accept, prompt or none, not {auth!r}")
+        if phone is None:
+            from phone_agent.sim.android import VirtualPhone  # the virtual UI; heavy, import late
+
+            phone = VirtualPhone(serial=serial) if serial else VirtualPhone()
+        self.host = host
+        self.auth: AuthMode = auth
+        self.phone = phone
+        self.fs = fs or VirtualFileSystem()
+        self.trusted_keys: dict[str, AdbPublicKey] = {}
+        self.pending: dict[str, PendingKey] = {}
+        self._requested_port = port
+        self._requested_control_port = control_port
+        self._server: asyncio.Server | None = None
+        self._control: Any = None
+        self._connections: dict[int, AdbdConnection] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._count = 0
+
+    @property
+    def serial(self) -> str:
+        return str(getattr(self.phone, "serial", "") or self.phone.props.get("ro.serialno", ""))
+
+    @property
+    def port(self) -> int:
+        """The bound TCP port (after ``start``)."""
+        if self._server is None or not self._server.sockets:
+            return self._requested_port
+        return self._server.sockets[0].getsockname()[1]
+
+    @property
+    def control_port(self) -> int | None:
+        """The control endpoint's port, or None when it is off."""
+        return self._control.port if self._control is not None else None
+
+    async def start(self) -> None:
+        """Listen for adb hosts (and start the control endpoint when a control port was given)."""
+        self._server = await asyncio.start_server(self._accept, self.host, self._requested_port)
+        if self._requested_control_port is not None:
+            from phone_agent.sim.control import ControlServer
+
+            self._control = ControlServer(self, port=self._requested_control_port)
+            await self._control.start()
+        log.info(
+            "simulated phone %s listening on %s:%d (auth %s)", self.serial, self.host, self.port, self.auth
+        )
+
+    async def close(self) -> None:
+        """Stop listening and drop every connection."""
+        if self._control is not None:
+            await self._control.close()
+            self._control = None
+        if self._server is not None:
+            self._server.close()
+        for connection in list(self._connections.values()):
+            connection.abort("server closing")
+        if self._tasks:
+            await asyncio.wait(self._tasks, timeout=5.0)
+        if self._server is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._server.wait_closed(), 5.0)
+            self._server = None
+
+    async def __aenter__(self) -> SimulatedPhoneServer:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._count += 1
+        connection = AdbdConnection(self, reader, writer, self._count)
+        self._connections[connection.number] = connection
+        task = asyncio.current_task()
+        if task is not None:
+            self._tasks.add(task)
+        try:
+            await connection.serve()
+        except Exception:
+            log.exception("connection %d crashed", connection.number)
+        finally:
+            self._connections.pop(connection.number, None)
+            if task is not None:
+                self._tasks.discard(task)
+
+    def _forget(self, connection: AdbdConnection) -> None:
+        self._connections.pop(connection.number, None)
+        for fingerprint, pending in list(self.pending.items()):
+            if connection in pending.connections:
+                pending.connections.remove(connection)
+            if not pending.connections:
+                del self.pending[fingerprint]
+
+    # ----- what connections ask of the server
+
+    def banner(self) -> str:
+        """The CNXN banner: ``device::ro.product.name=…;ro.product.model=…;…;features=…``."""
+        props = "".join(f"{key}={self.phone.props.get(key, '')};" for key in BANNER_PROPS)
+        return f"device::{props}features={','.join(FEATURES)}"
+
+    def _service(self, name: str, connection: AdbdConnection) -> ServiceHandler | None:
+        from phone_agent.sim.services import find_service
+
+        return find_service(self, name)
+
+    def _verify(self, token: bytes, signature: bytes) -> AdbPublicKey | None:
+        for key in self.trusted_keys.values():
+            if key.verify(token, signature):
+                return key
+        return None
+
+    def _offer_key(self, key: AdbPublicKey, connection: AdbdConnection) -> bool:
+        """A host sent its public key: True to go online now, False to wait for approval."""
+        if key.fingerprint in self.trusted_keys:
+            return True
+        if self.auth == "accept":
+            self.trust_key(key)
+            return True
+        pending = self.pending.setdefault(key.fingerprint, PendingKey(key))
+        if connection not in pending.connections:
+            pending.connections.append(connection)
+        log.info("key %s (%s) waits for approval", key.fingerprint, key.comment)
+        return False
+
+    # ----- control API
+
+    def trust_key(self, key: AdbPublicKey) -> None:
+        """Add ``key`` to the trusted keys (as if it were in /data/misc/adb/adb_keys)."""
+        self.trusted_keys[key.fingerprint] = key
+
+    def approve(self, fingerprint: str | None = None) -> list[str]:
+        """Allow the pending key (or all of them): trust it and bring its connections online."""
+        approved = []
+        for fp in [fingerprint] if fingerprint else list(self.pending):
+            pending = self.pending.pop(fp, None) if fp else None
+            if pending is None:
+                continue
+            self.trust_key(pending.key)
+            for connection in pending.connections:
+                connection.authorize()
+            approved.append(fp)
+        return approved
+
+    def deny(self, fingerprint: str | None = None) -> list[str]:
+        """Refuse the pending key (or all): its connections stay unauthorized, as on a phone."""
+        denied = []
+        for fp in [fingerprint] if fingerprint else list(self.pending):
+            if fp and self.pending.pop(fp, None) is not None:
+                denied.append(fp)
+        return denied
+
+    def pending_keys(self) -> list[dict[str, Any]]:
+        return [pending.describe() for pending in self.pending.values()]
+
+    def connections(self) -> list[dict[str, Any]]:
+        return [c.describe() for c in self._connections.values()]
+
+    def online_connections(self) -> int:
+        return sum(1 for c in self._connections.values() if c.state is ConnectionState.ONLINE)
+
+    def state(self) -> dict[str, Any]:
+        """Everything the control interface shows: the phone's own state plus the adbd's."""
+        return {
+            "serial": self.serial,
+            "port": self.port,
+            "auth": self.auth,
+            "features": list(FEATURES),
+            "connections": self.connections(),
+            "pending_keys": self.pending_keys(),
+            "trusted_keys": [
+                {"fingerprint": k.fingerprint, "comment": k.comment} for k in self.trusted_keys.values()
+            ],
+            "phone": self.phone.state(),
+        }
+
+    def reset(self) -> None:
+        """Put the phone and its files back to the initial state (connections and keys stay)."""
+        self.phone.reset()
+        self.fs.reset()

@@ -1,0 +1,183 @@
+"""The services a simulated adbd offers on OPEN: ``shell:`` (raw and v2), ``exec:`` and ``sync:``.
+
+``shell,v2,…:CMD`` frames its traffic as shell-protocol packets (``u8 id + u32 LE length + data``;
+ids 0 stdin, 1 stdout, 2 stderr, 3 exit, 4 close stdin, 5 window size); ``shell:CMD`` and
+``exec:CMD`` are raw bytes with stdout and stderr merged (exec: is what binary output uses). A PTY
+request (``shell,v2,TERM=…,pty:``) is served raw: there is no terminal to emulate. Packets do not
+line up with WRTE boundaries, so input is buffered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import struct
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from phone_agent.sim.connection import AdbStream, ServiceHandler, StreamClosed
+from phone_agent.sim.shell import Shell, ShellResult
+from phone_agent.sim.sync_service import serve_sync
+
+if TYPE_CHECKING:
+    from phone_agent.sim.server import SimulatedPhoneServer
+
+STDIN, STDOUT, STDERR, EXIT, CLOSE_STDIN, WINDOW_SIZE = range(6)
+_SHELL_HEADER = struct.Struct("<BI")
+STDIN_TIMEOUT = 60.0  # how long a command that reads stdin waits for the host to close it
+
+
+def shell_packet(packet_id: int, data: bytes = b"") -> bytes:
+    """One shell-protocol packet."""
+    return _SHELL_HEADER.pack(packet_id, len(data)) + data
+
+
+class ShellProtocolReader:
+    """Sans-I/O parser of shell-protocol packets arriving in arbitrary chunks."""
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+
+    def receive_data(self, data: bytes) -> list[tuple[int, bytes]]:
+        self._buffer += data
+        packets = []
+        while len(self._buffer) >= _SHELL_HEADER.size:
+            packet_id, length = _SHELL_HEADER.unpack_from(self._buffer)
+            end = _SHELL_HEADER.size + length
+            if len(self._buffer) < end:
+                break
+            packets.append((packet_id, bytes(self._buffer[_SHELL_HEADER.size : end])))
+            del self._buffer[:end]
+        return packets
+
+
+class StdinPump:
+    """Reads the stream in the background: collects stdin, notices its end, keeps OKAYs flowing."""
+
+    def __init__(self, stream: AdbStream, v2: bool) -> None:
+        self.stream = stream
+        self.v2 = v2
+        self.data = bytearray()
+        self.lines: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self.ended = asyncio.Event()
+        self._pending_line = bytearray()
+        self.task = asyncio.get_running_loop().create_task(self._pump())
+
+    async def _pump(self) -> None:
+        parser = ShellProtocolReader()
+        try:
+            while True:
+                chunk = await self.stream.read()
+                if not chunk:
+                    break
+                if not self.v2:
+                    self._add(chunk)
+                    continue
+                for packet_id, data in parser.receive_data(chunk):
+                    if packet_id == STDIN:
+                        self._add(data)
+                    elif packet_id == CLOSE_STDIN:
+                        return
+        finally:
+            if self._pending_line:
+                self.lines.put_nowait(bytes(self._pending_line))
+            self.lines.put_nowait(None)
+            self.ended.set()
+
+    def _add(self, data: bytes) -> None:
+        self.data += data
+        self._pending_line += data
+        while (cut := self._pending_line.find(b"\n")) >= 0:
+            self.lines.put_nowait(bytes(self._pending_line[: cut + 1]))
+            del self._pending_line[: cut + 1]
+
+    async def read_all(self) -> bytes:
+        try:
+            await asyncio.wait_for(self.ended.wait(), STDIN_TIMEOUT)
+        except TimeoutError:
+            pass
+        return bytes(self.data)
+
+    def stop(self) -> None:
+        self.task.cancel()
+
+
+def parse_service(name: str) -> tuple[str, list[str], str]:
+    """``shell,v2,raw:ls -l`` → (``shell``, [``v2``, ``raw``], ``ls -l``)."""
+    head, _, arg = name.partition(":")
+    kind, *options = head.split(",")
+    return kind, options, arg
+
+
+def find_service(server: SimulatedPhoneServer, name: str) -> ServiceHandler | None:
+    """The handler for an OPEN's service name, or None (the OPEN is refused with CLSE)."""
+    kind, options, arg = parse_service(name)
+    if kind == "shell":
+        v2, pty = "v2" in options, "pty" in options
+        return lambda stream: serve_shell(server, stream, arg, v2=v2, pty=pty)
+    if kind == "exec" and arg:
+        return lambda stream: serve_shell(server, stream, arg, v2=False)
+    if kind == "sync" and not options:
+        return lambda stream: serve_sync(server.fs, stream)
+    return None
+
+
+def _new_shell(server: SimulatedPhoneServer, read_stdin: Callable[[], bytes]) -> Shell:
+    return Shell(server.fs, server.phone, read_stdin=read_stdin)
+
+
+async def serve_shell(
+    server: SimulatedPhoneServer, stream: AdbStream, command: str, *, v2: bool, pty: bool = False
+) -> None:
+    """Run ``command`` (or an interactive session when empty) and send its output and exit code."""
+    loop = asyncio.get_running_loop()
+    pump = StdinPump(stream, v2)
+
+    def read_stdin() -> bytes:
+        future = asyncio.run_coroutine_threadsafe(pump.read_all(), loop)
+        return future.result(STDIN_TIMEOUT + 5)
+
+    shell = _new_shell(server, read_stdin)
+    try:
+        if command.strip():
+            result = await asyncio.to_thread(shell.run, command)
+            await _send_output(stream, result, v2)
+            if v2:
+                await stream.write(shell_packet(EXIT, bytes([result.exit_code & 0xFF])))
+            return
+        await _interactive(server, stream, shell, pump, v2, prompt=pty)
+    except StreamClosed:
+        pass
+    finally:
+        pump.stop()
+
+
+async def _send_output(stream: AdbStream, result: ShellResult, v2: bool) -> None:
+    if not v2:
+        if result.stdout or result.stderr:
+            await stream.write(result.stdout + result.stderr)
+        return
+    # One packet per stream kind; AdbStream.write splits it into WRTEs of the negotiated size.
+    for packet_id, data in ((STDOUT, result.stdout), (STDERR, result.stderr)):
+        if data:
+            await stream.write(shell_packet(packet_id, data))
+
+
+async def _interactive(
+    server: SimulatedPhoneServer, stream: AdbStream, shell: Shell, pump: StdinPump, v2: bool, *, prompt: bool
+) -> None:
+    """Commands from stdin, one line at a time; a prompt only when a terminal was asked for."""
+    device = server.phone.props.get("ro.product.device", "generic")
+    while True:
+        if prompt:
+            text = f"{device}:{shell.cwd} $ ".encode()
+            await stream.write(shell_packet(STDOUT, text) if v2 else text)
+        line = await pump.lines.get()
+        if line is None:
+            break
+        shell._stdin_used = True  # an interactive line never reads the session's stdin
+        result = await asyncio.to_thread(shell.run, line.decode("utf-8", "replace"))
+        await _send_output(stream, result, v2)
+        if shell.exited:
+            break
+    if v2:
+        await stream.write(shell_packet(EXIT, bytes([shell.status & 0xFF])))

@@ -1,0 +1,214 @@
+"""``sync:``: adb's file transfer service over the simulated phone's file system.
+
+Requests are ``{4-byte id, u32 LE length}`` followed by a path (≤ 1024 bytes). STAT answers v1's
+``{STAT, mode, size, mtime}``; STA2/LST2 answer stat_v2's 72-byte struct; LIST/LIS2 answer one
+DENT/DNT2 per entry and a DONE; SEND takes ``"path,mode"`` then DATA chunks (≤ 64 KiB) and
+DONE(mtime), answering OKAY or FAIL; RECV answers DATA chunks and DONE. QUIT ends the session.
+Messages do not line up with WRTE boundaries: ``SyncReader`` buffers.
+"""
+
+from __future__ import annotations
+
+import errno
+import posixpath
+import stat
+import struct
+
+from phone_agent.sim.connection import AdbStream
+from phone_agent.sim.vfs import FileStat, VirtualFileSystem
+
+SYNC_DATA_MAX = 64 * 1024
+SYNC_PATH_MAX = 1024
+
+_REQUEST = struct.Struct("<4sI")
+_STAT_V1 = struct.Struct("<4sIII")
+_STAT_V2 = struct.Struct("<4sIQQIIIIQqqq")
+_DENT_V1 = struct.Struct("<4sIIII")
+_DENT_V2 = struct.Struct("<4sIQQIIIIQqqqI")
+
+
+class SyncReader:
+    """Exact-size reads over a stream whose WRTEs split messages anywhere."""
+
+    def __init__(self, stream: AdbStream) -> None:
+        self.stream = stream
+        self._buffer = bytearray()
+
+    async def read_exact(self, size: int) -> bytes | None:
+        """``size`` bytes, or None if the stream ends first."""
+        while len(self._buffer) < size:
+            chunk = await self.stream.read()
+            if not chunk:
+                return None
+            self._buffer += chunk
+        with memoryview(self._buffer) as view:
+            data = bytes(view[:size])
+        del self._buffer[:size]
+        return data
+
+
+def _stat_v2(request: bytes, info: FileStat | None, error: int = 0) -> bytes:
+    if info is None:
+        return _STAT_V2.pack(request, error, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+    return _STAT_V2.pack(
+        request,
+        0,
+        1,
+        info.ino,
+        info.mode,
+        info.nlink,
+        info.uid,
+        info.gid,
+        info.size,
+        info.mtime,
+        info.mtime,
+        info.mtime,
+    )
+
+
+def _errno_of(exc: OSError) -> int:
+    if isinstance(exc, FileNotFoundError):
+        return errno.ENOENT
+    if isinstance(exc, NotADirectoryError):
+        return errno.ENOTDIR
+    if isinstance(exc, IsADirectoryError):
+        return errno.EISDIR
+    return exc.errno or errno.EIO
+
+
+def _fail(message: str) -> bytes:
+    data = message.encode()
+    return _REQUEST.pack(b"FAIL", len(data)) + data
+
+
+async def serve_sync(fs: VirtualFileSystem, stream: AdbStream) -> None:
+    """Answer sync requests until QUIT, an error, or the stream's end."""
+    reader = SyncReader(stream)
+    while True:
+        header = await reader.read_exact(_REQUEST.size)
+        if header is None:
+            return
+        request, length = _REQUEST.unpack(header)
+        if request == b"QUIT":
+            return
+        if request not in (b"STAT", b"STA2", b"LST2", b"LIST", b"LIS2", b"SEND", b"RECV"):
+            await stream.write(_fail(f"unknown sync request {request!r}"))
+            return
+        if length > SYNC_PATH_MAX:
+            await stream.write(_fail(f"path too long: {length}"))
+            return
+        raw = await reader.read_exact(length)
+        if raw is None:
+            return
+        path = raw.decode("utf-8", "surrogateescape")
+        if request == b"STAT":
+            try:
+                info = fs.stat(path)
+                await stream.write(_STAT_V1.pack(b"STAT", info.mode, info.size & 0xFFFFFFFF, info.mtime))
+            except OSError:
+                await stream.write(_STAT_V1.pack(b"STAT", 0, 0, 0))
+        elif request in (b"STA2", b"LST2"):
+            try:
+                await stream.write(_stat_v2(request, fs.stat(path)))
+            except OSError as exc:
+                await stream.write(_stat_v2(request, None, _errno_of(exc)))
+        elif request in (b"LIST", b"LIS2"):
+            await stream.write(_list(fs, path, v2=request == b"LIS2"))
+        elif request == b"SEND":
+            if not await _receive_file(fs, reader, stream, path):
+                return
+        elif request == b"RECV":
+            if not await _send_file(fs, stream, path):
+                return
+
+
+def _list(fs: VirtualFileSystem, path: str, *, v2: bool) -> bytes:
+    out = bytearray()
+    try:
+        info = fs.stat(path)
+        entries = [(".", info), ("..", fs.stat(posixpath.join(fs.normalize(path), ".."))), *fs.list_dir(path)]
+    except OSError:
+        entries = []
+    for name, entry in entries:
+        encoded = name.encode()
+        if v2:
+            out += _DENT_V2.pack(
+                b"DNT2", 0, 1, entry.ino, entry.mode, entry.nlink, entry.uid, entry.gid, entry.size,
+                entry.mtime, entry.mtime, entry.mtime, len(encoded),
+            )  # fmt: skip
+        else:
+            out += _DENT_V1.pack(b"DENT", entry.mode, entry.size & 0xFFFFFFFF, entry.mtime, len(encoded))
+        out += encoded
+    out += _DENT_V2.pack(b"DONE", *[0] * 12) if v2 else _DENT_V1.pack(b"DONE", 0, 0, 0, 0)
+    return bytes(out)
+
+
+async def _receive_file(fs: VirtualFileSystem, reader: SyncReader, stream: AdbStream, spec: str) -> bool:
+    path, _, mode_text = spec.rpartition(",")
+    if not path:
+        path, mode_text = spec, "420"
+    try:
+        mode = int(mode_text)
+    except ValueError:
+        mode = 0o644
+    chunks: list[bytes] = []
+    while True:
+        header = await reader.read_exact(_REQUEST.size)
+        if header is None:
+            return False
+        request, length = _REQUEST.unpack(header)
+        if request == b"DATA":
+            if length > SYNC_DATA_MAX:
+                await stream.write(_fail(f"data chunk of {length} bytes exceeds {SYNC_DATA_MAX}"))
+                return False
+            data = await reader.read_exact(length)
+            if data is None:
+                return False
+            chunks.append(data)
+        elif request == b"DONE":
+            break
+        else:
+            await stream.write(_fail(f"invalid data message {request!r}"))
+            return False
+    try:
+        parent = posixpath.dirname(fs.normalize(path))
+        if not fs.is_dir(parent):
+            fs.mkdir(parent, parents=True)  # fixed_push_mkdir: the device creates missing parents
+        if stat.S_ISDIR(mode) or fs.is_dir(path):
+            raise IsADirectoryError(path)
+        fs.write_file(path, b"".join(chunks), mode=mode & 0o777 or 0o644, mtime=length)
+    except OSError as exc:
+        await stream.write(_fail(f"couldn't create file: {_describe(exc)}"))
+        return False
+    await stream.write(_REQUEST.pack(b"OKAY", 0))
+    return True
+
+
+async def _send_file(fs: VirtualFileSystem, stream: AdbStream, path: str) -> bool:
+    try:
+        data = fs.read_file(path)
+    except OSError as exc:
+        await stream.write(_fail(f"open failed: {_describe(exc)}"))
+        return False
+    # Pack as many 64 KiB DATA messages into each WRTE as the negotiated payload allows.
+    limit = max(stream.connection.max_payload, SYNC_DATA_MAX + _REQUEST.size)
+    view = memoryview(data)
+    batch = bytearray()
+    for offset in range(0, len(view), SYNC_DATA_MAX):
+        chunk = view[offset : offset + SYNC_DATA_MAX]
+        if len(batch) + _REQUEST.size + len(chunk) > limit:
+            await stream.write(batch)
+            batch = bytearray()
+        batch += _REQUEST.pack(b"DATA", len(chunk))
+        batch += chunk
+    batch += _REQUEST.pack(b"DONE", 0)
+    await stream.write(batch)
+    return True
+
+
+def _describe(exc: OSError) -> str:
+    return {
+        errno.ENOENT: "No such file or directory",
+        errno.EISDIR: "Is a directory",
+        errno.ENOTDIR: "Not a directory",
+    }.get(_errno_of(exc), str(exc))

@@ -1,0 +1,156 @@
+"""Debian's real adb (its own server, its own key) against the simulated phone."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import os
+import struct
+import urllib.request
+
+import pytest
+from PIL import Image
+
+pytestmark = pytest.mark.adb
+
+
+@pytest.fixture
+async def connected(sim, adb_host):
+    """``sim`` connected to the isolated adb server; yields the adb serial."""
+    serial = f"127.0.0.1:{sim.port}"
+    await adb_host.run("connect", serial)
+    assert await adb_host.wait_for_state(serial, "device") == "device"
+    try:
+        yield serial
+    finally:
+        await adb_host.run("disconnect", serial)
+
+
+async def shell(adb_host, serial: str, *args: str) -> tuple[int, bytes, bytes]:
+    return await adb_host.run("-s", serial, "shell", *args)
+
+
+async def test_connect_shows_device_with_banner_properties(adb_host, connected):
+    _code, out, _ = await adb_host.run("devices", "-l")
+    line = next(line for line in out.decode().splitlines() if line.startswith(connected))
+    assert " device " in line
+    assert "model:Pixel_7" in line or "model:" in line
+    assert "device:" in line and "product:" in line
+
+
+async def test_getprop_model(sim, adb_host, connected):
+    code, out, _ = await shell(adb_host, connected, "getprop", "ro.product.model")
+    assert code == 0
+    assert out.decode().strip() == sim.phone.props["ro.product.model"]
+
+
+async def test_exit_codes_travel_through_shell_v2(adb_host, connected):
+    assert (await shell(adb_host, connected, "false"))[0] == 1
+    assert (await shell(adb_host, connected, "true"))[0] == 0
+    assert (await shell(adb_host, connected, "exit 3"))[0] == 3
+
+
+async def test_command_lists_redirection_and_pipes(adb_host, connected):
+    code, out, _ = await shell(adb_host, connected, "echo hi && false || echo fallback")
+    assert (code, out) == (0, b"hi\nfallback\n")
+    code, out, _ = await shell(
+        adb_host,
+        connected,
+        "echo one > /data/local/tmp/f; echo two >> /data/local/tmp/f; cat /data/local/tmp/f",
+    )
+    assert out == b"one\ntwo\n"
+    code, out, _ = await shell(adb_host, connected, "cat /data/local/tmp/f | grep -v one")
+    assert out == b"two\n"
+    code, out, err = await shell(adb_host, connected, "cat /nope 2>/dev/null; echo $?")
+    assert (out, err) == (b"1\n", b"")
+
+
+async def test_shell_joins_arguments_like_ssh_and_exec_out_quotes_each(adb_host, connected):
+    # adb 29 sends `shell:` arguments joined by spaces, unescaped (like ssh); the device's sh parses them.
+    _code, out, _ = await shell(adb_host, connected, "echo", "'a  b'", '"c  d"')
+    assert out == b"a  b c  d\n"
+    # exec-out single-quotes each argument.
+    _code, out, _ = await adb_host.run("-s", connected, "exec-out", "echo", "a  b", "it's")
+    assert out == b"a  b it's\n"
+
+
+async def test_unknown_command_answers_like_android_sh(adb_host, connected):
+    code, _out, err = await shell(adb_host, connected, "frobnicate")
+    assert code == 127
+    assert err == b"/system/bin/sh: frobnicate: inaccessible or not found\n"
+
+
+async def test_push_pull_16_mib_round_trips(adb_host, connected, tmp_path):
+    data = os.urandom(16 * 1024 * 1024)
+    (tmp_path / "in.bin").write_bytes(data)
+    code, _, err = await adb_host.run(
+        "-s", connected, "push", str(tmp_path / "in.bin"), "/sdcard/Download/x.bin"
+    )
+    assert code == 0, err
+    code, out, _ = await shell(adb_host, connected, "ls", "-l", "/sdcard/Download/x.bin")
+    assert str(len(data)).encode() in out
+    code, _, err = await adb_host.run(
+        "-s", connected, "pull", "/sdcard/Download/x.bin", str(tmp_path / "out.bin")
+    )
+    assert code == 0, err
+    assert (tmp_path / "out.bin").read_bytes() == data
+
+
+async def test_push_creates_missing_directories_and_pull_of_missing_file_fails(adb_host, connected, tmp_path):
+    (tmp_path / "a.txt").write_bytes(b"hello")
+    code, _, err = await adb_host.run(
+        "-s", connected, "push", str(tmp_path / "a.txt"), "/sdcard/new/dir/a.txt"
+    )
+    assert code == 0, err
+    assert (await shell(adb_host, connected, "cat", "/sdcard/new/dir/a.txt"))[1] == b"hello"
+    code, out, err = await adb_host.run("-s", connected, "pull", "/sdcard/missing", str(tmp_path / "m"))
+    assert code != 0 and b"No such file" in out + err, out + err
+
+
+async def test_exec_out_screencap_is_a_1080x2400_png(adb_host, connected):
+    code, png, _ = await adb_host.run("-s", connected, "exec-out", "screencap", "-p")
+    assert code == 0 and png.startswith(b"\x89PNG\r\n\x1a\n")
+    assert struct.unpack(">II", png[16:24]) == (1080, 2400)
+    assert Image.open(io.BytesIO(png)).size == (1080, 2400)
+
+
+async def test_tap_changes_the_next_screenshot(sim, adb_host, connected):
+    _, before, _ = await adb_host.run("-s", connected, "exec-out", "screencap", "-p")
+    code, _, err = await shell(adb_host, connected, "input", "tap", "540", "1200")
+    assert code == 0, err
+    _, after, _ = await adb_host.run("-s", connected, "exec-out", "screencap", "-p")
+    assert Image.open(io.BytesIO(before)).tobytes() != Image.open(io.BytesIO(after)).tobytes()
+
+
+async def test_uiautomator_dump_then_pull(adb_host, connected, tmp_path):
+    code, _out, err = await shell(adb_host, connected, "uiautomator", "dump", "/sdcard/window_dump.xml")
+    assert code == 0, err
+    code, _, err = await adb_host.run(
+        "-s", connected, "pull", "/sdcard/window_dump.xml", str(tmp_path / "d.xml")
+    )
+    assert code == 0, err
+    assert b"<hierarchy" in (tmp_path / "d.xml").read_bytes()
+
+
+async def test_prompt_mode_is_unauthorized_until_approved(adb_host, make_sim):
+    sim = await make_sim("prompt")
+    serial = f"127.0.0.1:{sim.port}"
+    try:
+        await adb_host.run("connect", serial)
+        assert await adb_host.wait_for_state(serial, "unauthorized") == "unauthorized"
+        assert len(sim.pending_keys()) == 1
+
+        def approve() -> dict:
+            request = urllib.request.Request(
+                f"http://127.0.0.1:{sim.control_port}/auth/approve", data=b"{}", method="POST"
+            )
+            with urllib.request.urlopen(request, timeout=5) as response:
+                return json.load(response)
+
+        approved = await asyncio.to_thread(approve)
+        assert len(approved["approved"]) == 1
+        assert await adb_host.wait_for_state(serial, "device") == "device"
+        assert (await shell(adb_host, serial, "echo", "ok"))[1] == b"ok\n"
+    finally:
+        await adb_host.run("disconnect", serial)
