@@ -1,14 +1,38 @@
 """VirtualPhone: the state of the simulated Android phone and the entry point
-through which the device-side shell runs Android commands on it."""
+through which the device-side shell runs Android commands on it.
+
+The phone is a launcher plus one task (back stack of screens) per started app,
+like Android's activity manager: HOME shows the launcher and keeps the tasks,
+BACK pops the current task and leaves the app at its root, recents lists the
+tasks most recent first. Every change bumps `version`; the node tree, the
+image and its encodings are cached per (version, clock) so screenshots taken
+in a loop cost nothing while the screen stays the same.
+"""
 
 from __future__ import annotations
 
+import copy
 import threading
+import time
+from collections.abc import Callable
 from typing import Any
+from urllib.parse import quote_plus, urlsplit
 
-from . import commands
+from PIL import Image
+
+from . import apps, commands, render, screens
 from .contract import CommandResult, FileStore
+from .data import CONTACTS, INITIAL_MESSAGES
 from .props import device_props
+from .screens import COMPOSE_ID, URL_BAR_ID, Screen
+from .ui import UiNode, find_scrollable, hit_test
+
+TOUCH_SLOP = 24  # pixels a finger may move and still tap
+LONG_PRESS_MS = 500
+
+
+def _utc_clock() -> str:
+    return time.strftime("%H:%M", time.gmtime())
 
 
 class VirtualPhone:
@@ -17,8 +41,15 @@ class VirtualPhone:
     def __init__(self, *, serial: str = "PHAGSIM0001") -> None:
         self.serial = serial
         self.props: dict[str, str] = device_props(serial)
+        self.clock: Callable[[], str] = _utc_clock  # tests may pin the status-bar time
+        self.battery = 87
         self._lock = threading.RLock()
         self.version = 0
+        self._cache_key: tuple[int, str] | None = None
+        self._cache: dict[str, Any] = {}
+        self._reset_state()
+
+    # --- the interface the shell uses ---------------------------------------------
 
     def command_names(self) -> frozenset[str]:
         """The Android commands `run` handles."""
@@ -37,9 +68,379 @@ class VirtualPhone:
     def state(self) -> dict[str, Any]:
         """A JSON-able snapshot of what tests and the control endpoint check."""
         with self._lock:
-            return {"version": self.version}
+            screen = self.top_screen()
+            if self.showing_recents:
+                name, arg = "recents", ""
+            elif screen is None:
+                name, arg = "home", ""
+            else:
+                name, arg = screen.name, screen.arg
+            package, activity = self.focused_activity()
+            field = None if screen is None or self.showing_recents else screen.focus
+            return {
+                "screen": name,
+                "screen_arg": arg,
+                "package": package,
+                "activity": activity,
+                "wifi": self.wifi,
+                "bluetooth": self.bluetooth,
+                "focused_field": field,
+                "focused_text": None if field is None or screen is None else self._field_text(screen),
+                "messages": copy.deepcopy(self.conversations),
+                "sent": copy.deepcopy(self.sent),
+                "drafts": {k: v for k, v in self.drafts.items() if k != "url" and v},
+                "catalog_scroll": self.catalog_scroll,
+                "recents": [p for p in self.recents if p in self.tasks],
+                "back_stack": [s.name for s in self.tasks.get(self.current, [])] if self.current else [],
+                "clipboard": self.clipboard,
+                "ime": self.ime,
+                "version": self.version,
+            }
 
     def reset(self) -> None:
         """Back to the home screen, default settings and the initial messages."""
         with self._lock:
-            self.version += 1
+            self._reset_state()
+
+    # --- state ----------------------------------------------------------------------
+
+    def _reset_state(self) -> None:
+        self.wifi = True
+        self.bluetooth = False
+        self.settings: dict[str, dict[str, str]] = {
+            "global": {
+                "adb_enabled": "1",
+                "airplane_mode_on": "0",
+                "device_name": self.props["ro.product.model"],
+                "development_settings_enabled": "1",
+                "stay_on_while_plugged_in": "0",
+            },
+            "secure": {
+                "android_id": "a1b2c3d4e5f60718",
+                "enabled_input_methods": f"{apps.GBOARD_IME}:{apps.ADB_KEYBOARD_IME}",
+            },
+            "system": {"font_scale": "1.0", "screen_brightness": "128", "screen_off_timeout": "60000"},
+        }
+        self.ime = apps.ADB_KEYBOARD_IME
+        self.tasks: dict[str, list[Screen]] = {}
+        self.recents: list[str] = []
+        self.current: str | None = None
+        self.showing_recents = False
+        self.conversations: dict[str, list[dict[str, str]]] = copy.deepcopy(INITIAL_MESSAGES)
+        self.conversation_order: list[str] = list(INITIAL_MESSAGES)
+        self.drafts: dict[str, str] = {}
+        self.sent: list[dict[str, str]] = []
+        self.catalog_scroll = 0
+        self.clipboard = ""
+        self._changed()
+
+    def _changed(self) -> None:
+        self.version += 1
+
+    def clock_text(self) -> str:
+        return self.clock()
+
+    def top_screen(self) -> Screen | None:
+        """The screen of the app in front, or None on the home screen."""
+        if self.current is None or self.current not in self.tasks:
+            return None
+        return self.tasks[self.current][-1]
+
+    def focused_activity(self) -> tuple[str, str]:
+        screen = self.top_screen()
+        if self.showing_recents or screen is None:
+            return apps.LAUNCHER, apps.LAUNCHER_ACTIVITY
+        return screens.screen_activity_of(self.current or "", screen)
+
+    # --- what is on screen (cached per version and clock) -------------------------------
+
+    def _cached(self, what: str, make: Callable[[], Any]) -> Any:
+        key = (self.version, self.clock_text())
+        if key != self._cache_key:
+            self._cache_key, self._cache = key, {}
+        if what not in self._cache:
+            self._cache[what] = make()
+        return self._cache[what]
+
+    def windows(self) -> list[UiNode]:
+        """The node trees on screen now, bottom to top."""
+        with self._lock:
+            return self._cached("tree", lambda: screens.build(self))
+
+    def screenshot(self) -> Image.Image:
+        with self._lock:
+            return self._cached("image", lambda: render.render(self.windows()))
+
+    def screenshot_png(self) -> bytes:
+        with self._lock:
+            return self._cached("png", lambda: render.encode_png(self.screenshot()))
+
+    def screenshot_raw(self) -> bytes:
+        with self._lock:
+            return self._cached("raw", lambda: render.encode_raw(self.screenshot()))
+
+    # --- navigation ----------------------------------------------------------------------
+
+    def launch(self, package: str) -> None:
+        """Bring the app's task to the front, starting it at its main screen if needed."""
+        app = apps.APPS[package]
+        if package not in self.tasks:
+            self.tasks[package] = [Screen(app.screens[app.main_activity])]
+        self._to_front(package)
+
+    def _to_front(self, package: str) -> None:
+        self.showing_recents = False
+        self.current = package
+        if package in self.recents:
+            self.recents.remove(package)
+        self.recents.insert(0, package)
+        self._changed()
+
+    def push(self, screen: Screen) -> None:
+        """Start an activity on top of the current app's task."""
+        if self.current is None:
+            return
+        top = self.tasks[self.current][-1]
+        if (top.name, top.arg) != (screen.name, screen.arg):
+            self.tasks[self.current].append(screen)
+        self._changed()
+
+    def start_screen(self, package: str, screen: Screen) -> None:
+        """Open a screen of an app (an intent naming a non-main activity)."""
+        app = apps.APPS[package]
+        if package not in self.tasks:
+            main = Screen(app.screens[app.main_activity])
+            self.tasks[package] = [main] if (main.name, main.arg) != (screen.name, screen.arg) else []
+        self._to_front(package)
+        if not self.tasks[package]:
+            self.tasks[package].append(screen)
+        else:
+            self.push(screen)
+
+    def back(self) -> None:
+        if self.showing_recents:
+            self.showing_recents = False
+        elif self.current is not None:
+            stack = self.tasks[self.current]
+            if len(stack) > 1:
+                stack.pop()
+            else:
+                stack[-1].focus = None
+                self.current = None  # Android 12+: back at the root moves the task behind
+        self._changed()
+
+    def home(self) -> None:
+        self.showing_recents = False
+        self.current = None
+        self._changed()
+
+    def toggle_recents(self) -> None:
+        self.showing_recents = not self.showing_recents
+        self._changed()
+
+    def force_stop(self, package: str) -> None:
+        self.tasks.pop(package, None)
+        if package in self.recents:
+            self.recents.remove(package)
+        if package == apps.CATALOG:
+            self.catalog_scroll = 0
+        if self.current == package:
+            self.current = None
+        self._changed()
+
+    def clear_recents(self) -> None:
+        for package in list(self.tasks):
+            self.force_stop(package)
+        self.showing_recents = False
+        self.current = None
+        self._changed()
+
+    # --- settings ----------------------------------------------------------------------------
+
+    def set_wifi(self, on: bool) -> None:
+        self.wifi = on
+        self._changed()
+
+    def set_bluetooth(self, on: bool) -> None:
+        self.bluetooth = on
+        self._changed()
+
+    def get_setting(self, namespace: str, key: str) -> str | None:
+        if namespace == "global" and key == "wifi_on":
+            return "1" if self.wifi else "0"
+        if namespace == "global" and key == "bluetooth_on":
+            return "1" if self.bluetooth else "0"
+        if namespace == "secure" and key == "default_input_method":
+            return self.ime
+        return self.settings.get(namespace, {}).get(key)
+
+    def put_setting(self, namespace: str, key: str, value: str) -> None:
+        if namespace == "global" and key == "wifi_on":
+            self.set_wifi(value not in ("0", ""))
+        elif namespace == "global" and key == "bluetooth_on":
+            self.set_bluetooth(value not in ("0", ""))
+        elif namespace == "secure" and key == "default_input_method":
+            self.ime = value
+        else:
+            self.settings.setdefault(namespace, {})[key] = value
+        self._changed()
+
+    def all_settings(self, namespace: str) -> dict[str, str]:
+        values = dict(self.settings.get(namespace, {}))
+        for key in ("wifi_on", "bluetooth_on", "default_input_method"):
+            value = self.get_setting(namespace, key)
+            if value is not None:
+                values[key] = value
+        return values
+
+    # --- touch -------------------------------------------------------------------------------
+
+    def tap(self, x: float, y: float) -> None:
+        node = hit_test(self.windows(), x, y)
+        if node is not None and node.enabled and node.action:
+            self._act(node.action)
+
+    def long_press(self, x: float, y: float) -> None:
+        """Only text fields react (they take focus); elsewhere a long press changes nothing."""
+        node = hit_test(self.windows(), x, y)
+        if (
+            node is not None
+            and node.enabled
+            and node.long_clickable
+            and (node.action or "").startswith("focus:")
+        ):
+            self._act(node.action or "")
+
+    def swipe(self, x1: float, y1: float, x2: float, y2: float, duration_ms: int) -> None:
+        if abs(x2 - x1) < TOUCH_SLOP and abs(y2 - y1) < TOUCH_SLOP:
+            if duration_ms >= LONG_PRESS_MS:
+                self.long_press(x1, y1)
+            else:
+                self.tap(x1, y1)
+            return
+        node = find_scrollable(self.windows(), x1, y1)
+        if node is not None and node.resource_id == f"{apps.CATALOG}:id/list":
+            scroll = min(max(0, self.catalog_scroll + round(y1 - y2)), screens.catalog_max_scroll())
+            if scroll != self.catalog_scroll:
+                self.catalog_scroll = scroll
+                self._changed()
+
+    def _act(self, action: str) -> None:
+        verb, _, arg = action.partition(":")
+        screen = self.top_screen()
+        if verb == "launch":
+            self.launch(arg)
+        elif verb == "open":
+            self.push(Screen(arg))
+        elif verb == "conversation":
+            self.push(Screen("messages/thread", arg))
+        elif verb == "item":
+            self.push(Screen("catalog/item", arg))
+        elif verb == "back":
+            self.back()
+        elif verb == "home":
+            self.home()
+        elif verb == "recents":
+            self.toggle_recents()
+        elif verb == "recent":
+            self._to_front(arg)
+        elif verb == "clear_recents":
+            self.clear_recents()
+        elif verb == "toggle":
+            if arg == "wifi":
+                self.set_wifi(not self.wifi)
+            else:
+                self.set_bluetooth(not self.bluetooth)
+        elif verb == "focus" and screen is not None:
+            if screen.focus != arg and arg == URL_BAR_ID:
+                self.drafts["url"] = ""  # Chrome selects the address; typing replaces it
+            screen.focus = arg
+            self._changed()
+        elif verb == "send":
+            self.send_message()
+
+    # --- keyboard ------------------------------------------------------------------------------
+
+    def _focused_screen(self) -> Screen | None:
+        screen = self.top_screen()
+        if self.showing_recents or screen is None or screen.focus is None:
+            return None
+        return screen
+
+    def _draft_key(self, screen: Screen) -> str:
+        return screen.arg if screen.focus == COMPOSE_ID else "url"
+
+    def _field_text(self, screen: Screen) -> str:
+        if screen.focus == URL_BAR_ID or screen.focus == COMPOSE_ID:
+            return self.drafts.get(self._draft_key(screen), "")
+        return ""
+
+    def type_text(self, text: str) -> bool:
+        """Insert text into the focused field; False when no field has focus."""
+        screen = self._focused_screen()
+        if screen is None:
+            return False
+        key = self._draft_key(screen)
+        self.drafts[key] = self.drafts.get(key, "") + text
+        self._changed()
+        return True
+
+    def delete_back(self) -> None:
+        screen = self._focused_screen()
+        if screen is not None:
+            key = self._draft_key(screen)
+            if self.drafts.get(key):
+                self.drafts[key] = self.drafts[key][:-1]
+                self._changed()
+
+    def clear_field(self) -> None:
+        screen = self._focused_screen()
+        if screen is not None and self.drafts.get(self._draft_key(screen)):
+            self.drafts[self._draft_key(screen)] = ""
+            self._changed()
+
+    def enter(self) -> None:
+        """ENTER in the message field sends (Messages' "Enter is send"); in the address bar it loads."""
+        screen = self._focused_screen()
+        if screen is None:
+            return
+        if screen.focus == COMPOSE_ID:
+            self.send_message()
+        elif screen.focus == URL_BAR_ID:
+            typed = self.drafts.pop("url", "").strip()
+            screen.focus = None
+            if typed:
+                self.push(Screen("browser/page", self.url_for(typed)))
+            self._changed()
+
+    @staticmethod
+    def url_for(typed: str) -> str:
+        if urlsplit(typed).scheme in ("http", "https", "about", "file"):
+            return typed
+        if " " not in typed and "." in typed:
+            return "https://" + typed
+        return "https://www.google.com/search?q=" + quote_plus(typed)
+
+    def send_message(self) -> None:
+        screen = self.top_screen()
+        if screen is None or screen.name != "messages/thread" or self.showing_recents:
+            return
+        contact = screen.arg
+        text = self.drafts.get(contact, "")
+        if not text.strip():
+            return
+        self.conversations.setdefault(contact, []).append({"from": "me", "text": text})
+        self.sent.append({"to": contact, "text": text})
+        self.drafts[contact] = ""
+        if contact in self.conversation_order:
+            self.conversation_order.remove(contact)
+        self.conversation_order.insert(0, contact)
+        self._changed()
+
+    def contact_for(self, address: str) -> str | None:
+        """The contact a `sms:`/`smsto:` address or a name refers to."""
+        wanted = address.replace(" ", "").replace("-", "")
+        for name, number in CONTACTS.items():
+            if wanted in (number, name.replace(" ", "")) or (wanted and number.endswith(wanted)):
+                return name
+        return None

@@ -1,0 +1,206 @@
+"""Draw a screen's node tree with Pillow and encode it as screencap does
+(PNG, or the raw header + RGBA pixels)."""
+
+from __future__ import annotations
+
+import io
+import struct
+from functools import lru_cache
+
+from PIL import Image, ImageDraw
+
+from .fonts import ellipsize, font, line_height, tail, wrap
+from .props import SCREEN_HEIGHT, SCREEN_WIDTH
+from .ui import Color, Paint, Rect, UiNode
+
+PRIMARY: Color = (26, 115, 232)
+HINT: Color = (110, 114, 120)
+
+RAW_FORMAT_RGBA_8888 = 1
+COLOR_SPACE_SRGB = 1
+
+
+@lru_cache(maxsize=4)
+def _wallpaper(top: Color, bottom: Color) -> Image.Image:
+    gradient = Image.linear_gradient("L").resize((SCREEN_WIDTH, SCREEN_HEIGHT))
+    return Image.composite(
+        Image.new("RGB", gradient.size, bottom), Image.new("RGB", gradient.size, top), gradient
+    )
+
+
+def render(windows: list[UiNode]) -> Image.Image:
+    """The screen as an RGB image, windows drawn bottom to top."""
+    image = Image.new("RGB", (SCREEN_WIDTH, SCREEN_HEIGHT), (0, 0, 0))
+    for root in windows:
+        _draw_node(image, root, 0, 0)
+    return image
+
+
+def _draw_node(image: Image.Image, node: UiNode, ox: int, oy: int) -> None:
+    if node.paint is not None:
+        x1, y1, x2, y2 = node.draw_box
+        _paint(image, node, node.paint, (x1 - ox, y1 - oy, x2 - ox, y2 - oy))
+    if node.clip and node.children:
+        bx1, by1, bx2, by2 = node.bounds
+        sub = image.crop((bx1 - ox, by1 - oy, bx2 - ox, by2 - oy))
+        for child in node.children:
+            _draw_node(sub, child, bx1, by1)
+        image.paste(sub, (bx1 - ox, by1 - oy))
+        return
+    for child in node.children:
+        _draw_node(image, child, ox, oy)
+
+
+def _text(draw: ImageDraw.ImageDraw, box: Rect, text: str, p: Paint, fg: Color | None = None) -> None:
+    x1, y1, x2, y2 = box
+    cy = (y1 + y2) // 2
+    width = x2 - x1 - 2 * p.pad
+    text = ellipsize(text, p.size, width)
+    stroke = 1 if p.bold else 0
+    color = fg or p.fg
+    f = font(p.size)
+    if p.align == "center":
+        draw.text(
+            ((x1 + x2) // 2, cy),
+            text,
+            font=f,
+            fill=color,
+            anchor="mm",
+            stroke_width=stroke,
+            stroke_fill=color,
+        )
+    elif p.align == "right":
+        draw.text(
+            (x2 - p.pad, cy), text, font=f, fill=color, anchor="rm", stroke_width=stroke, stroke_fill=color
+        )
+    else:
+        draw.text(
+            (x1 + p.pad, cy), text, font=f, fill=color, anchor="lm", stroke_width=stroke, stroke_fill=color
+        )
+
+
+def _lines(draw: ImageDraw.ImageDraw, box: Rect, text: str, p: Paint) -> None:
+    x1, y1, x2, _ = box
+    step = line_height(p.size)
+    top = y1 + p.pad if p.pad else y1
+    for i, line in enumerate(wrap(text, p.size, x2 - x1 - 2 * p.pad)):
+        draw.text((x1 + p.pad, top + i * step + step // 2), line, font=font(p.size), fill=p.fg, anchor="lm")
+
+
+def _paint(image: Image.Image, node: UiNode, p: Paint, box: Rect) -> None:
+    draw = ImageDraw.Draw(image)
+    x1, y1, x2, y2 = box
+    cx, cy = (x1 + x2) // 2, (y1 + y2) // 2
+    kind = p.kind
+    if kind == "wallpaper":
+        image.paste(_wallpaper(p.bg or (0, 0, 0), (12, 18, 32)), (x1, y1))
+        return
+    if p.bg is not None and kind in ("box", "text", "button", "card", "edit"):
+        if p.radius:
+            draw.rounded_rectangle(box, radius=p.radius, fill=p.bg)
+        else:
+            draw.rectangle((x1, y1, x2 - 1, y2 - 1), fill=p.bg)
+    if kind in ("text", "button"):
+        _text(draw, box, node.text, p)
+    elif kind == "multiline":
+        _lines(draw, box, node.text, p)
+    elif kind == "bubble":
+        draw.rounded_rectangle(box, radius=p.radius, fill=p.bg)
+        _lines(draw, (x1, y1 + 22 - p.pad, x2, y2), node.text, p)
+    elif kind == "circle":
+        draw.ellipse(box, fill=p.bg)
+        draw.text(
+            (cx, cy), p.label, font=font(p.size), fill=p.fg, anchor="mm", stroke_width=1, stroke_fill=p.fg
+        )
+    elif kind == "app_icon":
+        r = 85
+        draw.ellipse((cx - r, y1 + 10, cx + r, y1 + 10 + 2 * r), fill=p.bg)
+        draw.text(
+            (cx, y1 + 10 + r),
+            p.label,
+            font=font(80),
+            fill=p.fg,
+            anchor="mm",
+            stroke_width=2,
+            stroke_fill=p.fg,
+        )
+        draw.text((cx, y2 - 45), node.text, font=font(p.size), fill=p.fg, anchor="mm")
+    elif kind == "switch":
+        track_on, track_off = PRIMARY, (226, 226, 233)
+        h = 80
+        draw.rounded_rectangle(
+            (x1 + 10, cy - h // 2, x2 - 10, cy + h // 2),
+            radius=h // 2,
+            fill=track_on if node.checked else track_off,
+            outline=None if node.checked else (120, 120, 128),
+            width=4,
+        )
+        if node.checked:
+            draw.ellipse(
+                (x2 - 10 - h + 10, cy - h // 2 + 10, x2 - 20, cy + h // 2 - 10), fill=(255, 255, 255)
+            )
+        else:
+            draw.ellipse((x1 + 26, cy - 20, x1 + 66, cy + 20), fill=(120, 120, 128))
+    elif kind == "edit":
+        if node.focused:
+            draw.rounded_rectangle(box, radius=p.radius, outline=PRIMARY, width=4)
+        shown = node.text if node.text != p.label else ""
+        width = x2 - x1 - 2 * p.pad - 10
+        f = font(p.size)
+        if shown:
+            visible = tail(shown, p.size, width)
+            draw.text((x1 + p.pad, cy), visible, font=f, fill=(28, 27, 31), anchor="lm")
+            caret_x = x1 + p.pad + int(f.getlength(visible)) + 4
+        else:
+            draw.text((x1 + p.pad, cy), p.label, font=f, fill=HINT, anchor="lm")
+            caret_x = x1 + p.pad - 2
+        if node.focused:
+            draw.line((caret_x, cy - p.size // 2 - 4, caret_x, cy + p.size // 2 + 4), fill=PRIMARY, width=4)
+    elif kind == "send":
+        draw.ellipse(box, fill=p.bg)
+        draw.polygon([(cx - 30, cy - 34), (cx + 38, cy), (cx - 30, cy + 34), (cx - 18, cy)], fill=p.fg)
+    elif kind == "card":
+        pass
+    elif kind == "arrow_back":
+        c = (28, 27, 31)
+        draw.line((cx - 36, cy, cx + 36, cy), fill=c, width=7)
+        draw.line((cx - 36, cy, cx - 6, cy - 30), fill=c, width=7)
+        draw.line((cx - 36, cy, cx - 6, cy + 30), fill=c, width=7)
+    elif kind == "nav_back":
+        draw.polygon([(cx + 22, cy - 28), (cx + 22, cy + 28), (cx - 26, cy)], outline=p.fg, width=5)
+    elif kind == "nav_home":
+        draw.ellipse((cx - 30, cy - 30, cx + 30, cy + 30), outline=p.fg, width=5)
+    elif kind == "nav_recent_apps":
+        draw.rounded_rectangle((cx - 26, cy - 26, cx + 26, cy + 26), radius=6, outline=p.fg, width=5)
+    elif kind == "battery":
+        draw.rounded_rectangle((x1 + 12, y1 + 4, x2 - 12, y2 - 2), radius=5, outline=p.fg, width=3)
+        draw.rectangle((cx - 6, y1, cx + 6, y1 + 4), fill=p.fg)
+        draw.rectangle((x1 + 17, y1 + 14, x2 - 17, y2 - 7), fill=p.fg)
+    elif kind == "wifi":
+        draw.pieslice((x1, y1, x2, y1 + (x2 - x1)), 225, 315, fill=p.fg)
+    elif kind == "bluetooth":
+        top, bottom, left, right = y1 + 4, y2 - 4, x1 + 4, x2 - 4
+        mid = (top + bottom) // 2
+        q = (bottom - top) // 4
+        draw.line(
+            [(left, mid - q), (right, mid + q), (cx, bottom), (cx, top), (right, mid - q), (left, mid + q)],
+            fill=p.fg,
+            width=4,
+        )
+    elif kind == "divider_top":
+        draw.line((x1, y1, x2, y1), fill=p.fg, width=2)
+    elif kind == "divider_bottom":
+        draw.line((x1 + 60, y2 - 1, x2 - 60, y2 - 1), fill=p.fg, width=2)
+
+
+def encode_png(image: Image.Image) -> bytes:
+    """PNG as `screencap -p` writes it (RGBA, 8 bits per channel)."""
+    out = io.BytesIO()
+    image.convert("RGBA").save(out, "PNG", compress_level=1)
+    return out.getvalue()
+
+
+def encode_raw(image: Image.Image) -> bytes:
+    """`screencap` without -p: u32 width, height, format (RGBA_8888), colour space, then pixels."""
+    header = struct.pack("<4I", image.width, image.height, RAW_FORMAT_RGBA_8888, COLOR_SPACE_SRGB)
+    return header + image.convert("RGBA").tobytes()
