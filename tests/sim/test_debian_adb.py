@@ -6,8 +6,10 @@ import asyncio
 import io
 import json
 import os
+import re
 import struct
 import urllib.request
+from xml.etree import ElementTree
 
 import pytest
 from PIL import Image
@@ -115,9 +117,22 @@ async def test_exec_out_screencap_is_a_1080x2400_png(adb_host, connected):
     assert Image.open(io.BytesIO(png)).size == (1080, 2400)
 
 
+async def clickable_center(adb_host, serial: str) -> tuple[int, int]:
+    """The centre of the first clickable node of a fresh UI dump (the screen's centre if none)."""
+    await shell(adb_host, serial, "uiautomator", "dump", "/sdcard/window_dump.xml")
+    _, xml, _ = await shell(adb_host, serial, "cat", "/sdcard/window_dump.xml")
+    for node in ElementTree.fromstring(xml).iter("node"):
+        bounds = re.fullmatch(r"\[(\d+),(\d+)\]\[(\d+),(\d+)\]", node.get("bounds", ""))
+        if node.get("clickable") == "true" and bounds:
+            x1, y1, x2, y2 = map(int, bounds.groups())
+            return (x1 + x2) // 2, (y1 + y2) // 2
+    return 540, 1200
+
+
 async def test_tap_changes_the_next_screenshot(sim, adb_host, connected):
+    x, y = await clickable_center(adb_host, connected)
     _, before, _ = await adb_host.run("-s", connected, "exec-out", "screencap", "-p")
-    code, _, err = await shell(adb_host, connected, "input", "tap", "540", "1200")
+    code, _, err = await shell(adb_host, connected, "input", "tap", str(x), str(y))
     assert code == 0, err
     _, after, _ = await adb_host.run("-s", connected, "exec-out", "screencap", "-p")
     assert Image.open(io.BytesIO(before)).tobytes() != Image.open(io.BytesIO(after)).tobytes()

@@ -392,10 +392,11 @@ class AdbdConnection:
             self.close_stream(stream)
 
     def _on_close(self, packet: AdbPacket) -> None:
+        # adbd answers a CLSE with its own (local_socket_close shuts the remote socket down, which
+        # sends CLSE); hosts such as adb-shell wait for it. A CLSE for a gone stream is ignored.
         stream = self._stream_for(packet)
         if stream is not None:
-            self._streams.pop(stream.local_id, None)
-            stream._on_close()
+            self.close_stream(stream)
 
     def close_stream(self, stream: AdbStream) -> None:
         """Close ``stream`` from our side (CLSE) unless it is closed already."""

@@ -153,8 +153,9 @@ async def serve_shell(
 
 async def _send_output(stream: AdbStream, result: ShellResult, v2: bool) -> None:
     if not v2:
-        if result.stdout or result.stderr:
-            await stream.write(result.stdout + result.stderr)
+        merged = result.merged or result.stdout + result.stderr
+        if merged:
+            await stream.write(merged)
         return
     # One packet per stream kind; AdbStream.write splits it into WRTEs of the negotiated size.
     for packet_id, data in ((STDOUT, result.stdout), (STDERR, result.stderr)):

@@ -169,9 +169,12 @@ def tokenize(line: str, env: dict[str, str] | None = None) -> list[Word | Operat
 
 @dataclass
 class ShellResult:
+    """What a command line wrote and how it ended; ``merged`` is stdout and stderr in the order written."""
+
     stdout: bytes = b""
     stderr: bytes = b""
     exit_code: int = 0
+    merged: bytes = b""
 
 
 class Shell:
@@ -192,6 +195,8 @@ class Shell:
         self.env = {"HOME": "/", "PATH": "/product/bin:/apex/com.android.runtime/bin:/system/bin"}
         self._read_stdin = read_stdin or (lambda: b"")
         self._stdin_used = False
+        self._top: tuple[bytearray, ...] = ()
+        self._merged = bytearray()
         self.builtins: dict[str, Callable[[list[str], bytes], ShellResult]] = {
             "echo": self._echo,
             "cat": self._cat,
@@ -213,15 +218,19 @@ class Shell:
     def run(self, line: str) -> ShellResult:
         """Run a command line; ``exit`` ends it early with that code."""
         out, err = bytearray(), bytearray()
+        self._top = (out, err)
+        self._merged = bytearray()
         try:
             self._run_list(line, out, err)
         except ShellExit as stop:
             self.status = stop.code
             self.exited = True
         except ShellSyntaxError as exc:
-            err += f"{SH}: syntax error: {exc}\n".encode()
+            message = f"{SH}: syntax error: {exc}\n".encode()
+            err += message
+            self._merged += message
             self.status = 2
-        return ShellResult(bytes(out), bytes(err), self.status)
+        return ShellResult(bytes(out), bytes(err), self.status, bytes(self._merged))
 
     def _run_list(self, line: str, out: bytearray, err: bytearray) -> None:
         tokens = tokenize(line, self.env)
@@ -316,6 +325,8 @@ class Shell:
                 continue
             if isinstance(target, bytearray):
                 target += data
+                if any(target is top for top in self._top):
+                    self._merged += data
             else:
                 self.fs.write_file(str(target), data, append=True)
         return result.exit_code
