@@ -193,7 +193,7 @@ class McpHarness:
         self, tool: str, args: dict[str, Any] | None = None, **kwargs: Any
     ) -> types.CallToolResult:
         assert self.session is not None
-        with anyio.fail_after(60):
+        with anyio.fail_after(30):
             return await self.session.call_tool(tool, args, **kwargs)
 
     async def wait_no_page(self) -> None:

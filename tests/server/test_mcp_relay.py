@@ -15,6 +15,7 @@ from typing import Any
 import anyio
 import mcp.types as types
 import pytest
+from mcp.shared.exceptions import MCPDeprecationWarning
 
 from phone_agent.errors import BROWSER_NOT_CONNECTED_TEXT
 from phone_agent.tools import TOOL_NAMES
@@ -305,6 +306,23 @@ async def test_frames_that_make_no_sense_are_ignored_and_a_malformed_result_is_a
             await peer.next_request("get_latest_task"), {"content": [{"type": "text", "text": "fine"}]}
         )
         assert text_of(await again) == "fine"
+
+
+async def test_logging_set_level_above_info_silences_progress_log_messages(mcp_server: McpHarness) -> None:
+    assert mcp_server.session is not None
+    with pytest.warns(MCPDeprecationWarning):  # logging is deprecated in the newest revision, still ours here
+        await mcp_server.session.set_logging_level("warning")
+    try:
+        async with page_peer(mcp_server.port) as peer:
+            call = asyncio.create_task(mcp_server.call("run_agent_task", {"goal": "g"}))
+            request = await peer.next_request("run_agent_task")
+            await peer.progress(request, 1, "not shown")
+            await peer.answer(request, {"content": [{"type": "text", "text": "done"}]})
+            assert text_of(await call) == "done"
+        assert mcp_server.log_messages() == []
+    finally:
+        with pytest.warns(MCPDeprecationWarning):
+            await mcp_server.session.set_logging_level("debug")
 
 
 async def test_the_server_logged_its_url_and_no_traceback_to_stderr(mcp_server: McpHarness) -> None:
