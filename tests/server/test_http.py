@@ -22,7 +22,7 @@ ALLOWED = "https://phone.example.test"
 
 
 @pytest.fixture(scope="module")
-def served(page_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
+def serve_proc(page_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
     port = free_port()
     stderr = tmp_path_factory.mktemp("serve") / "stderr.txt"
     args = ["--root", str(page_root), "--allow-origin", ALLOWED]
@@ -65,14 +65,14 @@ def handshake_status(port: int, host: str, origin: str | None, path: str = "/rel
     return int(status_line.split()[1])
 
 
-def test_the_server_prints_the_url_to_open(served: ServeProcess) -> None:
-    log = served.wait_stderr("in Chrome")
-    assert f"phone-agent: open http://127.0.0.1:{served.port}/ in Chrome" in log
-    assert served.process.stdout is not None
+def test_the_server_prints_the_url_to_open(serve_proc: ServeProcess) -> None:
+    log = serve_proc.wait_stderr("in Chrome")
+    assert f"phone-agent: open http://127.0.0.1:{serve_proc.port}/ in Chrome" in log
+    assert serve_proc.process.stdout is not None
 
 
-def test_api_config_says_it_is_phone_agent(served: ServeProcess) -> None:
-    status, headers, body = request(served.port, "/api/config")
+def test_api_config_says_it_is_phone_agent(serve_proc: ServeProcess) -> None:
+    status, headers, body = request(serve_proc.port, "/api/config")
     assert status == 200 and headers["content-type"].startswith("application/json")
     config = json.loads(body)
     assert config["server"] == "phone-agent" and config["relay"] == "/relay" and config["version"]
@@ -112,36 +112,36 @@ def test_api_config_says_it_is_phone_agent(served: ServeProcess) -> None:
     ],
 )
 def test_page_files_are_served_with_their_mime_type(
-    served: ServeProcess, path: str, file: str, mime: str
+    serve_proc: ServeProcess, path: str, file: str, mime: str
 ) -> None:
-    status, headers, body = request(served.port, path)
+    status, headers, body = request(serve_proc.port, path)
     assert status == 200
     assert headers["content-type"] == mime
     assert body == PAGE_FILES[file]
     assert headers["etag"] and headers["last-modified"]
 
 
-def test_vendored_runtime_is_cached_and_the_rest_revalidated(served: ServeProcess) -> None:
-    _, wasm, _ = request(served.port, "/static/vendor/pyodide/pyodide.asm.wasm")
+def test_vendored_runtime_is_cached_and_the_rest_revalidated(serve_proc: ServeProcess) -> None:
+    _, wasm, _ = request(serve_proc.port, "/static/vendor/pyodide/pyodide.asm.wasm")
     assert wasm["cache-control"] == "public, max-age=86400"
     for path in ("/", "/pyscript.toml", "/py/main.py", "/static/app.js"):
-        _, headers, _ = request(served.port, path)
+        _, headers, _ = request(serve_proc.port, path)
         assert headers["cache-control"] == "no-cache", path
 
 
 @pytest.mark.parametrize("path", ["/", "/py/main.py", "/static/vendor/pyodide/pyodide.asm.wasm"])
-def test_a_reload_revalidates_with_304(served: ServeProcess, path: str) -> None:
-    _, first, _ = request(served.port, path)
-    status, headers, body = request(served.port, path, headers={"If-None-Match": first["etag"]})
+def test_a_reload_revalidates_with_304(serve_proc: ServeProcess, path: str) -> None:
+    _, first, _ = request(serve_proc.port, path)
+    status, headers, body = request(serve_proc.port, path, headers={"If-None-Match": first["etag"]})
     assert status == 304 and body == b"" and headers["etag"] == first["etag"]
-    status, _, body = request(served.port, path, headers={"If-Modified-Since": first["last-modified"]})
+    status, _, body = request(serve_proc.port, path, headers={"If-Modified-Since": first["last-modified"]})
     assert status == 304 and body == b""
-    status, _, body = request(served.port, path, headers={"If-None-Match": '"something-else"'})
+    status, _, body = request(serve_proc.port, path, headers={"If-None-Match": '"something-else"'})
     assert status == 200 and body
 
 
-def test_head_answers_headers_without_a_body(served: ServeProcess) -> None:
-    status, headers, body = request(served.port, "/static/vendor/pyodide/pyodide.asm.wasm", method="HEAD")
+def test_head_answers_headers_without_a_body(serve_proc: ServeProcess) -> None:
+    status, headers, body = request(serve_proc.port, "/static/vendor/pyodide/pyodide.asm.wasm", method="HEAD")
     assert status == 200 and body == b""
     assert headers["content-length"] == str(len(PAGE_FILES["static/vendor/pyodide/pyodide.asm.wasm"]))
     assert headers["content-type"] == "application/wasm"
@@ -166,33 +166,35 @@ def test_head_answers_headers_without_a_body(served: ServeProcess) -> None:
         "/nothing-here",
     ],
 )
-def test_nothing_else_is_served(served: ServeProcess, path: str) -> None:
-    status, _, body = request(served.port, path)
+def test_nothing_else_is_served(serve_proc: ServeProcess, path: str) -> None:
+    status, _, body = request(serve_proc.port, path)
     assert status == 404, (path, body)
     assert b"SECRET" not in body and b"secret" not in body
 
 
-def test_other_methods_are_refused(served: ServeProcess) -> None:
-    status, _, _ = request(served.port, "/index.html", method="POST")
+def test_other_methods_are_refused(serve_proc: ServeProcess) -> None:
+    status, _, _ = request(serve_proc.port, "/index.html", method="POST")
     assert status == 405
 
 
 @pytest.mark.parametrize("host", ["evil.example:{port}", "127.0.0.1:1", "localhost", "192.168.1.2:{port}"])
-def test_a_foreign_host_header_is_refused(served: ServeProcess, host: str) -> None:
-    status, _, _ = request(served.port, "/", host=host.format(port=served.port))
+def test_a_foreign_host_header_is_refused(serve_proc: ServeProcess, host: str) -> None:
+    status, _, _ = request(serve_proc.port, "/", host=host.format(port=serve_proc.port))
     assert status in (403, 421)
-    status, _, _ = request(served.port, "/api/config", host=host.format(port=served.port))
+    status, _, _ = request(serve_proc.port, "/api/config", host=host.format(port=serve_proc.port))
     assert status in (403, 421)
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1:{port}", "localhost:{port}", "[::1]:{port}", "LOCALHOST:{port}"])
-def test_loopback_host_headers_are_accepted(served: ServeProcess, host: str) -> None:
-    status, _, _ = request(served.port, "/", host=host.format(port=served.port))
+def test_loopback_host_headers_are_accepted(serve_proc: ServeProcess, host: str) -> None:
+    status, _, _ = request(serve_proc.port, "/", host=host.format(port=serve_proc.port))
     assert status == 200
 
 
-def test_handshakes_from_the_servers_own_origins_and_allowed_ones_are_accepted(served: ServeProcess) -> None:
-    port = served.port
+def test_handshakes_from_the_servers_own_origins_and_allowed_ones_are_accepted(
+    serve_proc: ServeProcess,
+) -> None:
+    port = serve_proc.port
     for origin in (origin_of(port), origin_of(port, "localhost"), origin_of(port, "[::1]"), ALLOWED):
         assert handshake_status(port, f"127.0.0.1:{port}", origin) == 101, origin
     assert handshake_status(port, f"localhost:{port}", origin_of(port, "localhost"), path="/") == 101
@@ -210,22 +212,22 @@ def test_handshakes_from_the_servers_own_origins_and_allowed_ones_are_accepted(s
     ],
 )
 def test_handshakes_with_a_foreign_or_missing_origin_or_host_are_refused(
-    served: ServeProcess, host: str, origin: str | None
+    serve_proc: ServeProcess, host: str, origin: str | None
 ) -> None:
-    port = served.port
+    port = serve_proc.port
     status = handshake_status(port, host.format(port=port), origin and origin.format(port=port))
     assert status == 403
 
 
-async def test_the_self_check_asks_a_new_page_for_its_device_status(served: ServeProcess) -> None:
+async def test_the_self_check_asks_a_new_page_for_its_device_status(serve_proc: ServeProcess) -> None:
     connected = time.monotonic()
-    peer = await Peer.connect(served.port)
+    peer = await Peer.connect(serve_proc.port)
     try:
         request_frame = await peer.next_request("get_device_status", timeout=15)
         assert time.monotonic() - connected > 2.5  # it waits ~3 s before checking
         assert request_frame["args"] == {}
         await peer.answer(request_frame, {"content": [{"type": "text", "text": '{"connected":false}'}]})
-        log = await asyncio.to_thread(served.wait_stderr, "device status")
+        log = await asyncio.to_thread(serve_proc.wait_stderr, "device status")
         assert 'phone-agent: page connected; device status: {"connected":false}' in log
     finally:
         await peer.close()
