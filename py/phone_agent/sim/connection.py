@@ -201,7 +201,8 @@ class AdbdConnection:
         """Queue one packet on the socket (header and payload written separately: no 1 MiB concat)."""
         if self.state is ConnectionState.CLOSED or self.writer.is_closing():
             return
-        with_checksum = self.version < VERSION_SKIP_CHECKSUM
+        # CNXN and AUTH always carry a checksum: the host verifies them before it knows our version.
+        with_checksum = self.version < VERSION_SKIP_CHECKSUM or packet.command in (Command.CNXN, Command.AUTH)
         self.writer.write(packet.header(with_checksum=with_checksum))
         if packet.payload:
             self.writer.write(packet.payload)
