@@ -155,3 +155,24 @@ async def test_closing_the_relay_fails_pending_calls_and_closes_the_page() -> No
     assert result["isError"] and result["structuredContent"]["code"] == "browser_not_connected"
     assert link.closed is not None and link.closed[0] == CLOSE_SHUTDOWN
     assert not r.has_page
+
+
+async def test_a_call_cancelled_while_its_request_is_being_sent_is_forgotten() -> None:
+    r = relay()
+    link = FakeLink()
+    release = asyncio.Event()
+    sending = asyncio.Event()
+
+    async def slow_send(text: str) -> None:
+        sending.set()
+        await release.wait()
+
+    link.send_text = slow_send  # type: ignore[method-assign]
+    await r.page_connected(link)
+    call = asyncio.create_task(r.call("get_latest_task", {}))
+    await asyncio.wait_for(sending.wait(), 5)
+    assert len(r.core.pending) == 1
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    assert r.core.pending == {}

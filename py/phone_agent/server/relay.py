@@ -124,36 +124,35 @@ class Relay:
         state = _CallState(asyncio.get_running_loop().create_future())
         call.context = state
         link = self._links[call.page]
-        try:
-            await link.send_text(self.core.request_frame(call))
-        except Exception as exc:
-            log.info("could not send %s to the page: %s", call.tool, exc)
-            self.core.end_call(call.id)
-            return page_disconnected(call.tool).to_result()
-        log.debug("sent %s as %s", call.tool, call.id)
-        pump = asyncio.create_task(self._pump_progress(call, state, on_progress))
+        pump: asyncio.Task[None] | None = None
         try:
             try:
+                await link.send_text(self.core.request_frame(call))
+            except Exception as exc:
+                log.info("could not send %s to the page: %s", call.tool, exc)
+                self.core.end_call(call.id)
+                return page_disconnected(call.tool).to_result()
+            log.debug("sent %s as %s", call.tool, call.id)
+            pump = asyncio.create_task(self._pump_progress(call, state, on_progress))
+            try:
                 async with asyncio.timeout(call.timeout_ms / 1000):
+                    # shield: a timeout must not cancel the future an answer may still be set on.
                     result = await asyncio.shield(state.future)
             except TimeoutError:
                 if state.future.done():  # answered in the same instant the time ran out: keep the answer
                     result = state.future.result()
                 else:
                     self.core.end_call(call.id)
-                    log.info(
-                        'tool "%s" timed out after %dms; asked the page to cancel it',
-                        call.tool,
-                        call.timeout_ms,
-                    )
+                    log.info('tool "%s" timed out after %dms; cancelling it', call.tool, call.timeout_ms)
                     self._spawn(self._send_cancel(call))
                     result = errors.timed_out(call.tool, call.timeout_ms).to_result()
         except asyncio.CancelledError:
             # The MCP client cancelled: the page should stop working on it too.
             if self.core.end_call(call.id) is not None:
-                log.info('tool "%s" was cancelled by the client; asked the page to cancel it', call.tool)
+                log.info('tool "%s" was cancelled by the client; cancelling it in the page', call.tool)
                 self._spawn(self._send_cancel(call))
-            pump.cancel()
+            if pump is not None:
+                pump.cancel()
             raise
         # Progress that arrived before the answer is delivered before the answer.
         state.progress.put_nowait(None)
@@ -161,9 +160,7 @@ class Relay:
             async with asyncio.timeout(PROGRESS_DRAIN_S):
                 await pump
         except TimeoutError:
-            log.warning(
-                "progress for %s was still being delivered when it ended; the rest is dropped", call.id
-            )
+            log.warning("progress of %s was still queued when it ended; the rest is dropped", call.id)
         return result
 
     # -- shutdown -------------------------------------------------------------------------------
