@@ -236,3 +236,18 @@ def test_concurrent_runs_do_not_corrupt_state() -> None:
     assert not errors
     text = phone.state()["focused_text"]
     assert len(text) == 800 and all(text.count(c) == 200 for c in "abcd")
+
+
+def test_motionevent_down_up_is_a_tap(h: Harness) -> None:
+    h.out("input", "motionevent", "DOWN", "405", "1545")
+    h.out("input", "motionevent", "UP", "405", "1545")
+    assert h.phone.state()["screen"] == "messages/list"
+
+
+def test_am_start_wait_reports_the_launch(h: Harness) -> None:
+    out = h.out("am", "start", "-W", "-n", "com.android.settings/.Settings")
+    assert (
+        "Status: ok" in out
+        and "Activity: com.android.settings/.Settings" in out
+        and out.endswith("Complete\n")
+    )

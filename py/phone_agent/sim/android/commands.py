@@ -363,6 +363,7 @@ class Intent:
         self.categories: list[str] = []
         self.extras: dict[str, str] = {}
         self.force_stop = False
+        self.wait = False
 
     def describe(self, flags: str = "") -> str:
         parts = []
@@ -442,6 +443,8 @@ def parse_intent(command: str, a: Args) -> Intent:
             a.required()
         elif arg == "-S":
             intent.force_stop = True
+        elif arg == "-W":
+            intent.wait = True
         elif arg in _NO_VALUE_FLAGS or arg.startswith("--activity-") or arg.startswith("--receiver-"):
             pass
         elif arg.startswith("-"):
@@ -588,7 +591,16 @@ def am(phone: VirtualPhone, args: list[str], stdin: bytes, fs: FileStore) -> Com
     a = Args(sub, args[1:])
     try:
         if sub in ("start", "start-activity"):
-            return _start(phone, parse_intent(sub, a))
+            intent = parse_intent(sub, a)
+            result = _start(phone, intent)
+            if intent.wait and result.exit_code == 0:
+                package, activity = phone.focused_activity()
+                short = apps.short_activity(package, activity)
+                result.stdout += (
+                    f"Status: ok\nLaunchState: COLD\nActivity: {package}/{short}\n"
+                    "TotalTime: 212\nWaitTime: 215\nComplete\n"
+                ).encode()
+            return result
         if sub == "broadcast":
             return _broadcast(phone, parse_intent(sub, a))
         if sub in ("force-stop", "kill", "stop-app"):
@@ -891,8 +903,6 @@ def _dumpsys_window(phone: VirtualPhone, section: str) -> str:
             f"    init={SCREEN_WIDTH}x{SCREEN_HEIGHT} {DENSITY}dpi cur={SCREEN_WIDTH}x{SCREEN_HEIGHT}"
             f" app={SCREEN_WIDTH}x{screens.NAV_Y} rng=1080x1017-2400x2337",
             "    deferred=false mLayoutNeeded=false mTouchExcludeRegion=SkRegion()",
-            f"  mCurrentFocus={window}",
-            f"  mFocusedApp={record}",
             "",
         ]
     out += [

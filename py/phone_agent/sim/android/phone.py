@@ -132,6 +132,7 @@ class VirtualPhone:
         self.sent: list[dict[str, str]] = []
         self.catalog_scroll = 0
         self.clipboard = ""
+        self.pointer_down: tuple[float, float, float] | None = None  # `input motionevent DOWN`
         self._changed()
 
     def _changed(self) -> None:
