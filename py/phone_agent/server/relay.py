@@ -219,7 +219,11 @@ class Relay:
         await asyncio.sleep(self.self_check_delay_s)
         if self.core.page != page:
             return
-        result = await self.call("get_device_status", {})
+        try:
+            result = await self.call("get_device_status", {})
+        except Exception as exc:  # a check must never take anything down with it
+            log.warning("the self-check failed: %s", exc)
+            return
         if self.core.page != page and result.get("isError"):
             return  # the page left during the check; its disconnect was logged already
         log.info("page connected; device status: %s", _result_text(result))

@@ -150,6 +150,11 @@ class WebServer:
                     raise StartupError("the web server stopped while starting")
                 await asyncio.sleep(0.02)
         relay_url = self.url.replace("http://", "ws://", 1).rstrip("/") + RELAY_PATH
+        root = self.options.root
+        if not (root / "index.html").is_file():
+            log.warning("%s has no index.html: the page will not load (wrong --root?)", root)
+        elif not (root / "static" / "vendor" / "pyodide").is_dir():
+            log.warning("%s has no static/vendor/pyodide: run scripts/setup to vendor the runtime", root)
         print(f"phone-agent: serving {self.options.root} (page and relay on one port)", file=sys.stderr)
         print(f"phone-agent: WebSocket relay on {relay_url}", file=sys.stderr)
         print(f"phone-agent: open {self.url} in Chrome", file=sys.stderr, flush=True)
