@@ -1,0 +1,115 @@
+"""`dumpsys`: window focus, activities, battery, Wi-Fi, Bluetooth, input method, display."""
+
+from __future__ import annotations
+
+import zlib
+from typing import TYPE_CHECKING
+
+from .. import apps, screens
+from ..contract import CommandResult, FileStore
+from ..props import DENSITY, SCREEN_HEIGHT, SCREEN_WIDTH
+from .base import fail, ok
+
+if TYPE_CHECKING:
+    from ..phone import VirtualPhone
+
+
+def _hash(text: str) -> str:
+    return f"{zlib.crc32(text.encode()):08x}"[1:]
+
+
+def _focus_lines(phone: VirtualPhone) -> tuple[str, str]:
+    package, activity = phone.focused_activity()
+    task = zlib.crc32(package.encode()) % 90 + 10
+    window = f"Window{{{_hash(package + activity)} u0 {package}/{activity}}}"
+    record = (
+        f"ActivityRecord{{{_hash(activity)} u0 {package}/{apps.short_activity(package, activity)} t{task}}}"
+    )
+    return window, record
+
+
+def _dumpsys_window(phone: VirtualPhone, section: str) -> str:
+    window, record = _focus_lines(phone)
+    package, _ = phone.focused_activity()
+    out = []
+    if section in ("", "windows", "w"):
+        out += [
+            "WINDOW MANAGER WINDOWS (dumpsys window windows)",
+            f"  Window #0 Window{{{_hash('nav')} u0 NavigationBar0}}:",
+            "    mDisplayId=0 rootTaskId=1 mSession=Session{1c2d3e4 1234:u0a10101}"
+            " mClient=android.os.BinderProxy@a1b2c3",
+            "    mOwnerUid=10101 showForAllUsers=true package=com.android.systemui appop=NONE",
+            f"  Window #1 Window{{{_hash('status')} u0 StatusBar}}:",
+            "    mDisplayId=0 rootTaskId=1 mSession=Session{1c2d3e4 1234:u0a10101}"
+            " mClient=android.os.BinderProxy@d4e5f6",
+            "    mOwnerUid=10101 showForAllUsers=true package=com.android.systemui appop=NONE",
+            f"  Window #2 {window}:",
+            "    mDisplayId=0 rootTaskId=12 mSession=Session{5f6a7b8 4321:u0a10123}"
+            f" mClient=android.os.BinderProxy@{_hash(package)}",
+            f"    mOwnerUid=10123 showForAllUsers=false package={package} appop=NONE",
+            f"    mActivityRecord={record}",
+            "",
+        ]
+    if section in ("", "displays", "d", "windows", "w"):
+        out += [
+            "WINDOW MANAGER DISPLAY CONTENTS (dumpsys window displays)",
+            "  Display: mDisplayId=0 (organized) rootTasks=3",
+            f"    init={SCREEN_WIDTH}x{SCREEN_HEIGHT} {DENSITY}dpi cur={SCREEN_WIDTH}x{SCREEN_HEIGHT}"
+            f" app={SCREEN_WIDTH}x{screens.NAV_Y} rng=1080x1017-2400x2337",
+            "    deferred=false mLayoutNeeded=false mTouchExcludeRegion=SkRegion()",
+            "",
+        ]
+    out += [
+        "  mGlobalConfiguration={1.0 ?mcc?mnc [en_US] ldltr sw411dp w411dp h914dp 420dpi nrml long port"
+        " finger -keyb/v/h -nav/h}",
+        "  mHasPermanentDpad=false",
+        "  mTopFocusedDisplayId=0",
+        f"  mInputMethodWindow=Window{{{_hash('ime')} u0 InputMethod}}",
+        f"  mCurrentFocus={window}",
+        f"  mFocusedApp={record}",
+    ]
+    return "\n".join(out) + "\n"
+
+
+def dumpsys(phone: VirtualPhone, args: list[str], stdin: bytes, fs: FileStore) -> CommandResult:
+    service = args[0] if args else ""
+    section = args[1] if len(args) > 1 else ""
+    if service == "window":
+        return ok(_dumpsys_window(phone, section))
+    if service == "activity":
+        _, record = _focus_lines(phone)
+        return ok(
+            "ACTIVITY MANAGER ACTIVITIES (dumpsys activity activities)\n"
+            "Display #0 (activities from top to bottom):\n"
+            f"  mResumedActivity: {record}\n"
+            f"  ResumedActivity: {record}\n"
+            f"  mFocusedApp={record}\n"
+        )
+    if service == "battery":
+        return ok(
+            "Current Battery Service state:\n  AC powered: false\n  USB powered: true\n"
+            "  Wireless powered: false\n"
+            f"  status: 2\n  health: 2\n  present: true\n  level: {phone.battery}\n  scale: 100\n"
+            "  voltage: 4123\n  temperature: 285\n  technology: Li-ion\n"
+        )
+    if service == "wifi":
+        return ok("Wi-Fi is enabled\n" if phone.wifi else "Wi-Fi is disabled\n")
+    if service == "bluetooth_manager":
+        return ok(
+            f"Bluetooth Status\n  enabled: {str(phone.bluetooth).lower()}\n"
+            f"  state: {'ON' if phone.bluetooth else 'OFF'}\n"
+        )
+    if service == "input_method":
+        return ok(f"Input Method Manager Service state:\n  mCurMethodId={phone.ime}\n")
+    if service == "display":
+        return ok(
+            '  mBaseDisplayInfo=DisplayInfo{"Built-in Screen", displayId 0, '
+            f"real {SCREEN_WIDTH} x {SCREEN_HEIGHT}, "
+            f"rotation 0, state ON, density {DENSITY}}}\n"
+        )
+    if service in ("", "-l"):
+        return ok("Currently running services:\n" + "".join(f"  {s}\n" for s in DUMPSYS_SERVICES))
+    return fail(f"Can't find service: {service}\n", 0)
+
+
+DUMPSYS_SERVICES = ["activity", "battery", "bluetooth_manager", "display", "input_method", "wifi", "window"]
