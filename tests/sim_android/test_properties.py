@@ -70,3 +70,76 @@ def test_random_input_keeps_the_dump_consistent(sequence: list[list[str]]) -> No
         if element.attrib["clickable"] == "true":
             hit = hit_test(windows, (x1 + x2) // 2, (y1 + y2) // 2)
             assert hit is not None and hit.bounds == (x1, y1, x2, y2)
+
+
+words = st.sampled_from(
+    [
+        "-p",
+        "-n",
+        "-a",
+        "-d",
+        "-c",
+        "--es",
+        "--ei",
+        "msg",
+        "1",
+        "0",
+        "-3",
+        "list",
+        "packages",
+        "start",
+        "broadcast",
+        "force-stop",
+        "get",
+        "put",
+        "global",
+        "wifi_on",
+        "size",
+        "density",
+        "dump",
+        "tap",
+        "swipe",
+        "text",
+        "keyevent",
+        "com.android.settings",
+        "com.android.settings/.Settings",
+        "https://x.org",
+        "ADB_INPUT_B64",
+        "%s",
+        "-W",
+        "resolve-activity",
+        "--brief",
+        "window",
+        "windows",
+        "/sdcard/x",
+        "/nope/y",
+        "set",
+        "enable",
+        "-s",
+        "é",
+        "",
+    ]
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.sampled_from(sorted(VirtualPhone().command_names())),
+    st.lists(st.one_of(words, st.text(max_size=6)), max_size=7),
+)
+def test_any_arguments_get_an_answer_not_an_exception(name: str, args: list[str]) -> None:
+    phone = VirtualPhone()
+    store = _Store()
+    result = phone.run([name, *args], b"", store)
+    assert isinstance(result.exit_code, int) and 0 <= result.exit_code <= 255
+    assert b"Exception occurred while executing" not in result.stderr or b"java.lang." in result.stderr
+    json.dumps(phone.state())
+
+
+class _Store:
+    def read_file(self, path: str) -> bytes:
+        raise FileNotFoundError(path)
+
+    def write_file(self, path: str, data: bytes) -> None:
+        if not path.startswith(("/sdcard/", "/data/local/tmp/")):
+            raise FileNotFoundError(path)

@@ -12,6 +12,7 @@ in a loop cost nothing while the screen stays the same.
 from __future__ import annotations
 
 import copy
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -26,6 +27,8 @@ from .data import CONTACTS, INITIAL_MESSAGES
 from .props import device_props
 from .screens import COMPOSE_ID, URL_BAR_ID, Screen
 from .ui import UiNode, find_scrollable, hit_test
+
+log = logging.getLogger(__name__)
 
 TOUCH_SLOP = 24  # pixels a finger may move and still tap
 LONG_PRESS_MS = 500
@@ -63,7 +66,12 @@ class VirtualPhone:
             message = f"/system/bin/sh: {name}: inaccessible or not found\n"
             return CommandResult(stderr=message.encode(), exit_code=127)
         with self._lock:
-            return handler(self, list(argv[1:]), stdin, fs)
+            try:
+                return handler(self, list(argv[1:]), stdin, fs)
+            except Exception as exc:  # a bug here must not take the adbd connection down
+                log.exception("%s failed", argv[0])
+                message = f"Exception occurred while executing '{argv[0]}':\n{exc!r}\n"
+                return CommandResult(stderr=message.encode(), exit_code=255)
 
     def state(self) -> dict[str, Any]:
         """A JSON-able snapshot of what tests and the control endpoint check."""

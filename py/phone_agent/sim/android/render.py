@@ -55,7 +55,7 @@ def _text(draw: ImageDraw.ImageDraw, box: Rect, text: str, p: Paint, fg: Color |
     x1, y1, x2, y2 = box
     cy = (y1 + y2) // 2
     width = x2 - x1 - 2 * p.pad
-    text = ellipsize(text, p.size, width)
+    text = ellipsize(text.replace("\n", " "), p.size, width)
     stroke = 1 if p.bold else 0
     color = fg or p.fg
     f = font(p.size)
@@ -144,7 +144,7 @@ def _paint(image: Image.Image, node: UiNode, p: Paint, box: Rect) -> None:
     elif kind == "edit":
         if node.focused:
             draw.rounded_rectangle(box, radius=p.radius, outline=PRIMARY, width=4)
-        shown = node.text if node.text != p.label else ""
+        shown = (node.text if node.text != p.label else "").replace("\n", " ")
         width = x2 - x1 - 2 * p.pad - 10
         f = font(p.size)
         if shown:

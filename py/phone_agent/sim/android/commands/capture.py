@@ -26,9 +26,13 @@ def screencap(phone: VirtualPhone, args: list[str], stdin: bytes, fs: FileStore)
     png, path, i = False, None, 0
     while i < len(args):
         arg = args[i]
-        if arg == "-p":
+        if arg in ("-p", "--png"):
             png = True
+        elif arg in ("-a", "--hint-for-seamless"):
+            pass  # one display: "all displays" is this one
         elif arg == "-d" and i + 1 < len(args):
+            if not args[i + 1].isdigit():
+                return fail("Invalid display ID: Out of range [0, 2^64).\n", 1)
             i += 1
         elif arg.startswith("-"):
             return fail(SCREENCAP_USAGE, 1)
@@ -44,7 +48,7 @@ def screencap(phone: VirtualPhone, args: list[str], stdin: bytes, fs: FileStore)
         return CommandResult(stdout=data)
     reason = write_reason(fs, path, data)
     if reason:
-        return fail(f"Error opening file: {path} ({reason})\n", 1)
+        return fail(f"Error opening file: {path} ({reason})\nSaving image failed.\n", 1)
     return ok()
 
 
