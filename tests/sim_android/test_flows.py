@@ -251,3 +251,23 @@ def test_am_start_wait_reports_the_launch(h: Harness) -> None:
         and "Activity: com.android.settings/.Settings" in out
         and out.endswith("Complete\n")
     )
+
+
+def test_an_intent_into_a_fresh_task_leaves_the_app_on_back(h: Harness) -> None:
+    h.out("am", "start", "-a", "android.intent.action.VIEW", "-d", "https://example.org/")
+    h.out("input", "keyevent", "KEYCODE_BACK")
+    assert h.phone.state()["screen"] == "home"
+    h.out("am", "start", "-a", "android.settings.BLUETOOTH_SETTINGS")
+    assert h.phone.state()["back_stack"] == ["settings/connected"]
+    h.out("input", "keyevent", "KEYCODE_BACK")
+    assert h.phone.state()["screen"] == "home"
+
+
+def test_the_address_bar_loads_what_is_typed(h: Harness) -> None:
+    h.out("monkey", "-p", "com.android.chrome", "-c", "android.intent.category.LAUNCHER", "1")
+    h.tap(h.node(resource_id="com.android.chrome:id/url_bar"))
+    h.out("input", "text", "example.com")
+    h.out("input", "keyevent", "KEYCODE_ENTER")
+    state = h.phone.state()
+    assert state["screen_arg"] == "https://example.com" and state["focused_field"] is None
+    assert h.node(resource_id="com.android.chrome:id/url_bar")["text"] == "https://example.com"

@@ -74,7 +74,19 @@ class VirtualPhone:
                 return CommandResult(stderr=message.encode(), exit_code=255)
 
     def state(self) -> dict[str, Any]:
-        """A JSON-able snapshot of what tests and the control endpoint check."""
+        """A JSON-able snapshot of what tests and the control endpoint check.
+
+        Keys: screen ("home", "recents", "settings/main", "settings/network",
+        "settings/connected", "settings/about", "messages/list", "messages/thread",
+        "catalog/list", "catalog/item", "browser/page", "clock/main", "camera/main"),
+        screen_arg (the thread's contact, the item number, the page URL, else ""),
+        package and activity (the focused window, as dumpsys reports it), wifi,
+        bluetooth, focused_field (resource-id or None), focused_text (None when no
+        field has focus), messages ({contact: [{"from": "me"|"them", "text"}]}),
+        sent ([{"to", "text"}] in order), drafts (unsent text per contact),
+        catalog_scroll (pixels), recents (packages, most recent first), back_stack
+        (screens of the app in front), clipboard, ime, version (bumped by every change).
+        """
         with self._lock:
             screen = self.top_screen()
             if self.showing_recents:
@@ -215,15 +227,16 @@ class VirtualPhone:
         self._changed()
 
     def start_screen(self, package: str, screen: Screen) -> None:
-        """Open a screen of an app (an intent naming a non-main activity)."""
-        app = apps.APPS[package]
+        """Open a screen of an app (an intent naming a non-main activity or carrying data).
+
+        A fresh task holds just that screen, so BACK from it leaves the app, as
+        when Android starts one activity into a new task.
+        """
         if package not in self.tasks:
-            main = Screen(app.screens[app.main_activity])
-            self.tasks[package] = [main] if (main.name, main.arg) != (screen.name, screen.arg) else []
-        self._to_front(package)
-        if not self.tasks[package]:
-            self.tasks[package].append(screen)
+            self.tasks[package] = [screen]
+            self._to_front(package)
         else:
+            self._to_front(package)
             self.push(screen)
 
     def back(self) -> None:
