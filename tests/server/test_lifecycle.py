@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import threading
 import time
 from pathlib import Path
+
+import pytest
 
 from tests.server.harness import PHONE_AGENT, Peer, free_port, wait_listening
 
@@ -136,3 +139,31 @@ def test_a_bad_port_in_the_environment_is_refused(tmp_path: Path) -> None:
     )
     assert done.returncode != 0
     assert "PHONE_AGENT_WS_PORT" in done.stderr.decode()
+
+
+@pytest.mark.parametrize("command", ["serve", "mcp"])
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_stops_the_server_promptly_and_frees_the_port(
+    page_root: Path, tmp_path: Path, command: str, sig: signal.Signals
+) -> None:
+    port = free_port()
+    process = subprocess.Popen(
+        [PHONE_AGENT, command, "--port", str(port), "--root", str(page_root)],
+        # mcp keeps stdin open (a client that signals instead of closing stdin)
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_listening(port, process)
+        started = time.monotonic()
+        process.send_signal(sig)
+        process.wait(10)
+        assert time.monotonic() - started < 5
+        assert port_is_free(port)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(10)
+        assert process.stdin is not None
+        process.stdin.close()

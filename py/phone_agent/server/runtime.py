@@ -9,8 +9,11 @@ is replaced, not tuned.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import logging
+import os
+import signal
 import socket
 import sys
 from collections.abc import Mapping
@@ -113,6 +116,13 @@ def page_url(host: str, port: int) -> str:
     return f"http://{shown}:{port}/"
 
 
+class _QuietUvicorn(uvicorn.Server):
+    """uvicorn without its own signal handling: this process decides what a signal stops (``run``)."""
+
+    def capture_signals(self) -> contextlib.AbstractContextManager[None]:  # type: ignore[override]
+        return contextlib.nullcontext()
+
+
 class WebServer:
     """The relay and the page on one port, under uvicorn, as a task in the caller's loop."""
 
@@ -134,7 +144,7 @@ class WebServer:
             lifespan="off",
             server_header=False,
         )
-        self._uvicorn = uvicorn.Server(config)
+        self._uvicorn = _QuietUvicorn(config)
         self._task: asyncio.Task[None] | None = None
 
     @property
@@ -159,10 +169,10 @@ class WebServer:
         print(f"phone-agent: WebSocket relay on {relay_url}", file=sys.stderr)
         print(f"phone-agent: open {self.url} in Chrome", file=sys.stderr, flush=True)
 
-    async def wait(self) -> None:
-        """Until uvicorn stops by itself (a signal in ``serve`` mode)."""
-        assert self._task is not None
-        await self._task
+    @property
+    def task(self) -> asyncio.Task[None]:
+        assert self._task is not None, "start() first"
+        return self._task
 
     async def stop(self) -> None:
         await self.relay.close()
@@ -177,18 +187,22 @@ class WebServer:
         self._sock.close()
 
 
-async def serve(options: ServerOptions) -> None:
-    """``phone-agent serve``: the page and the relay until interrupted."""
+async def serve(options: ServerOptions) -> int | None:
+    """``phone-agent serve``: the page and the relay until SIGINT or SIGTERM. Answers the signal."""
     web = WebServer(options)
     await web.start()
+    stopping = _StopSignals()
     try:
-        await web.wait()
+        await stopping.wait_or(web.task)
     finally:
+        stopping.remove()
         await web.stop()
+    return stopping.signal
 
 
-async def serve_with_mcp(options: ServerOptions) -> None:
-    """``phone-agent mcp``: the page, the relay and the MCP server on stdio, until stdin closes."""
+async def serve_with_mcp(options: ServerOptions) -> int | None:
+    """``phone-agent mcp``: the page, the relay and the MCP server on stdio, until stdin closes (or a
+    signal). Answers the signal, if one ended it."""
     from mcp.server.stdio import stdio_server
 
     from .mcp_bridge import build_mcp_server
@@ -196,22 +210,74 @@ async def serve_with_mcp(options: ServerOptions) -> None:
     web = WebServer(options)
     await web.start()
     mcp_server = build_mcp_server(web.relay)
-    try:
+
+    async def speak_mcp() -> None:
         async with stdio_server() as (read_stream, write_stream):
             await mcp_server.run(read_stream, write_stream, mcp_server.create_initialization_options())
         log.info("the MCP client closed stdin; stopping")
+
+    stopping = _StopSignals()
+    session = asyncio.create_task(speak_mcp())
+    try:
+        await stopping.wait_or(session)
+        if session.done():
+            session.result()
     finally:
+        stopping.remove()
         await web.stop()
+    if stopping.signal is not None:
+        # The stdin reader may still block in its thread, which no cancellation ends: leave by the
+        # signal itself rather than wait for it (the port is closed already).
+        _die_by(stopping.signal)
+    return None
+
+
+class _StopSignals:
+    """SIGINT and SIGTERM as an event the main coroutine waits on, beside the work it supervises."""
+
+    def __init__(self) -> None:
+        self.signal: int | None = None
+        self._event = asyncio.Event()
+        self._loop = asyncio.get_running_loop()
+        self._installed: list[int] = []
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                self._loop.add_signal_handler(sig, self._on_signal, sig)
+                self._installed.append(sig)
+            except (NotImplementedError, RuntimeError):  # pragma: no cover - not the main thread, Windows
+                pass
+
+    def _on_signal(self, sig: int) -> None:
+        log.info("received %s; stopping", signal.Signals(sig).name)
+        self.signal = sig
+        self._event.set()
+
+    async def wait_or(self, task: asyncio.Task[None]) -> None:
+        waiter = asyncio.ensure_future(self._event.wait())
+        try:
+            await asyncio.wait({waiter, task}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            waiter.cancel()
+
+    def remove(self) -> None:
+        for sig in self._installed:
+            self._loop.remove_signal_handler(sig)
+
+
+def _die_by(sig: int) -> None:
+    """End the process the way the signal would have, now that the port is closed."""
+    sys.stderr.flush()
+    signal.signal(sig, signal.SIG_DFL)
+    signal.raise_signal(sig)
+    os._exit(128 + sig)  # pragma: no cover - raise_signal with SIG_DFL does not return
 
 
 def run(options: ServerOptions, *, with_mcp: bool) -> int:
     """Run ``serve`` or ``mcp`` to its end; the process exit code."""
     configure_logging(options.verbose)
     try:
-        asyncio.run(serve_with_mcp(options) if with_mcp else serve(options))
+        stopped_by = asyncio.run(serve_with_mcp(options) if with_mcp else serve(options))
     except StartupError as exc:
         print(f"phone-agent: error: {exc}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        return 130
-    return 0
+    return 0 if stopped_by in (None, signal.SIGTERM) else 128 + stopped_by
