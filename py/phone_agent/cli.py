@@ -1,5 +1,7 @@
 """The ``phone-agent`` command: ``serve`` (the page and the relay) and ``mcp`` (the same plus MCP on stdio).
 
+``sim`` runs the simulated phone alone; ``--sim`` on ``serve``/``mcp`` runs it beside the server.
+
 Each subcommand's arguments are built by its own function and the options the server commands share by
 ``add_server_options``, so a new subcommand or flag is a small, separate addition.
 
@@ -109,6 +111,12 @@ def add_server_options(parser: argparse.ArgumentParser) -> None:
         help=argparse.SUPPRESS,
     )
     parser.add_argument("--self-check-delay", type=float, default=None, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--sim", action="store_true", help="also start the simulated phone (see `phone-agent sim`)"
+    )
+    parser.add_argument(
+        "--sim-port", type=_port, default=5555, help="adb port of the simulated phone (default 5555)"
+    )
 
 
 def add_serve_command(commands: argparse._SubParsersAction) -> None:
@@ -125,6 +133,14 @@ def add_mcp_command(commands: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run_mcp)
 
 
+def add_sim_command(commands: argparse._SubParsersAction) -> None:
+    from .sim.commandline import add_sim_arguments, run_sim
+
+    parser = commands.add_parser("sim", help="run the simulated phone alone, as a TCP adbd")
+    add_sim_arguments(parser)
+    parser.set_defaults(run=run_sim)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="phone-agent",
@@ -134,6 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     add_serve_command(commands)
     add_mcp_command(commands)
+    add_sim_command(commands)
     return parser
 
 
@@ -158,12 +175,20 @@ def server_options(args: argparse.Namespace) -> ServerOptions:
 def run_serve(args: argparse.Namespace) -> int:
     from .server.runtime import run
 
+    if args.sim:
+        from .sim.commandline import run_server_with_sim
+
+        return run_server_with_sim(server_options(args), with_mcp=False, sim_port=args.sim_port)
     return run(server_options(args), with_mcp=False)
 
 
 def run_mcp(args: argparse.Namespace) -> int:
     from .server.runtime import run
 
+    if args.sim:
+        from .sim.commandline import run_server_with_sim
+
+        return run_server_with_sim(server_options(args), with_mcp=True, sim_port=args.sim_port)
     return run(server_options(args), with_mcp=True)
 
 

@@ -56,10 +56,18 @@ class RawHost:
         self, key: AdbPrivateKey, *, version: int = VERSION, max_payload: int = 1 << 20
     ) -> AdbPacket:
         self.send(AdbPacket(Command.CNXN, version, max_payload, b"host::features=shell_v2,cmd\x00"))
+        signed = False
         while True:
             packet = await self.recv()
             if packet.command == Command.AUTH and packet.arg0 == AuthType.TOKEN:
-                self.send(AdbPacket(Command.AUTH, AuthType.SIGNATURE, 0, key.sign(packet.payload)))
+                assert key is not None, "the sim asks for authentication"
+                if signed:  # our signature was refused: offer the public key, as adb does
+                    self.send(
+                        AdbPacket(Command.AUTH, AuthType.RSAPUBLICKEY, 0, key.public_key("t@h").encode())
+                    )
+                else:
+                    self.send(AdbPacket(Command.AUTH, AuthType.SIGNATURE, 0, key.sign(packet.payload)))
+                    signed = True
             elif packet.command == Command.CNXN:
                 self.checksum = packet.arg0 < 0x01000001
                 self.parser.verify_checksum = self.checksum

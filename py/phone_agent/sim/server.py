@@ -99,7 +99,7 @@ class SimulatedPhoneServer:
 
             self._control = ControlServer(self, port=self._requested_control_port)
             await self._control.start()
-        log.info(
+        log.debug(
             "simulated phone %s listening on %s:%d (auth %s)", self.serial, self.host, self.port, self.auth
         )
 

@@ -1,0 +1,154 @@
+"""``phone-agent sim`` (also ``python -m phone_agent.sim``), and the simulated phone beside ``serve``/``mcp``.
+
+``add_sim_arguments``/``run_sim`` build and run the ``sim`` subcommand; ``run_server_with_sim``
+runs the page server (``serve`` or ``mcp``) with a simulated phone in the same event loop, for
+``--sim``. Every line goes to stderr: with ``mcp``, stdout carries JSON-RPC only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import sys
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from phone_agent.sim.server import SimulatedPhoneServer
+
+log = logging.getLogger("phone_agent.sim")
+
+DEFAULT_SIM_PORT = 5555
+
+
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"port out of range: {port}")
+    return port
+
+
+def add_sim_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``sim`` subcommand's options."""
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    parser.add_argument(
+        "--port", type=_port, default=DEFAULT_SIM_PORT, help=f"adb port (default {DEFAULT_SIM_PORT})"
+    )
+    parser.add_argument("--serial", default=None, help="the phone's serial number (ro.serialno)")
+    parser.add_argument(
+        "--auth",
+        choices=("accept", "prompt", "none"),
+        default="accept",
+        help="accept: trust any key a host offers (default); prompt: keep it unauthorized until "
+        "approved on the control endpoint (POST /auth/approve); none: no authentication",
+    )
+    parser.add_argument(
+        "--control-port",
+        type=_port,
+        default=None,
+        help="serve the JSON control endpoint on 127.0.0.1:PORT (0 picks a free port; default off)",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logs (to stderr)")
+
+
+def build_sim(args: argparse.Namespace) -> SimulatedPhoneServer:
+    from phone_agent.sim.server import SimulatedPhoneServer
+
+    return SimulatedPhoneServer(
+        args.host, args.port, serial=args.serial, auth=args.auth, control_port=args.control_port
+    )
+
+
+def announce(sim: SimulatedPhoneServer) -> None:
+    where = f"{sim.host}:{sim.port}"
+    log.info("simulated phone %s listening on %s: adb connect %s", sim.serial, where, where)
+    if 5555 <= sim.port <= 5585:
+        log.info("(an adb server also lists it as emulator-%d: it scans ports 5555-5585)", sim.port - 1)
+    if sim.control_port is not None:
+        log.info("control endpoint: http://127.0.0.1:%d/state", sim.control_port)
+
+
+async def serve_sim(args: argparse.Namespace, stop: asyncio.Event | None = None) -> None:
+    """Run the sim until ``stop`` is set (or the task is cancelled)."""
+    sim = build_sim(args)
+    try:
+        await sim.start()
+    except OSError as exc:
+        raise SystemExit(
+            f"phone-agent: error: cannot listen on {args.host}:{args.port}: {exc.strerror}"
+        ) from None
+    announce(sim)
+    stop = stop or asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(signum, stop.set)
+        except (NotImplementedError, RuntimeError):
+            pass
+    try:
+        await stop.wait()
+    finally:
+        await sim.close()
+
+
+def _configure_logging(verbose: bool) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("phone-agent sim: %(message)s"))
+    logger = logging.getLogger("phone_agent.sim")
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG if verbose else logging.INFO)
+    logger.propagate = False
+
+
+def run_sim(args: argparse.Namespace) -> int:
+    """``phone-agent sim``: serve until interrupted; the exit code."""
+    _configure_logging(args.verbose)
+    try:
+        asyncio.run(serve_sim(args))
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+def run_server_with_sim(options: Any, *, with_mcp: bool, sim_port: int = DEFAULT_SIM_PORT) -> int:
+    """``serve --sim`` / ``mcp --sim``: the page server and a simulated phone in one event loop."""
+    from phone_agent.server import runtime
+    from phone_agent.sim.server import SimulatedPhoneServer
+
+    runtime.configure_logging(options.verbose)
+
+    async def main() -> None:
+        sim = SimulatedPhoneServer(options.host, sim_port, auth="accept")
+        try:
+            await sim.start()
+        except OSError as exc:
+            raise runtime.StartupError(
+                f"the simulated phone cannot listen on port {sim_port}: {exc.strerror}"
+            ) from None
+        announce(sim)
+        try:
+            await (runtime.serve_with_mcp(options) if with_mcp else runtime.serve(options))
+        finally:
+            await sim.close()
+
+    try:
+        asyncio.run(main())
+    except runtime.StartupError as exc:
+        print(f"phone-agent: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m phone_agent.sim``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m phone_agent.sim", description="The simulated phone alone."
+    )
+    add_sim_arguments(parser)
+    return run_sim(parser.parse_args(argv))
