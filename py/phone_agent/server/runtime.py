@@ -194,15 +194,17 @@ async def serve(options: ServerOptions) -> int | None:
     stopping = _StopSignals()
     try:
         await stopping.wait_or(web.task)
+        if web.task.done():
+            web.task.result()  # uvicorn ended by itself: only a failure does that
     finally:
         stopping.remove()
         await web.stop()
     return stopping.signal
 
 
-async def serve_with_mcp(options: ServerOptions) -> int | None:
-    """``phone-agent mcp``: the page, the relay and the MCP server on stdio, until stdin closes (or a
-    signal). Answers the signal, if one ended it."""
+async def serve_with_mcp(options: ServerOptions) -> None:
+    """``phone-agent mcp``: the page, the relay and the MCP server on stdio, until stdin closes. A signal
+    ends the process (after closing the port) without returning."""
     from mcp.server.stdio import stdio_server
 
     from .mcp_bridge import build_mcp_server
@@ -219,17 +221,20 @@ async def serve_with_mcp(options: ServerOptions) -> int | None:
     stopping = _StopSignals()
     session = asyncio.create_task(speak_mcp())
     try:
-        await stopping.wait_or(session)
+        await stopping.wait_or(session, web.task)
         if session.done():
             session.result()
     finally:
         stopping.remove()
         await web.stop()
+    # Past here the stdin reader may still block in its thread, which no cancellation ends: leave
+    # without waiting for it (the port is closed already).
     if stopping.signal is not None:
-        # The stdin reader may still block in its thread, which no cancellation ends: leave by the
-        # signal itself rather than wait for it (the port is closed already).
         _die_by(stopping.signal)
-    return None
+    if not session.done():
+        log.error("the web server stopped unexpectedly; exiting")
+        sys.stderr.flush()
+        os._exit(1)
 
 
 class _StopSignals:
@@ -252,10 +257,11 @@ class _StopSignals:
         self.signal = sig
         self._event.set()
 
-    async def wait_or(self, task: asyncio.Task[None]) -> None:
+    async def wait_or(self, *tasks: asyncio.Task[None]) -> None:
+        """Until a signal arrives or one of ``tasks`` ends."""
         waiter = asyncio.ensure_future(self._event.wait())
         try:
-            await asyncio.wait({waiter, task}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait({waiter, *tasks}, return_when=asyncio.FIRST_COMPLETED)
         finally:
             waiter.cancel()
 
