@@ -1,0 +1,410 @@
+"""The asyncio driver of ``AdbHostProtocol``: one connection over any byte transport, many streams.
+
+A transport is anything with ``async send(chunk)``, ``async receive() -> bytes`` (``b""`` at the end)
+and ``async close()`` — WebUSB in the page (each chunk one bulk transfer: headers are 24-byte chunks
+of their own), the server's WebSocket bridge, or TCP in CPython (``server/adb_tcp.py``). ``AdbClient``
+reads in one task, feeds the core, and hands data to ``AdbStream`` objects; every wait has a bound
+and ends in an ``AdbError`` that says what happened. Pure asyncio: runs in CPython and Pyodide.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import deque
+from collections.abc import Callable
+from typing import Protocol
+
+from phone_agent.adb.host import (
+    DEFAULT_KEY_NAME,
+    HOST_FEATURES,
+    AdbConnectionError,
+    AdbHostProtocol,
+    AuthPromptShown,
+    Connected,
+    ConnectionState,
+    StreamClosed,
+    StreamData,
+    StreamOpened,
+)
+from phone_agent.adb.keys import AdbPrivateKey
+from phone_agent.adb.packet import MAX_PAYLOAD, VERSION
+
+CONNECT_TIMEOUT = 10.0  # the phone must answer CNXN (or ask for auth) within this
+AUTH_TIMEOUT = 60.0  # the user has this long to accept "Allow USB debugging?"
+OPEN_TIMEOUT = 10.0
+READ_TIMEOUT = 30.0
+WRITE_TIMEOUT = 30.0
+# Received bytes a stream buffers before it stops acknowledging (backpressure on the phone).
+STREAM_HIGH_WATER = 8 * 1024 * 1024
+# Written bytes queued in the core before ``write`` waits for the phone to take them.
+WRITE_HIGH_WATER = 2 * 1024 * 1024
+
+AUTH_REJECTED = (
+    "The phone did not accept this computer's key in time. Unlock the phone, accept "
+    '"Allow USB debugging?" (tick "Always allow"), then connect again.'
+)
+
+
+class AdbError(Exception):
+    """An ADB operation failed (connection lost, refused, timed out…); the message says what."""
+
+
+class AdbTimeoutError(AdbError, TimeoutError):
+    """The phone did not answer in time."""
+
+
+class AdbAuthError(AdbError):
+    """The phone did not accept our key."""
+
+
+class AdbTransport(Protocol):
+    """A byte pipe to the phone. ``send`` gets each packet header and each payload as its own chunk."""
+
+    async def send(self, chunk: bytes) -> None: ...
+
+    async def receive(self) -> bytes:
+        """The next bytes from the phone; ``b""`` once the pipe has ended."""
+        ...
+
+    async def close(self) -> None: ...
+
+
+class ServiceStream(Protocol):
+    """An open service (``shell,v2,raw:…``, ``exec:…``, ``sync:``) as services.py uses it."""
+
+    async def read(self, timeout: float | None = None) -> bytes:
+        """The next bytes; ``b""`` once the phone closed the stream."""
+        ...
+
+    async def write(self, data: bytes) -> None: ...
+
+    async def close(self) -> None: ...
+
+
+class ServiceOpener(Protocol):
+    """Opens services on one phone: ``AdbClient`` directly, or through an adb server."""
+
+    @property
+    def features(self) -> frozenset[str]: ...
+
+    async def open_stream(self, service: str, timeout: float = OPEN_TIMEOUT) -> ServiceStream: ...
+
+
+class AdbStream:
+    """One open service on an ``AdbClient``."""
+
+    def __init__(self, client: AdbClient, local_id: int, service: str) -> None:
+        self.client = client
+        self.local_id = local_id
+        self.service = service
+        self.closed = False
+        self.refused = False
+        self.opened = asyncio.get_running_loop().create_future()
+        self._chunks: deque[bytes] = deque()
+        self._buffered = 0
+        self._unacked = 0  # bytes received and not yet acknowledged (over the high-water mark)
+        self._readable = asyncio.Event()
+
+    # ----- called by the client
+
+    def _on_data(self, data: bytes) -> None:
+        self._chunks.append(data)
+        self._buffered += len(data)
+        if self._buffered <= STREAM_HIGH_WATER:
+            self.client._protocol.acknowledge(self.local_id, len(data))
+        else:
+            self._unacked += len(data)
+        self._readable.set()
+
+    def _on_close(self, refused: bool) -> None:
+        self.closed = True
+        self.refused = refused
+        if not self.opened.done():
+            self.opened.set_result(False)
+        self._readable.set()
+
+    # ----- used by services
+
+    async def read(self, timeout: float | None = None) -> bytes:
+        """The next chunk the phone wrote; ``b""`` once the stream is closed."""
+        if not self._chunks and not self.closed:
+            self._readable.clear()
+            wait = READ_TIMEOUT if timeout is None else timeout
+            try:
+                await asyncio.wait_for(self._readable.wait(), wait)
+            except TimeoutError:
+                raise AdbTimeoutError(f"{self.service}: the phone sent nothing for {wait:g} s") from None
+        if not self._chunks:
+            if self.client._failure is not None and not self.refused:
+                raise AdbError(f"{self.service}: {self.client._failure}")
+            return b""
+        data = self._chunks.popleft()
+        self._buffered -= len(data)
+        if self._unacked and self._buffered <= STREAM_HIGH_WATER:
+            unacked, self._unacked = self._unacked, 0
+            self.client._protocol.acknowledge(self.local_id, unacked)
+            await self.client._flush()
+        return data
+
+    async def write(self, data: bytes | bytearray | memoryview) -> None:
+        """Queue ``data``; waits (bounded) while more than 2 MiB is waiting for the phone's OKAYs."""
+        if self.closed:
+            raise AdbError(f"{self.service}: the stream is closed")
+        client = self.client
+        try:
+            client._protocol.write(self.local_id, data)
+        except AdbConnectionError as exc:
+            raise AdbError(f"{self.service}: {exc}") from None
+        await client._flush()
+        if client._protocol.pending_output(self.local_id) > WRITE_HIGH_WATER:
+            try:
+                await asyncio.wait_for(self._drained(), WRITE_TIMEOUT)
+            except TimeoutError:
+                raise AdbTimeoutError(
+                    f"{self.service}: the phone took no data for {WRITE_TIMEOUT:g} s"
+                ) from None
+
+    async def _drained(self) -> None:
+        while self.client._protocol.pending_output(self.local_id) > WRITE_HIGH_WATER and not self.closed:
+            self.client._progress.clear()
+            await self.client._progress.wait()
+        if self.closed and self.client._failure is not None:
+            raise AdbError(f"{self.service}: {self.client._failure}")
+
+    async def close(self) -> None:
+        """Close our end (after what was written has left)."""
+        if not self.closed:
+            self.closed = True
+            self.client._protocol.close(self.local_id)
+            self.client._streams.pop(self.local_id, None)
+            with contextlib.suppress(AdbError):
+                await self.client._flush()
+
+    async def read_all(self, timeout: float | None = None, limit: int = 512 * 1024 * 1024) -> bytes:
+        """Everything until the phone closes the stream (``timeout`` bounds each read)."""
+        out = bytearray()
+        while chunk := await self.read(timeout):
+            out += chunk
+            if len(out) > limit:
+                raise AdbError(f"{self.service}: more than {limit} bytes")
+        return bytes(out)
+
+
+class AdbClient:
+    """An ADB connection to one phone over ``transport``.
+
+    ``await connect()`` does the handshake; while the phone shows "Allow USB debugging?" the state is
+    ``ConnectionState.WAITING_FOR_USER`` and ``on_state`` is called with it (the page shows "Accept
+    the prompt on your phone"). Then ``open_stream(service)`` gives ``AdbStream``s.
+    """
+
+    def __init__(
+        self,
+        transport: AdbTransport,
+        keys: list[AdbPrivateKey] | tuple[AdbPrivateKey, ...] | AdbPrivateKey,
+        *,
+        key_name: str = DEFAULT_KEY_NAME,
+        features: tuple[str, ...] | list[str] = HOST_FEATURES,
+        version: int = VERSION,
+        max_payload: int = MAX_PAYLOAD,
+        on_state: Callable[[ConnectionState], None] | None = None,
+    ) -> None:
+        if isinstance(keys, AdbPrivateKey):
+            keys = [keys]
+        self.transport = transport
+        self.on_state = on_state
+        self._protocol = AdbHostProtocol(
+            keys, key_name=key_name, features=features, version=version, max_payload=max_payload
+        )
+        self._streams: dict[int, AdbStream] = {}
+        self._send_lock = asyncio.Lock()
+        self._reader: asyncio.Task[None] | None = None
+        self._connected: asyncio.Future[Connected] | None = None
+        self._failure: str | None = None
+        self._progress = asyncio.Event()
+        self._state_seen = ConnectionState.IDLE
+        self.connection: Connected | None = None
+
+    # ----- state
+
+    @property
+    def state(self) -> ConnectionState:
+        return self._protocol.state
+
+    @property
+    def features(self) -> frozenset[str]:
+        return self._protocol.features
+
+    @property
+    def banner(self) -> str:
+        return self._protocol.device_banner
+
+    @property
+    def version(self) -> int:
+        return self._protocol.version
+
+    @property
+    def max_payload(self) -> int:
+        return self._protocol.max_payload
+
+    # ----- lifecycle
+
+    async def connect(
+        self, timeout: float = CONNECT_TIMEOUT, auth_timeout: float = AUTH_TIMEOUT
+    ) -> Connected:
+        """Handshake: ``timeout`` for the phone to answer, ``auth_timeout`` for the user to accept."""
+        loop = asyncio.get_running_loop()
+        self._connected = loop.create_future()
+        self._protocol.connect()
+        self._notify_state()
+        self._reader = loop.create_task(self._read_loop())
+        try:
+            await self._flush()
+            done, _ = await asyncio.wait({self._connected}, timeout=timeout)
+            if not done and self.state is ConnectionState.WAITING_FOR_USER:
+                done, _ = await asyncio.wait({self._connected}, timeout=auth_timeout)
+                if not done:
+                    raise AdbAuthError(AUTH_REJECTED)
+            if not done:
+                raise AdbTimeoutError(
+                    f"the phone did not answer the ADB handshake within {timeout:g} s "
+                    f"(state {self.state.value}): is it an ADB device, awake and connected?"
+                )
+            self.connection = self._connected.result()
+            return self.connection
+        except BaseException as exc:
+            await self.close(str(exc) or exc.__class__.__name__)
+            raise
+
+    async def close(self, reason: str = "closed by the host") -> None:
+        """Drop the connection: every stream ends, the transport is closed."""
+        if self._failure is None:
+            self._failure = reason
+        self._protocol.abort(reason)
+        self._dispatch()
+        reader, self._reader = self._reader, None
+        if reader is not None and reader is not asyncio.current_task():
+            reader.cancel()
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(reader, 5.0)
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.transport.close(), 5.0)
+
+    async def __aenter__(self) -> AdbClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # ----- streams
+
+    async def open_stream(self, service: str, timeout: float = OPEN_TIMEOUT) -> AdbStream:
+        """Open ``service``; AdbError when the phone refuses it, AdbTimeoutError when it says nothing."""
+        if self._failure is not None:
+            raise AdbError(f"not connected: {self._failure}")
+        try:
+            local_id = self._protocol.open(service)
+        except AdbConnectionError as exc:
+            raise AdbError(str(exc)) from None
+        stream = AdbStream(self, local_id, service)
+        self._streams[local_id] = stream
+        await self._flush()
+        try:
+            opened = await asyncio.wait_for(asyncio.shield(stream.opened), timeout)
+        except TimeoutError:
+            await stream.close()
+            raise AdbTimeoutError(f"the phone did not answer OPEN {service!r} within {timeout:g} s") from None
+        if not opened:
+            self._streams.pop(local_id, None)
+            if self._failure is not None:
+                raise AdbError(f"{service}: {self._failure}")
+            raise AdbError(f"the phone refused the service {service!r}")
+        return stream
+
+    # ----- internals
+
+    async def _flush(self) -> None:
+        async with self._send_lock:
+            chunks = self._protocol.data_to_send()
+            if not chunks:
+                return
+            try:
+                for chunk in chunks:
+                    await asyncio.wait_for(self.transport.send(chunk), WRITE_TIMEOUT)
+            except Exception as exc:  # a dead transport: every wait must end now
+                reason = (
+                    f"sending to the phone timed out after {WRITE_TIMEOUT:g} s"
+                    if isinstance(exc, TimeoutError)
+                    else f"sending to the phone failed: {exc}"
+                )
+                self._fail(reason)
+                raise AdbError(reason) from exc
+
+    async def _read_loop(self) -> None:
+        protocol = self._protocol
+        try:
+            while True:
+                data = await self.transport.receive()
+                if not data:
+                    protocol.receive_eof()
+                    self._fail(protocol.close_reason or "the phone closed the connection")
+                    return
+                try:
+                    protocol.receive_data(data)
+                except AdbConnectionError as exc:
+                    self._fail(str(exc))
+                    return
+                self._dispatch()
+                await self._flush()
+        except asyncio.CancelledError:
+            raise
+        except AdbError:
+            return
+        except Exception as exc:
+            self._fail(f"the connection to the phone failed: {exc!r}")
+
+    def _fail(self, reason: str) -> None:
+        if self._failure is None:
+            self._failure = reason
+        self._protocol.abort(reason)
+        self._dispatch()
+        if self._connected is not None and not self._connected.done():
+            self._connected.set_exception(AdbError(reason))
+            self._connected.exception()  # retrieved: no "never retrieved" warning if nobody waits
+        for stream in list(self._streams.values()):
+            stream._on_close(refused=False)
+        self._streams.clear()
+        self._progress.set()
+
+    def _notify_state(self) -> None:
+        state = self._protocol.state
+        if state is not self._state_seen:
+            self._state_seen = state
+            if self.on_state is not None:
+                with contextlib.suppress(Exception):
+                    self.on_state(state)
+
+    def _dispatch(self) -> None:
+        for event in self._protocol.events_received():
+            if isinstance(event, StreamData):
+                stream = self._streams.get(event.local_id)
+                if stream is not None:
+                    stream._on_data(event.data)
+                else:
+                    self._protocol.acknowledge(event.local_id, len(event.data))
+            elif isinstance(event, StreamOpened):
+                stream = self._streams.get(event.local_id)
+                if stream is not None and not stream.opened.done():
+                    stream.opened.set_result(True)
+            elif isinstance(event, StreamClosed):
+                stream = self._streams.pop(event.local_id, None)
+                if stream is not None:
+                    stream._on_close(event.refused)
+            elif isinstance(event, Connected):
+                if self._connected is not None and not self._connected.done():
+                    self._connected.set_result(event)
+            elif isinstance(event, AuthPromptShown):
+                pass  # seen through the state change below
+        self._notify_state()
+        self._progress.set()

@@ -1,0 +1,266 @@
+"""``AdbDevice``: the ``phone_agent.device.Device`` interface over ADB services.
+
+Works over any ``ServiceOpener``: an ``AdbClient`` (WebUSB, the server's bridge to a network adbd,
+TCP in CPython) or an ``AdbServerDevice`` (a phone held by an adb server). Commands are Android's own
+(see ADB.md): getprop, ``wm size``, ``exec:screencap -p``, ``input``, ``monkey``, ``pm``, ``dumpsys``,
+``uiautomator dump``. Every call is bounded in time and fails with a ``DeviceError`` whose message
+says what went wrong and what to do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import re
+from typing import Any
+
+from phone_agent.adb.client import AdbError, AdbTimeoutError, ServiceOpener
+from phone_agent.adb.services import ShellOutput, SyncClient, exec_out, join_command, quote, shell
+from phone_agent.adb.sync_protocol import SyncError
+from phone_agent.device import DeviceError, DeviceInfo, ShellResult, UiNode, key_code, parse_ui_dump
+
+ADB_KEYBOARD_PACKAGE = "com.android.adbkeyboard"
+ADB_KEYBOARD_IME = "com.android.adbkeyboard/.AdbIME"
+UI_DUMP_PATH = "/sdcard/window_dump.xml"
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+COMMAND_TIMEOUT = 15.0
+SCREENSHOT_TIMEOUT = 20.0
+UI_DUMP_TIMEOUT = 30.0
+
+_SIZE = re.compile(r"(Physical|Override) size:\s*(\d+)x(\d+)")
+_PROP = re.compile(r"^\[([^\]]+)\]: \[(.*)\]$")
+_FOCUS = re.compile(r"mCurrentFocus=Window\{\S+ \S+ ([^\s}]+)\}")
+_INFO_PROPS = (
+    "ro.product.model",
+    "ro.product.brand",
+    "ro.product.manufacturer",
+    "ro.build.version.release",
+    "ro.build.version.sdk",
+    "ro.serialno",
+)
+
+
+def escape_input_text(text: str) -> str:
+    """``text`` as one sh word for ``input text``: spaces as ``%s``, everything single-quoted."""
+    return quote(text.replace(" ", "%s"))
+
+
+def is_input_text_safe(text: str) -> bool:
+    """Printable ASCII only: what ``input text`` can type."""
+    return all(" " <= ch <= "~" for ch in text)
+
+
+def _no_device_remedy() -> str:
+    return "Check that the phone is connected and unlocked, then reconnect it."
+
+
+class AdbDevice:
+    """A phone as the tools and the agent use it. ``transport`` is ``usb``, ``tcp`` or ``adb-server``."""
+
+    def __init__(self, opener: ServiceOpener, *, transport: str, serial: str = "") -> None:
+        self.opener = opener
+        self.transport = transport
+        self.serial = serial
+        self._info: DeviceInfo | None = None
+
+    # ----- plumbing
+
+    async def _run(
+        self, command: str, timeout: float = COMMAND_TIMEOUT, stdin: bytes | None = None
+    ) -> ShellOutput:
+        try:
+            return await asyncio.wait_for(
+                shell(self.opener, command, stdin=stdin, timeout=timeout), timeout + 1
+            )
+        except (AdbTimeoutError, TimeoutError):
+            raise DeviceError(
+                f"the phone did not finish `{command}` within {timeout:g} s",
+                remedy="Check that the phone is awake and responsive, then try again.",
+            ) from None
+        except AdbError as exc:
+            raise DeviceError(f"`{command}` failed: {exc}", remedy=_no_device_remedy()) from None
+
+    async def _check(self, command: str, timeout: float = COMMAND_TIMEOUT) -> str:
+        """Run ``command``; its stdout, or DeviceError with its stderr when it fails."""
+        result = await self._run(command, timeout)
+        if result.exit_code not in (0, -1):
+            detail = (result.stderr or result.stdout).decode("utf-8", "replace").strip()
+            raise DeviceError(f"`{command}` exited with {result.exit_code}: {detail[:300]}")
+        return result.stdout.decode("utf-8", "replace")
+
+    # ----- Device
+
+    async def info(self) -> dict[str, Any]:
+        """Model, brand, manufacturer, release, sdk, serial, screen size, transport."""
+        return (await self.device_info()).to_json()
+
+    async def device_info(self) -> DeviceInfo:
+        props_text, size_text = await asyncio.gather(self._check("getprop"), self._check("wm size"))
+        props: dict[str, str] = {}
+        for line in props_text.splitlines():
+            match = _PROP.match(line.strip())
+            if match:
+                props[match.group(1)] = match.group(2)
+        missing = [p for p in _INFO_PROPS[:5] if p not in props]
+        if missing:  # getprop without arguments not listing them: ask one by one
+            values = await asyncio.gather(*(self._check(f"getprop {p}") for p in missing))
+            props.update({p: v.strip() for p, v in zip(missing, values, strict=True)})
+        sizes = {kind: (int(w), int(h)) for kind, w, h in _SIZE.findall(size_text)}
+        width, height = sizes.get("Override") or sizes.get("Physical") or (0, 0)
+        self._info = DeviceInfo(
+            model=props.get("ro.product.model", ""),
+            brand=props.get("ro.product.brand", ""),
+            manufacturer=props.get("ro.product.manufacturer", ""),
+            release=props.get("ro.build.version.release", ""),
+            sdk=props.get("ro.build.version.sdk", ""),
+            serial=props.get("ro.serialno") or self.serial,
+            screen_width=width,
+            screen_height=height,
+            transport=self.transport,
+        )
+        return self._info
+
+    async def screenshot_png(self) -> bytes:
+        """The screen as PNG bytes (``exec:screencap -p``: binary-safe, no PTY)."""
+        try:
+            data = await exec_out(self.opener, "screencap -p", timeout=SCREENSHOT_TIMEOUT)
+        except AdbTimeoutError:
+            raise DeviceError(
+                f"the phone took more than {SCREENSHOT_TIMEOUT:g} s for a screenshot",
+                remedy="Check that the phone is awake and try again.",
+            ) from None
+        except AdbError as exc:
+            raise DeviceError(f"screenshot failed: {exc}", remedy=_no_device_remedy()) from None
+        if not data.startswith(PNG_SIGNATURE):
+            shown = data[:200].decode("utf-8", "replace").strip()
+            raise DeviceError(
+                f"the phone did not return a PNG screenshot: {shown or 'empty answer'}",
+                remedy="The screen may be protected (a secure window) or off; unlock the phone and retry.",
+            )
+        return data
+
+    async def tap(self, x: int, y: int) -> None:
+        await self._check(f"input tap {int(x)} {int(y)}")
+
+    async def long_press(self, x: int, y: int, duration_ms: int = 800) -> None:
+        await self._check(f"input swipe {int(x)} {int(y)} {int(x)} {int(y)} {int(duration_ms)}")
+
+    async def swipe(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int = 300) -> None:
+        await self._check(
+            f"input swipe {int(x1)} {int(y1)} {int(x2)} {int(y2)} {int(duration_ms)}",
+            timeout=COMMAND_TIMEOUT + duration_ms / 1000,
+        )
+
+    async def type_text(self, text: str) -> None:
+        """ASCII through ``input text``; anything else through ADBKeyBoard, else DeviceError."""
+        if not text:
+            return
+        if is_input_text_safe(text):
+            await self._check(f"input text {escape_input_text(text)}")
+            return
+        await self._ensure_adb_keyboard()
+        encoded = base64.b64encode(text.encode("utf-8")).decode()
+        out = await self._check(f"am broadcast -a ADB_INPUT_B64 --es msg {encoded}")
+        if "Broadcast completed" not in out:
+            raise DeviceError(f"ADBKeyBoard did not take the text: {out.strip()[:200]}")
+
+    async def _ensure_adb_keyboard(self) -> None:
+        enabled = (await self._check("ime list -s")).split()
+        if ADB_KEYBOARD_IME not in enabled:
+            packages = await self._check(f"pm list packages {ADB_KEYBOARD_PACKAGE}")
+            if f"package:{ADB_KEYBOARD_PACKAGE}" not in packages.split():
+                raise DeviceError(
+                    "this text has characters `input text` cannot type (non-ASCII) and ADBKeyBoard "
+                    "is not installed",
+                    remedy="Install ADBKeyBoard (github.com/senzhk/ADBKeyBoard) on the phone, or type "
+                    "ASCII text only.",
+                    retryable=False,
+                )
+            await self._check(f"ime enable {ADB_KEYBOARD_IME}")
+        current = (await self._check("settings get secure default_input_method")).strip()
+        if current != ADB_KEYBOARD_IME:
+            await self._check(f"ime set {ADB_KEYBOARD_IME}")
+
+    async def press_key(self, key: str) -> None:
+        try:
+            code = key_code(key)
+        except ValueError as exc:
+            raise DeviceError(
+                str(exc), remedy="Use a key name such as back, home or enter.", retryable=False
+            ) from None
+        await self._check(f"input keyevent {code}")
+
+    async def open_app(self, package: str) -> None:
+        if not re.fullmatch(r"[A-Za-z0-9_.]+", package):
+            raise DeviceError(f"not an Android package name: {package!r}", retryable=False)
+        result = await self._run(f"monkey -p {package} -c android.intent.category.LAUNCHER 1")
+        output = (result.stdout + result.stderr).decode("utf-8", "replace")
+        if result.exit_code not in (0, -1) or "No activities found" in output or "monkey aborted" in output:
+            raise DeviceError(
+                f"could not open {package}: it is not installed or has no launcher activity",
+                remedy="List the installed apps and use one of their package names.",
+                retryable=False,
+            )
+
+    async def list_apps(self, third_party_only: bool = False) -> list[str]:
+        out = await self._check("pm list packages -3" if third_party_only else "pm list packages")
+        return sorted(line[8:].strip() for line in out.splitlines() if line.startswith("package:"))
+
+    async def current_app(self) -> str | None:
+        out = await self._check("dumpsys window")
+        matches = _FOCUS.findall(out)
+        return matches[-1] if matches else None
+
+    async def ui_nodes(self) -> list[UiNode]:
+        """``uiautomator dump`` to a file, then read it (retried once on "could not get idle state")."""
+        for attempt in (1, 2):
+            result = await self._run(f"uiautomator dump {UI_DUMP_PATH}", timeout=UI_DUMP_TIMEOUT)
+            message = (result.stdout + result.stderr).decode("utf-8", "replace")
+            if "idle state" in message and attempt == 1:
+                await asyncio.sleep(0.5)
+                continue
+            if result.exit_code not in (0, -1) or "dumped to" not in message:
+                raise DeviceError(
+                    f"uiautomator could not dump the screen: {message.strip()[:300] or 'no output'}",
+                    remedy="Wait for animations to settle (or turn them off in Developer options) and retry.",
+                )
+            break
+        xml = await self._pull_text(UI_DUMP_PATH)
+        return parse_ui_dump(xml)
+
+    async def _pull_text(self, path: str) -> str:
+        try:
+            sync = await SyncClient.open(self.opener, timeout=UI_DUMP_TIMEOUT)
+            async with sync:
+                data = await sync.pull(path)
+        except SyncError as exc:
+            raise DeviceError(f"could not read {path} from the phone: {exc}") from None
+        except AdbError as exc:
+            raise DeviceError(
+                f"could not read {path} from the phone: {exc}", remedy=_no_device_remedy()
+            ) from None
+        return data.decode("utf-8", "replace")
+
+    async def shell(self, command: str, timeout_ms: int = 10_000) -> ShellResult:
+        result = await self._run(command, timeout=timeout_ms / 1000)
+        return ShellResult(result.stdout, result.stderr, result.exit_code)
+
+    async def push(self, data: bytes, path: str, mode: int = 0o644, timeout: float = 120.0) -> None:
+        """Write a file on the phone (sync SEND)."""
+        try:
+            async with await SyncClient.open(self.opener, timeout=timeout) as sync:
+                await asyncio.wait_for(sync.push(data, path, mode), timeout)
+        except (SyncError, AdbError, TimeoutError) as exc:
+            raise DeviceError(f"could not write {path} on the phone: {exc or 'timed out'}") from None
+
+    async def pull(self, path: str, timeout: float = 120.0) -> bytes:
+        """Read a file from the phone (sync RECV)."""
+        try:
+            async with await SyncClient.open(self.opener, timeout=timeout) as sync:
+                return await asyncio.wait_for(sync.pull(path), timeout)
+        except (SyncError, AdbError, TimeoutError) as exc:
+            raise DeviceError(f"could not read {path} from the phone: {exc or 'timed out'}") from None
+
+
+__all__ = ["AdbDevice", "escape_input_text", "is_input_text_safe", "join_command"]

@@ -1,0 +1,248 @@
+"""ADB services on top of an open stream: shell (v2 protocol or raw), ``exec:`` and ``sync:``.
+
+They take a ``ServiceOpener`` — an ``AdbClient`` (USB, TCP, the bridge) or an ``AdbServerDevice``
+(a phone held by an adb server) — so the Device API does not care how the phone is reached. Shell and
+sync messages do not line up with WRTE boundaries; ``StreamReader`` buffers. Every call is bounded
+by a timeout. Pure asyncio.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+import stat as stat_module
+import time
+from dataclasses import dataclass
+
+from phone_agent.adb import sync_protocol as sp
+from phone_agent.adb.client import AdbError, AdbTimeoutError, ServiceOpener, ServiceStream
+from phone_agent.adb.shell_protocol import (
+    ShellId,
+    ShellPacketDecoder,
+    ShellProtocolError,
+    encode_shell_packet,
+)
+
+SHELL_TIMEOUT = 30.0
+
+
+@dataclass(frozen=True)
+class ShellOutput:
+    """What a command printed and how it ended (``exit_code`` is -1 when unknown: raw shell)."""
+
+    stdout: bytes
+    stderr: bytes
+    exit_code: int
+
+
+def quote(argument: str) -> str:
+    """One argument for Android's sh (as ``adb exec-out`` quotes: single quotes)."""
+    return shlex.quote(argument)
+
+
+def join_command(*argv: str) -> str:
+    return " ".join(quote(a) for a in argv)
+
+
+class StreamReader:
+    """Exact-size reads over a stream whose chunks split messages anywhere."""
+
+    def __init__(self, stream: ServiceStream, timeout: float) -> None:
+        self.stream = stream
+        self.timeout = timeout
+        self._buffer = bytearray()
+
+    async def read_exact(self, size: int) -> bytes:
+        while len(self._buffer) < size:
+            chunk = await self.stream.read(self.timeout)
+            if not chunk:
+                raise AdbError(
+                    f"the phone closed the stream in the middle of a message "
+                    f"({len(self._buffer)} of {size} bytes)"
+                )
+            self._buffer += chunk
+        data = bytes(self._buffer[:size])
+        del self._buffer[:size]
+        return data
+
+    def take_buffered(self) -> bytes:
+        data = bytes(self._buffer)
+        self._buffer.clear()
+        return data
+
+
+async def _bounded(coro, timeout: float, what: str):
+    try:
+        return await asyncio.wait_for(coro, timeout)
+    except TimeoutError:
+        raise AdbTimeoutError(f"{what} did not finish within {timeout:g} s") from None
+
+
+async def shell(
+    opener: ServiceOpener, command: str, *, stdin: bytes | None = None, timeout: float = SHELL_TIMEOUT
+) -> ShellOutput:
+    """Run ``command`` with the shell protocol (stdout, stderr, exit code) when the phone has
+    ``shell_v2``, else through ``shell:`` (merged output, exit code -1)."""
+    if "shell_v2" not in opener.features:
+        stream = await opener.open_stream(f"shell:{command}", timeout=min(timeout, 10.0))
+        try:
+            if stdin:
+                await stream.write(stdin)
+            out = await _bounded(_read_all(stream), timeout, f"shell {command!r}")
+        finally:
+            await stream.close()
+        return ShellOutput(out, b"", -1)
+    stream = await opener.open_stream(f"shell,v2,raw:{command}", timeout=min(timeout, 10.0))
+    try:
+        return await _bounded(_shell_v2(stream, stdin), timeout, f"shell {command!r}")
+    finally:
+        await stream.close()
+
+
+async def _shell_v2(stream: ServiceStream, stdin: bytes | None) -> ShellOutput:
+    if stdin:
+        for offset in range(0, len(stdin), 64 * 1024):
+            await stream.write(encode_shell_packet(ShellId.STDIN, stdin[offset : offset + 64 * 1024]))
+    await stream.write(encode_shell_packet(ShellId.CLOSE_STDIN))
+    decoder = ShellPacketDecoder()
+    stdout, stderr = bytearray(), bytearray()
+    exit_code: int | None = None
+    while exit_code is None:
+        chunk = await stream.read(None)
+        if not chunk:
+            break
+        try:
+            packets = decoder.receive_data(chunk)
+        except ShellProtocolError as exc:
+            raise AdbError(str(exc)) from None
+        for packet in packets:
+            if packet.id == ShellId.STDOUT:
+                stdout += packet.data
+            elif packet.id == ShellId.STDERR:
+                stderr += packet.data
+            elif packet.id == ShellId.EXIT:
+                exit_code = packet.data[0] if packet.data else 0
+    if exit_code is None:
+        raise AdbError(
+            "the phone closed the shell before sending an exit code "
+            f"({len(stdout)} bytes of output, {decoder.buffered} bytes of an unfinished packet)"
+        )
+    return ShellOutput(bytes(stdout), bytes(stderr), exit_code)
+
+
+async def _read_all(stream: ServiceStream) -> bytes:
+    out = bytearray()
+    while chunk := await stream.read(None):
+        out += chunk
+    return bytes(out)
+
+
+async def exec_out(opener: ServiceOpener, command: str, *, timeout: float = SHELL_TIMEOUT) -> bytes:
+    """Binary-safe output of ``exec:command`` (stdout and stderr merged, as adb exec-out)."""
+    stream = await opener.open_stream(f"exec:{command}", timeout=min(timeout, 10.0))
+    try:
+        return await _bounded(_read_all(stream), timeout, f"exec {command!r}")
+    finally:
+        await stream.close()
+
+
+class SyncClient:
+    """A ``sync:`` session: stat, list, push, pull. Use ``async with await SyncClient.open(opener)``."""
+
+    def __init__(self, stream: ServiceStream, features: frozenset[str], timeout: float) -> None:
+        self.stream = stream
+        self.features = features
+        self.timeout = timeout
+        self.reader = StreamReader(stream, timeout)
+
+    @classmethod
+    async def open(cls, opener: ServiceOpener, timeout: float = SHELL_TIMEOUT) -> SyncClient:
+        stream = await opener.open_stream("sync:", timeout=min(timeout, 10.0))
+        return cls(stream, opener.features, timeout)
+
+    async def __aenter__(self) -> SyncClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        try:
+            await self.stream.write(sp.encode_quit())
+        except AdbError:
+            pass
+        await self.stream.close()
+
+    async def _fail_message(self, length: int) -> str:
+        return (await self.reader.read_exact(length)).decode("utf-8", "replace")
+
+    async def stat(self, path: str) -> sp.SyncStat:
+        """STA2 with stat_v2 (errno in ``error``), else STAT (mode 0 when missing)."""
+        if "stat_v2" in self.features:
+            await self.stream.write(sp.encode_request(b"STA2", path))
+            return sp.decode_stat_v2(await self.reader.read_exact(sp.STAT_V2.size))
+        await self.stream.write(sp.encode_request(b"STAT", path))
+        return sp.decode_stat_v1(await self.reader.read_exact(sp.STAT_V1.size))
+
+    async def list(self, path: str) -> list[sp.SyncEntry]:
+        """The entries of a directory (``.`` and ``..`` included, as the phone sends them)."""
+        v2 = "ls_v2" in self.features
+        await self.stream.write(sp.encode_request(b"LIS2" if v2 else b"LIST", path))
+        header = sp.DENT_V2 if v2 else sp.DENT_V1
+        entries = []
+        while True:
+            raw = await self.reader.read_exact(header.size)
+            kind = raw[:4]
+            if kind == b"DONE":
+                return entries
+            if kind == b"FAIL":
+                raise sp.SyncError(await self._fail_message(int.from_bytes(raw[4:8], "little")))
+            if kind not in (b"DENT", b"DNT2"):
+                raise sp.SyncError(f"unexpected {kind!r} in a directory listing")
+            info, namelen = sp.decode_dent_v2(raw) if v2 else sp.decode_dent_v1(raw)
+            name = (await self.reader.read_exact(namelen)).decode("utf-8", "surrogateescape")
+            entries.append(sp.SyncEntry(name, info))
+
+    async def push(self, data: bytes, path: str, mode: int = 0o644, mtime: int | None = None) -> None:
+        """Write ``data`` to ``path`` on the phone (SEND v1); SyncError with the phone's reason."""
+        view = memoryview(data)
+        await self.stream.write(sp.encode_send(path, mode))
+        batch = bytearray()
+        for offset in range(0, len(view), sp.DATA_MAX):
+            chunk = view[offset : offset + sp.DATA_MAX]
+            batch += sp.encode_data(chunk)
+            batch += chunk
+            if len(batch) >= 1024 * 1024:
+                await self.stream.write(bytes(batch))
+                batch = bytearray()
+        batch += sp.encode_done(int(time.time()) if mtime is None else mtime)
+        await self.stream.write(bytes(batch))
+        answer = await self.reader.read_exact(sp.REQUEST.size)
+        kind, length = sp.REQUEST.unpack(answer)
+        if kind == b"FAIL":
+            raise sp.SyncError(f"push {path}: {await self._fail_message(length)}")
+        if kind != b"OKAY":
+            raise sp.SyncError(f"push {path}: unexpected answer {kind!r}")
+
+    async def pull(self, path: str, limit: int = 1 << 31) -> bytes:
+        """The contents of ``path`` (RECV); SyncError with the phone's reason."""
+        await self.stream.write(sp.encode_request(b"RECV", path))
+        out = bytearray()
+        while True:
+            kind, length = sp.REQUEST.unpack(await self.reader.read_exact(sp.REQUEST.size))
+            if kind == b"DATA":
+                if length > sp.DATA_MAX:
+                    raise sp.SyncError(f"pull {path}: DATA chunk of {length} bytes")
+                out += await self.reader.read_exact(length)
+                if len(out) > limit:
+                    raise sp.SyncError(f"pull {path}: more than {limit} bytes")
+            elif kind == b"DONE":
+                return bytes(out)
+            elif kind == b"FAIL":
+                raise sp.SyncError(f"pull {path}: {await self._fail_message(length)}")
+            else:
+                raise sp.SyncError(f"pull {path}: unexpected {kind!r}")
+
+
+def is_dir_mode(mode: int) -> bool:
+    return stat_module.S_ISDIR(mode)

@@ -1,0 +1,224 @@
+"""The adb server's smart-socket protocol (port 5037): for a phone held by a running adb server.
+
+A request is a 4-hex-digit length + the service (``host:version``, ``host:devices-l``,
+``host:transport:SERIAL`` …); the server answers ``OKAY`` or ``FAIL`` + 4-hex length + message.
+``host:`` queries then send one length-prefixed string. After ``host:transport:SERIAL`` → OKAY, the
+same connection carries one device service (``shell,v2,raw:…``, ``exec:…``, ``sync:``): a second
+request, OKAY, then raw bytes until either side closes. So every service needs a new connection,
+which ``AdbServerDevice`` makes through a ``connect`` factory (TCP in CPython, the server's WebSocket
+bridge in the page). The codec is pure; the async part runs over ``AdbTransport``-shaped pipes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from phone_agent.adb.client import OPEN_TIMEOUT, AdbError, AdbTimeoutError, AdbTransport
+
+MAX_REQUEST = 0xFFFF
+
+
+class AdbServerError(AdbError):
+    """The adb server answered FAIL (its message is the exception's)."""
+
+
+def encode_request(service: str) -> bytes:
+    """``000chost:version``: the length in 4 hex digits, then the service."""
+    raw = service.encode()
+    if len(raw) > MAX_REQUEST:
+        raise ValueError(f"smart-socket request of {len(raw)} bytes is too long")
+    return f"{len(raw):04x}".encode() + raw
+
+
+@dataclass(frozen=True)
+class AdbServerDeviceEntry:
+    """One line of ``host:devices-l``."""
+
+    serial: str
+    state: str  # device, unauthorized, offline, …
+    properties: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def model(self) -> str:
+        return self.properties.get("model", "")
+
+
+def parse_devices(text: str) -> list[AdbServerDeviceEntry]:
+    """``SERIAL  device product:x model:y device:z transport_id:1`` lines → entries."""
+    entries = []
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) < 2:
+            continue
+        serial, rest = parts[0], parts[1:]
+        # The state may be several words ("no permissions (…)"); properties are key:value words.
+        state_words: list[str] = []
+        properties: dict[str, str] = {}
+        for word in rest:
+            key, sep, value = word.partition(":")
+            if sep and key.replace("_", "").isalnum() and key.islower():
+                properties[key] = value
+            elif not properties:
+                state_words.append(word)
+        entries.append(AdbServerDeviceEntry(serial, " ".join(state_words), properties))
+    return entries
+
+
+class SmartSocketReader:
+    """Buffered reads over a transport for the status and length-prefixed answers."""
+
+    def __init__(self, transport: AdbTransport, timeout: float) -> None:
+        self.transport = transport
+        self.timeout = timeout
+        self.buffer = bytearray()
+
+    async def read_exact(self, size: int) -> bytes:
+        while len(self.buffer) < size:
+            try:
+                chunk = await asyncio.wait_for(self.transport.receive(), self.timeout)
+            except TimeoutError:
+                raise AdbTimeoutError(f"the adb server sent nothing for {self.timeout:g} s") from None
+            if not chunk:
+                raise AdbError("the adb server closed the connection")
+            self.buffer += chunk
+        data = bytes(self.buffer[:size])
+        del self.buffer[:size]
+        return data
+
+    async def read_string(self) -> str:
+        length_text = await self.read_exact(4)
+        try:
+            length = int(length_text, 16)
+        except ValueError:
+            raise AdbError(f"the adb server sent a bad length {length_text!r}") from None
+        return (await self.read_exact(length)).decode("utf-8", "replace")
+
+    async def read_status(self, request: str) -> None:
+        status = await self.read_exact(4)
+        if status == b"OKAY":
+            return
+        if status == b"FAIL":
+            raise AdbServerError(f"{request}: {await self.read_string()}")
+        raise AdbError(f"{request}: the adb server answered {status!r}, not OKAY/FAIL")
+
+
+class SmartSocketStream:
+    """A device service through the adb server: the rest of the connection, raw."""
+
+    def __init__(self, transport: AdbTransport, leftover: bytes, service: str) -> None:
+        self.transport = transport
+        self.service = service
+        self.closed = False
+        self._leftover = leftover
+
+    async def read(self, timeout: float | None = None) -> bytes:
+        if self._leftover:
+            data, self._leftover = self._leftover, b""
+            return data
+        if self.closed:
+            return b""
+        wait = 30.0 if timeout is None else timeout
+        try:
+            data = await asyncio.wait_for(self.transport.receive(), wait)
+        except TimeoutError:
+            raise AdbTimeoutError(f"{self.service}: the phone sent nothing for {wait:g} s") from None
+        except Exception as exc:
+            raise AdbError(f"{self.service}: the adb server connection failed: {exc}") from exc
+        if not data:
+            self.closed = True
+        return data
+
+    async def write(self, data: bytes) -> None:
+        if self.closed:
+            raise AdbError(f"{self.service}: the stream is closed")
+        try:
+            await asyncio.wait_for(self.transport.send(bytes(data)), 30.0)
+        except Exception as exc:
+            raise AdbError(f"{self.service}: sending through the adb server failed: {exc}") from exc
+
+    async def close(self) -> None:
+        self.closed = True
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.transport.close(), 5.0)
+
+
+Connect = Callable[[], Awaitable[AdbTransport]]
+
+
+class AdbServerClient:
+    """Talks to an adb server; ``connect`` opens one new pipe to it (each request needs its own)."""
+
+    def __init__(self, connect: Connect, timeout: float = OPEN_TIMEOUT) -> None:
+        self._connect = connect
+        self.timeout = timeout
+
+    async def _open(self) -> AdbTransport:
+        try:
+            return await asyncio.wait_for(self._connect(), self.timeout)
+        except TimeoutError:
+            raise AdbTimeoutError(
+                f"the adb server did not accept a connection in {self.timeout:g} s"
+            ) from None
+        except OSError as exc:
+            raise AdbError(f"cannot reach the adb server: {exc} (is `adb start-server` running?)") from exc
+
+    async def query(self, request: str) -> str:
+        """A ``host:…`` request that answers one string (``host:version``, ``host:devices-l`` …)."""
+        transport = await self._open()
+        try:
+            reader = SmartSocketReader(transport, self.timeout)
+            await transport.send(encode_request(request))
+            await reader.read_status(request)
+            return await reader.read_string()
+        finally:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(transport.close(), 5.0)
+
+    async def version(self) -> int:
+        """The server's protocol version (``host:version``: 41 for adb 1.0.41)."""
+        return int(await self.query("host:version"), 16)
+
+    async def devices(self) -> list[AdbServerDeviceEntry]:
+        return parse_devices(await self.query("host:devices-l"))
+
+    async def open_service(
+        self, serial: str, service: str, timeout: float | None = None
+    ) -> SmartSocketStream:
+        """``host:transport:SERIAL`` then ``service`` on one new connection; the rest is the stream."""
+        transport = await self._open()
+        reader = SmartSocketReader(transport, timeout or self.timeout)
+        try:
+            request = f"host:transport:{serial}"
+            await transport.send(encode_request(request))
+            await reader.read_status(request)
+            await transport.send(encode_request(service))
+            await reader.read_status(service)
+        except BaseException:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(transport.close(), 5.0)
+            raise
+        return SmartSocketStream(transport, bytes(reader.buffer), service)
+
+    async def device(self, serial: str) -> AdbServerDevice:
+        """A ``ServiceOpener`` for ``serial``, with its features read from the server."""
+        text = await self.query(f"host-serial:{serial}:features")
+        return AdbServerDevice(self, serial, frozenset(f for f in text.strip().split(",") if f))
+
+
+class AdbServerDevice:
+    """One phone behind an adb server, as a ``ServiceOpener`` for services.py and AdbDevice."""
+
+    def __init__(self, server: AdbServerClient, serial: str, features: frozenset[str]) -> None:
+        self.server = server
+        self.serial = serial
+        self._features = features
+
+    @property
+    def features(self) -> frozenset[str]:
+        return self._features
+
+    async def open_stream(self, service: str, timeout: float = OPEN_TIMEOUT) -> SmartSocketStream:
+        return await self.server.open_service(self.serial, service, timeout)
