@@ -57,7 +57,7 @@ class ServerOptions:
 
 
 class StartupError(Exception):
-    """The server could not start; the message is the one line to print."""
+    """The server could not start, or stopped by itself; the message is the one line to print."""
 
 
 class _PhoneAgentFormatter(logging.Formatter):
@@ -184,7 +184,15 @@ class WebServer:
             except TimeoutError:
                 self._uvicorn.force_exit = True
                 log.warning("the web server did not stop within %ss", SHUTDOWN_S)
+            except Exception as exc:
+                log.error("the web server failed: %s: %s", type(exc).__name__, exc)
         self._sock.close()
+
+    @property
+    def failed(self) -> bool:
+        """Whether uvicorn ended by itself (only a failure does that)."""
+        task = self._task
+        return task is not None and task.done() and not self._uvicorn.should_exit
 
 
 async def serve(options: ServerOptions) -> int | None:
@@ -194,11 +202,12 @@ async def serve(options: ServerOptions) -> int | None:
     stopping = _StopSignals()
     try:
         await stopping.wait_or(web.task)
-        if web.task.done():
-            web.task.result()  # uvicorn ended by itself: only a failure does that
+        failed = web.failed
     finally:
         stopping.remove()
         await web.stop()
+    if failed:
+        raise StartupError("the web server stopped unexpectedly")
     return stopping.signal
 
 
@@ -222,6 +231,7 @@ async def serve_with_mcp(options: ServerOptions) -> None:
     session = asyncio.create_task(speak_mcp())
     try:
         await stopping.wait_or(session, web.task)
+        failed = web.failed
         if session.done():
             session.result()
     finally:
@@ -231,7 +241,7 @@ async def serve_with_mcp(options: ServerOptions) -> None:
     # without waiting for it (the port is closed already).
     if stopping.signal is not None:
         _die_by(stopping.signal)
-    if not session.done():
+    if failed:
         log.error("the web server stopped unexpectedly; exiting")
         sys.stderr.flush()
         os._exit(1)
