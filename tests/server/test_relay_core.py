@@ -127,6 +127,7 @@ def test_progress_frames_are_passed_on_in_order_and_never_end_the_call() -> None
     [
         "not json",
         b"\xff\xfe",
+        "[" * 100_000 + "]" * 100_000,
         "[1, 2]",
         '"just a string"',
         frame(result=TEXT_RESULT),

@@ -193,7 +193,7 @@ class RelayCore:
             return FrameIgnored("frame from a page that is no longer the relay's page")
         try:
             frame = json.loads(text)
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, RecursionError):  # RecursionError: absurdly nested JSON
             return FrameIgnored("not JSON")
         if not isinstance(frame, dict):
             return FrameIgnored(f"not a JSON object but {type(frame).__name__}")
