@@ -86,8 +86,9 @@ class ProgressForwarder:
         self.ctx = ctx
         meta: dict[str, Any] = dict(ctx.meta or {})
         self.progress_token = meta.get("progress_token", meta.get("progressToken"))
-        requested = meta.get(types.LOG_LEVEL_META_KEY)
-        self.log_level_threshold = requested if requested is not None else threshold.level
+        # The 2026-07-28 per-request opt-in wins; else the connection's logging/setLevel, read at send time.
+        self._requested_level = meta.get(types.LOG_LEVEL_META_KEY)
+        self._threshold = threshold
 
     async def __call__(self, seq: int, message: str) -> None:
         session = self.ctx.session
@@ -96,7 +97,8 @@ class ProgressForwarder:
                 self.progress_token, seq, message=message, related_request_id=self.ctx.request_id
             )
             return
-        if not level_allows(self.log_level_threshold, PROGRESS_LEVEL):
+        requested = self._requested_level if self._requested_level is not None else self._threshold.level
+        if not level_allows(requested, PROGRESS_LEVEL):
             return
         await session.send_notification(
             types.LoggingMessageNotification(
