@@ -69,7 +69,7 @@ class RawHost:
                     self.send(AdbPacket(Command.AUTH, AuthType.SIGNATURE, 0, key.sign(packet.payload)))
                     signed = True
             elif packet.command == Command.CNXN:
-                self.checksum = packet.arg0 < 0x01000001
+                self.checksum = min(version, packet.arg0) < 0x01000001
                 self.parser.verify_checksum = self.checksum
                 return packet
 

@@ -90,6 +90,22 @@ async def test_write_before_open_is_answered_with_clse(sim, raw_host, host_key):
     await still_serves(raw_host)
 
 
+async def test_open_with_a_delayed_ack_window_is_refused(raw_host):
+    # delayed_ack is not offered, so OPEN's arg1 must be 0, as adbd insists.
+    raw_host.send(AdbPacket(Command.OPEN, 78, 32 << 20, b"exec:echo hi\x00"))
+    assert await raw_host.recv() == AdbPacket(Command.CLSE, 0, 78)
+    await still_serves(raw_host)
+
+
+async def test_unknown_auth_type_takes_the_connection_offline(sim, raw_host, host_key):
+    bad = await bad_connection(sim, host_key)
+    bad.send(AdbPacket(Command.AUTH, 9, 0, b""))
+    bad.send(AdbPacket(Command.OPEN, 5, 0, b"exec:echo ignored\x00"))  # offline: ignored
+    await bad.handshake(host_key)  # a new CNXN brings it back
+    await still_serves(bad)
+    await still_serves(raw_host)
+
+
 async def test_stream_traffic_before_connect_is_ignored(sim, raw_host, host_key):
     early = await bad_connection(sim, host_key, handshake=False)
     early.send(AdbPacket(Command.WRTE, 3, 1, b"stale bytes of an earlier session"))

@@ -327,6 +327,11 @@ class AdbdConnection:
                 self._go_online()
             else:
                 self.state = ConnectionState.UNAUTHORIZED
+        else:
+            # adbd takes an unknown AUTH type as the end of the session: offline until a new CNXN.
+            self._reset_streams()
+            self.state = ConnectionState.WAITING_FOR_CONNECT
+            self._token = None
 
     def authorize(self) -> None:
         """Called by the server when the user approves this connection's key."""
@@ -337,13 +342,20 @@ class AdbdConnection:
         self.state = ConnectionState.ONLINE
         self._token = None
         banner = self.server.banner().encode()
-        self.send(AdbPacket(Command.CNXN, self.version, self.max_payload, banner))
+        # Like adbd's send_connect: our highest version (the host takes the minimum itself) and
+        # the negotiated max payload.
+        self.send(AdbPacket(Command.CNXN, VERSION, self.max_payload, banner))
         self._online.set()
         log.info("connection %d (%s) online, version 0x%08x", self.number, self.peer, self.version)
 
     def _on_open(self, packet: AdbPacket) -> None:
         remote_id = packet.arg0
         if remote_id == 0:
+            return
+        if packet.arg1 != 0:
+            # arg1 is the delayed-ack window; we do not offer delayed_ack, so it must be 0 (adbd
+            # refuses the OPEN otherwise).
+            self.send(AdbPacket(Command.CLSE, 0, remote_id))
             return
         name = packet.payload.split(b"\x00", 1)[0].decode("utf-8", "replace")
         handler = self.server._service(name, self)
@@ -387,7 +399,11 @@ class AdbdConnection:
     def _on_write(self, packet: AdbPacket) -> None:
         stream = self._stream_for(packet)
         if stream is None:
-            self.send(AdbPacket(Command.CLSE, 0, packet.arg0))
+            # adbd drops such a WRTE silently; we also tell the host its stream has no peer here,
+            # so a confused host learns it at once instead of waiting for an OKAY (harmless to a
+            # correct host: it ignores a CLSE for a socket it has already closed).
+            if packet.arg0 != 0:
+                self.send(AdbPacket(Command.CLSE, 0, packet.arg0))
         elif not stream._on_write(packet.payload):
             log.warning("connection %d: %s ignores flow control, closing it", self.number, stream.service)
             self.close_stream(stream)

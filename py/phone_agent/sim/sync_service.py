@@ -89,18 +89,15 @@ async def serve_sync(fs: VirtualFileSystem, stream: AdbStream) -> None:
         if header is None:
             return
         request, length = _REQUEST.unpack(header)
-        if request == b"QUIT":
-            return
-        if request not in (b"STAT", b"STA2", b"LST2", b"LIST", b"LIS2", b"SEND", b"RECV"):
-            await stream.write(_fail(f"unknown sync request {request!r}"))
-            return
         if length > SYNC_PATH_MAX:
-            await stream.write(_fail(f"path too long: {length}"))
+            await stream.write(_fail("path too long"))
             return
         raw = await reader.read_exact(length)
         if raw is None:
             return
         path = raw.decode("utf-8", "surrogateescape")
+        if request == b"QUIT":
+            return
         if request == b"STAT":
             try:
                 info = fs.stat(path)
@@ -120,6 +117,9 @@ async def serve_sync(fs: VirtualFileSystem, stream: AdbStream) -> None:
         elif request == b"RECV":
             if not await _send_file(fs, stream, path):
                 return
+        else:
+            await stream.write(_fail(f"unknown command {struct.unpack('<I', request)[0]:08x}"))
+            return
 
 
 def _list(fs: VirtualFileSystem, path: str, *, v2: bool) -> bytes:
@@ -144,13 +144,18 @@ def _list(fs: VirtualFileSystem, path: str, *, v2: bool) -> bytes:
 
 
 async def _receive_file(fs: VirtualFileSystem, reader: SyncReader, stream: AdbStream, spec: str) -> bool:
-    path, _, mode_text = spec.rpartition(",")
-    if not path:
-        path, mode_text = spec, "420"
+    path, comma, mode_text = spec.rpartition(",")
+    if not comma:
+        await stream.write(_fail("missing , in ID_SEND_V1"))
+        return False
     try:
-        mode = int(mode_text)
+        mode = int(mode_text, 0)
     except ValueError:
-        mode = 0o644
+        try:
+            mode = int(mode_text, 8)  # strtoul(…, 0) reads a leading 0 as octal
+        except ValueError:
+            await stream.write(_fail("bad mode"))
+            return False
     chunks: list[bytes] = []
     while True:
         header = await reader.read_exact(_REQUEST.size)
@@ -170,13 +175,21 @@ async def _receive_file(fs: VirtualFileSystem, reader: SyncReader, stream: AdbSt
         else:
             await stream.write(_fail(f"invalid data message {request!r}"))
             return False
+    # adbd copies the user's permission bits to group and other.
+    permissions = mode & 0o777
+    permissions |= (permissions >> 3) & 0o070
+    permissions |= (permissions >> 3) & 0o007
+    parent = posixpath.dirname(fs.normalize(path))
     try:
-        parent = posixpath.dirname(fs.normalize(path))
         if not fs.is_dir(parent):
             fs.mkdir(parent, parents=True)  # fixed_push_mkdir: the device creates missing parents
+    except OSError as exc:
+        await stream.write(_fail(f"secure_mkdirs() failed: {_describe(exc)}"))
+        return False
+    try:
         if stat.S_ISDIR(mode) or fs.is_dir(path):
             raise IsADirectoryError(path)
-        fs.write_file(path, b"".join(chunks), mode=mode & 0o777 or 0o644, mtime=length)
+        fs.write_file(path, b"".join(chunks), mode=permissions, mtime=length)
     except OSError as exc:
         await stream.write(_fail(f"couldn't create file: {_describe(exc)}"))
         return False
