@@ -91,9 +91,6 @@ class Peer:
         assert frame.get("tool") == tool, f"expected a {tool} request, got {frame}"
         return frame
 
-    def no_frame_waiting(self) -> bool:
-        return self.frames.empty()
-
     async def send(self, frame: Any) -> None:
         await self.ws.send(frame if isinstance(frame, str) else json.dumps(frame))
 
