@@ -84,6 +84,7 @@ class AdbStream:
         self._readable = asyncio.Event()
         self._acked = asyncio.Event()
         self._acked.set()
+        self._write_lock = asyncio.Lock()
 
     # ----- called by the connection
 
@@ -120,13 +121,14 @@ class AdbStream:
         """Send ``data`` as WRTEs of at most the negotiated payload, each after the previous OKAY."""
         view = memoryview(data)
         limit = self.connection.max_payload
-        for offset in range(0, len(view), limit):
-            await self._wait_acked()
-            self._acked.clear()
-            self.connection.send(
-                AdbPacket(Command.WRTE, self.local_id, self.remote_id, view[offset : offset + limit])
-            )
-            await self.connection.drain()
+        async with self._write_lock:  # writers take turns, so there is never a second WRTE in flight
+            for offset in range(0, len(view), limit):
+                await self._wait_acked()
+                self._acked.clear()
+                self.connection.send(
+                    AdbPacket(Command.WRTE, self.local_id, self.remote_id, view[offset : offset + limit])
+                )
+                await self.connection.drain()
 
     async def _wait_acked(self) -> None:
         if not self._acked.is_set():

@@ -51,11 +51,16 @@ class ShellProtocolReader:
 
 
 class StdinPump:
-    """Reads the stream in the background: collects stdin, notices its end, keeps OKAYs flowing."""
+    """Reads the stream in the background: collects stdin, notices its end, keeps OKAYs flowing.
 
-    def __init__(self, stream: AdbStream, v2: bool) -> None:
+    With ``pty`` it also plays the terminal's line discipline, as the phone's PTY would: echo,
+    CR as end of line, backspace, Ctrl-C (drop the line) and Ctrl-D (end of input on an empty line).
+    """
+
+    def __init__(self, stream: AdbStream, v2: bool, pty: bool = False) -> None:
         self.stream = stream
         self.v2 = v2
+        self.pty = pty
         self.data = bytearray()
         self.lines: asyncio.Queue[bytes | None] = asyncio.Queue()
         self.ended = asyncio.Event()
@@ -70,12 +75,13 @@ class StdinPump:
                 if not chunk:
                     break
                 if not self.v2:
-                    self._add(chunk)
+                    if not await self._add(chunk):
+                        return
                     continue
                 for packet_id, data in parser.receive_data(chunk):
-                    if packet_id == STDIN:
-                        self._add(data)
-                    elif packet_id == CLOSE_STDIN:
+                    if packet_id == STDIN and not await self._add(data):
+                        return
+                    if packet_id == CLOSE_STDIN:
                         return
         finally:
             if self._pending_line:
@@ -83,12 +89,43 @@ class StdinPump:
             self.lines.put_nowait(None)
             self.ended.set()
 
-    def _add(self, data: bytes) -> None:
-        self.data += data
-        self._pending_line += data
-        while (cut := self._pending_line.find(b"\n")) >= 0:
-            self.lines.put_nowait(bytes(self._pending_line[: cut + 1]))
-            del self._pending_line[: cut + 1]
+    async def _add(self, data: bytes) -> bool:
+        """Take stdin bytes; False at a PTY's end of input (Ctrl-D on an empty line)."""
+        if not self.pty:
+            self.data += data
+            self._pending_line += data
+            while (cut := self._pending_line.find(b"\n")) >= 0:
+                self.lines.put_nowait(bytes(self._pending_line[: cut + 1]))
+                del self._pending_line[: cut + 1]
+            return True
+        echo = bytearray()
+        for byte in data:
+            char = bytes([byte])
+            if char in b"\r\n":
+                echo += b"\r\n"
+                self.lines.put_nowait(bytes(self._pending_line) + b"\n")
+                self._pending_line.clear()
+            elif char in b"\x7f\x08":
+                if self._pending_line:
+                    del self._pending_line[-1]
+                    echo += b"\x08 \x08"
+            elif char == b"\x03":
+                echo += b"^C\r\n"
+                self._pending_line.clear()
+                self.lines.put_nowait(b"\n")
+            elif char == b"\x04":
+                if not self._pending_line:
+                    await self._echo(echo)
+                    return False
+            else:
+                echo += char
+                self._pending_line += char
+        await self._echo(echo)
+        return True
+
+    async def _echo(self, data: bytes | bytearray) -> None:
+        if data:
+            await self.stream.write(shell_packet(STDOUT, bytes(data)) if self.v2 else bytes(data))
 
     async def read_all(self) -> bytes:
         try:
@@ -112,7 +149,8 @@ def find_service(server: SimulatedPhoneServer, name: str) -> ServiceHandler | No
     """The handler for an OPEN's service name, or None (the OPEN is refused with CLSE)."""
     kind, options, arg = parse_service(name)
     if kind == "shell":
-        v2, pty = "v2" in options, "pty" in options
+        # Like adbd: an explicit raw/pty option wins; otherwise a PTY only for an interactive shell.
+        v2, pty = "v2" in options, "pty" in options or ("raw" not in options and not arg.strip())
         return lambda stream: serve_shell(server, stream, arg, v2=v2, pty=pty)
     if kind == "exec" and arg:
         return lambda stream: serve_shell(server, stream, arg, v2=False)
@@ -130,7 +168,7 @@ async def serve_shell(
 ) -> None:
     """Run ``command`` (or an interactive session when empty) and send its output and exit code."""
     loop = asyncio.get_running_loop()
-    pump = StdinPump(stream, v2)
+    pump = StdinPump(stream, v2, pty)
 
     def read_stdin() -> bytes:
         future = asyncio.run_coroutine_threadsafe(pump.read_all(), loop)
@@ -140,7 +178,7 @@ async def serve_shell(
     try:
         if command.strip():
             result = await asyncio.to_thread(shell.run, command)
-            await _send_output(stream, result, v2)
+            await _send_output(stream, result, v2, pty)
             if v2:
                 await stream.write(shell_packet(EXIT, bytes([result.exit_code & 0xFF])))
             return
@@ -151,7 +189,10 @@ async def serve_shell(
         pump.stop()
 
 
-async def _send_output(stream: AdbStream, result: ShellResult, v2: bool) -> None:
+async def _send_output(stream: AdbStream, result: ShellResult, v2: bool, pty: bool = False) -> None:
+    if pty:  # a terminal turns \n into \r\n (ONLCR) and has one output for stdout and stderr
+        merged = (result.merged or result.stdout + result.stderr).replace(b"\n", b"\r\n")
+        result = ShellResult(merged, b"", result.exit_code, merged)
     if not v2:
         merged = result.merged or result.stdout + result.stderr
         if merged:
@@ -177,7 +218,7 @@ async def _interactive(
             break
         shell._stdin_used = True  # an interactive line never reads the session's stdin
         result = await asyncio.to_thread(shell.run, line.decode("utf-8", "replace"))
-        await _send_output(stream, result, v2)
+        await _send_output(stream, result, v2, prompt)
         if shell.exited:
             break
     if v2:
