@@ -1,0 +1,35 @@
+"""The Plan-and-Resolve phone agent and its model clients, in pure Python (CPython and Pyodide alike).
+
+What the browser provides (HTTP, image scaling, the built-in model) comes in through the small
+interfaces of ``ports`` and ``model``; nothing here imports ``js``, opens a socket or starts a thread.
+"""
+
+from __future__ import annotations
+
+from .agent import AgentConfig, PlanAndResolveAgent
+from .model import ChatModel, ModelError, ModelTurn, TextDelta, ToolCall
+from .openai_client import OpenAIChatModel
+from .ports import HttpClient, HttpResponse, ImageCodec, NetworkError, RgbaImage
+from .progress import ProgressEvent, ProgressReporter
+from .settings import ModelSettings, no_model_error, resolve_model_settings
+
+__all__ = [
+    "AgentConfig",
+    "ChatModel",
+    "HttpClient",
+    "HttpResponse",
+    "ImageCodec",
+    "ModelError",
+    "ModelSettings",
+    "ModelTurn",
+    "NetworkError",
+    "OpenAIChatModel",
+    "PlanAndResolveAgent",
+    "ProgressEvent",
+    "ProgressReporter",
+    "RgbaImage",
+    "TextDelta",
+    "ToolCall",
+    "no_model_error",
+    "resolve_model_settings",
+]

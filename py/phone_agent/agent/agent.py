@@ -1,0 +1,528 @@
+"""PlanAndResolveAgent: the specification's Plan-and-Resolve agent (context.py's ``AgentRunner``).
+
+A task goes idle → planning → executing → finished | failed | aborted (``AgentTask.move_to``).
+Planning asks the model for steps (``submit_plan``); resolving runs each step as a loop of
+screenshot → one model action → the device runs it → a ``ToolCallRecord``, until the model finishes
+or fails the step, the step's action budget runs out, or the same action keeps leaving the screen
+unchanged. A failed step leads to a new plan (a bounded number of times). A successful scroll
+extraction ends the task with its summary as the conclusion.
+
+``abort()``, the time limit and cancelling ``run`` all stop the work within a second: the task keeps
+its finished steps and ends aborted. A phone that stops answering fails the task.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import traceback
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from ..device import Device, DeviceError, key_code
+from ..tasks import AgentStep, AgentTask, StepStatus, TaskStatus, ToolCallRecord
+from .actions import (
+    ACTION_TOOLS,
+    SUBMIT_PLAN,
+    Action,
+    ActionError,
+    PlannedStep,
+    validate_action,
+    validate_plan,
+)
+from .extract import ExtractConfig, ExtractionError, extract_scrolling_content
+from .model import ChatModel, Message, ModelError, ModelTurn, ToolCall, ToolSchema, collect_turn
+from .ports import Clock, ImageCodec, wall_clock_ms
+from .progress import Listener, ProgressReporter, ProgressSink
+from .prompts import plan_messages, replan_history, screen_message, step_context, step_system
+from .screen import Observation, ScreenMapping, observe, screen_changed
+from .settings import no_model_error
+from .text_actions import parse_text_action
+
+Sleep = Callable[[float], Awaitable[None]]
+ModelSource = ChatModel | Callable[[], "ChatModel | None"] | None
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    """Bounds and tuning of the agent; every loop has a limit here."""
+
+    max_plan_steps: int = 10
+    plan_attempts: int = 3  # model answers without a usable plan before the task fails
+    max_actions_per_step: int = 15  # model turns per step, invalid ones included
+    max_repeats: int = 3  # the same action leaving the screen unchanged this many times fails the step
+    max_replans: int = 2
+    image_max_side: int = 1024
+    image_mime: str = "image/jpeg"
+    image_quality: float = 0.8
+    settle_ms: int = 500  # after an action, before the next screenshot
+    model_retries: int = 1  # for retryable model failures (429, 5xx, a stalled stream)
+    retry_delay_ms: int = 1_000
+    stop_grace_ms: int = 1_000  # how long a cancelled run may take to unwind
+    keep_screenshots: bool = True  # before/after per step, as data URLs of the model's image
+    with_current_app: bool = True
+    extract: ExtractConfig = field(default_factory=ExtractConfig)
+
+
+class _TaskFailure(Exception):
+    """Ends the task as failed with this message."""
+
+
+@dataclass
+class _StepOutcome:
+    task_done: bool = False
+    conclusion: str | None = None
+
+
+class PlanAndResolveAgent:
+    """Runs one task at a time on a Device with a ChatModel; implements context.py's AgentRunner."""
+
+    def __init__(
+        self,
+        model: ModelSource,
+        codec: ImageCodec,
+        *,
+        config: AgentConfig | None = None,
+        clock: Clock = wall_clock_ms,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
+        self.model_source = model
+        self.codec = codec
+        self.config = config or AgentConfig()
+        self.clock = clock
+        self.sleep = sleep
+        self._listeners: list[Listener] = []
+        self._inner: asyncio.Future[None] | None = None
+        self._abort_reason: str | None = None
+
+    # -- the AgentRunner interface ---------------------------------------------------------------
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Receive the progress events of every task (the chat panel); returns an unsubscribe function."""
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return unsubscribe
+
+    def abort(self) -> None:
+        """Stop the running task (it ends aborted); nothing happens when none runs."""
+        if self._inner is not None and not self._inner.done():
+            self._abort_reason = "Aborted by abort_task."
+            self._inner.cancel()
+
+    def current_model(self) -> ChatModel | None:
+        source = self.model_source
+        if source is None:
+            return None
+        if callable(source) and not hasattr(source, "stream"):
+            return source()
+        return source  # type: ignore[return-value]
+
+    async def run(
+        self, task: AgentTask, device: Device, timeout_ms: int, progress: ProgressSink | None = None
+    ) -> AgentTask:
+        model = self.current_model()
+        if model is None:
+            raise no_model_error()
+        reporter = ProgressReporter(progress)
+        for listener in self._listeners:
+            reporter.subscribe(listener)
+        self._abort_reason = None
+        inner = asyncio.ensure_future(self._drive(task, device, model, reporter))
+        self._inner = inner
+        try:
+            done, _ = await asyncio.wait({inner}, timeout=timeout_ms / 1000)
+            if not done:
+                await self._stop(inner)
+                self._end_aborted(task, reporter, f"Timed out after {timeout_ms} ms.")
+            elif inner.cancelled():
+                self._end_aborted(task, reporter, self._abort_reason or "Aborted.")
+            else:
+                inner.result()
+        except asyncio.CancelledError:
+            await self._stop(inner)
+            self._end_aborted(task, reporter, "Cancelled by the caller.")
+            raise
+        finally:
+            self._inner = None
+        return task
+
+    async def _stop(self, inner: asyncio.Future[None]) -> None:
+        inner.cancel()
+        await asyncio.wait({inner}, timeout=self.config.stop_grace_ms / 1000)
+
+    # -- ending a task -----------------------------------------------------------------------------
+
+    def _close_steps(self, task: AgentTask, reason: str, reporter: ProgressReporter) -> None:
+        now = self.clock()
+        for step in task.steps:
+            if step.status is StepStatus.RUNNING:
+                step.status = StepStatus.FAILED
+                step.error = step.error or reason
+                step.finished_at = now
+                reporter.on_step_end(step)
+            elif step.status is StepStatus.PENDING:
+                step.status = StepStatus.SKIPPED
+
+    def _end_aborted(self, task: AgentTask, reporter: ProgressReporter, reason: str) -> None:
+        if task.done:
+            return
+        self._close_steps(task, reason, reporter)
+        task.error = reason
+        task.move_to(TaskStatus.ABORTED, self.clock())
+        reporter.on_error(f"Task aborted: {reason}")
+        reporter.on_done(str(task.status), task.conclusion, task.error)
+
+    def _end_failed(self, task: AgentTask, reporter: ProgressReporter, message: str) -> None:
+        if task.done:
+            return
+        self._close_steps(task, message, reporter)
+        task.error = message
+        task.move_to(TaskStatus.FAILED, self.clock())
+        reporter.on_error(message)
+        reporter.on_done(str(task.status), task.conclusion, task.error)
+
+    def _end_finished(self, task: AgentTask, reporter: ProgressReporter, conclusion: str | None) -> None:
+        for step in task.steps:
+            if step.status is StepStatus.PENDING:
+                step.status = StepStatus.SKIPPED
+        task.conclusion = conclusion
+        task.move_to(TaskStatus.FINISHED, self.clock())
+        reporter.on_done(str(task.status), task.conclusion, task.error)
+
+    # -- the task ------------------------------------------------------------------------------------
+
+    async def _drive(
+        self, task: AgentTask, device: Device, model: ChatModel, reporter: ProgressReporter
+    ) -> None:
+        try:
+            task.move_to(TaskStatus.PLANNING, self.clock())
+            observation = await self._observe(device)
+            planned = await self._plan(task, observation, model, reporter, "")
+            self._add_steps(task, planned)
+            reporter.on_planned(task.steps)
+            task.move_to(TaskStatus.EXECUTING, self.clock())
+            replans = 0
+            index = 0
+            while index < len(task.steps):
+                step = task.steps[index]
+                index += 1
+                if step.status is not StepStatus.PENDING:
+                    continue
+                outcome = await self._run_step(task, step, device, model, reporter)
+                if outcome.task_done:
+                    self._end_finished(task, reporter, outcome.conclusion)
+                    return
+                if step.status is StepStatus.FAILED:
+                    if replans >= self.config.max_replans:
+                        raise _TaskFailure(f"Step {step.index} ({step.title}) failed: {step.error}")
+                    replans += 1
+                    for later in task.steps[index:]:
+                        if later.status is StepStatus.PENDING:
+                            later.status = StepStatus.SKIPPED
+                    observation = await self._observe(device)
+                    planned = await self._plan(task, observation, model, reporter, replan_history(task, step))
+                    new_steps = self._add_steps(task, planned)
+                    reporter.on_planned(new_steps, replanned=True)
+            done = [s for s in task.steps if s.status is StepStatus.SUCCESS]
+            self._end_finished(task, reporter, done[-1].summary if done else None)
+        except _TaskFailure as exc:
+            self._end_failed(task, reporter, str(exc))
+        except ModelError as exc:
+            self._end_failed(task, reporter, f"Model error: {exc}")
+        except DeviceError as exc:
+            self._end_failed(task, reporter, f"The phone stopped answering: {exc.message}")
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a bug must end the task with a reason, not leave it running
+            traceback.print_exc()
+            self._end_failed(task, reporter, f"Internal error: {type(exc).__name__}: {exc}")
+
+    def _add_steps(self, task: AgentTask, planned: list[PlannedStep]) -> list[AgentStep]:
+        first = len(task.steps) + 1
+        steps = [
+            AgentStep(
+                id=f"{task.id}-s{first + offset}",
+                index=first + offset,
+                title=p.title,
+                description=p.description,
+            )
+            for offset, p in enumerate(planned)
+        ]
+        task.steps.extend(steps)
+        return steps
+
+    async def _observe(self, device: Device) -> Observation:
+        config = self.config
+        return await observe(
+            device,
+            self.codec,
+            max_side=config.image_max_side,
+            mime=config.image_mime,
+            quality=config.image_quality,
+        )
+
+    async def _ask(
+        self,
+        model: ChatModel,
+        messages: list[Message],
+        tools: list[ToolSchema],
+        on_text: Callable[[str], None],
+    ) -> ModelTurn:
+        attempt = 0
+        while True:
+            try:
+                return await collect_turn(model, messages, tools, on_text)
+            except ModelError as exc:
+                if not exc.retryable or attempt >= self.config.model_retries:
+                    raise
+                attempt += 1
+                await self.sleep(self.config.retry_delay_ms / 1000)
+
+    async def _plan(
+        self,
+        task: AgentTask,
+        observation: Observation,
+        model: ChatModel,
+        reporter: ProgressReporter,
+        history: str,
+    ) -> list[PlannedStep]:
+        messages = plan_messages(task, observation, self.config.max_plan_steps, history)
+        problem = "no answer"
+        for _ in range(self.config.plan_attempts):
+            turn = await self._ask(model, messages, [SUBMIT_PLAN], reporter.on_step_text)
+            call = turn.tool_calls[0] if turn.tool_calls else parse_text_action(turn.text)
+            if call is None:
+                problem = "the model answered without calling submit_plan"
+                messages = [*messages, {"role": "assistant", "content": turn.text or ""}]
+                messages.append(
+                    {"role": "user", "content": f"Error: {problem}. Call submit_plan with the steps."}
+                )
+                continue
+            try:
+                return validate_plan(call, self.config.max_plan_steps)
+            except ActionError as exc:
+                problem = str(exc)
+                messages = [
+                    *messages,
+                    *_exchange(call, turn.text, f"Error: {problem}", 0, bool(turn.tool_calls)),
+                ]
+        raise _TaskFailure(
+            f"The model gave no usable plan after {self.config.plan_attempts} tries: {problem}"
+        )
+
+    # -- one step ------------------------------------------------------------------------------------
+
+    async def _run_step(
+        self, task: AgentTask, step: AgentStep, device: Device, model: ChatModel, reporter: ProgressReporter
+    ) -> _StepOutcome:
+        config = self.config
+        step.status = StepStatus.RUNNING
+        step.started_at = self.clock()
+        reporter.on_step_start(step)
+        observation = await self._observe(device)
+        if config.keep_screenshots:
+            step.before_screenshot = observation.data_url()
+        history: list[Message] = []
+        last_action: tuple[str, str] | None = None
+        repeats = 0
+        note = ""
+        outcome = _StepOutcome()
+        for turn_number in range(config.max_actions_per_step):
+            current_app = await self._current_app(device)
+            context = {"role": "user", "content": step_context(task, step)}
+            messages = [
+                step_system(observation),
+                context,
+                *history,
+                screen_message(observation, current_app, note),
+            ]
+            note = ""
+            turn = await self._ask(model, messages, ACTION_TOOLS, reporter.on_step_text)
+            call = turn.tool_calls[0] if turn.tool_calls else parse_text_action(turn.text)
+            if call is None:
+                message = "Error: you answered without calling a tool. Call exactly one tool."
+                step.tool_calls.append(ToolCallRecord("(no tool)", {}, message, 0, ok=False))
+                reporter.on_tool_result("(no tool)", message, ok=False)
+                history += [
+                    {"role": "assistant", "content": turn.text or ""},
+                    {"role": "user", "content": message},
+                ]
+                continue
+            reporter.on_tool_call(call.name, call.arguments)
+            started = self.clock()
+            ok = True
+            after: Observation | None = None
+            try:
+                action = validate_action(
+                    call, observation.mapping.image_width, observation.mapping.image_height
+                )
+            except ActionError as exc:
+                action, ok, result = None, False, f"Error: {exc}"
+            if action is not None:
+                if action.name == "finish_step":
+                    step.summary = action.args["summary"]
+                    result = "Step finished."
+                elif action.name == "fail_step":
+                    step.error = action.args["reason"]
+                    ok, result = False, f"Step failed: {step.error}"
+                elif action.name == "finish_task":
+                    step.summary = action.args["conclusion"]
+                    outcome = _StepOutcome(True, action.args["conclusion"])
+                    result = "Task finished."
+                elif action.name == "extract_scrolling_content":
+                    try:
+                        extraction = await extract_scrolling_content(
+                            device,
+                            self.codec,
+                            model,
+                            action.args["instruction"],
+                            task.goal,
+                            config.extract,
+                            reporter.on_step_text,
+                            self.sleep,
+                        )
+                    except ExtractionError as exc:
+                        ok, result = False, f"Error: {exc}"
+                    else:
+                        step.summary = extraction.summary
+                        outcome = _StepOutcome(True, extraction.summary)
+                        result = f"Extracted ({extraction.describe()}): {extraction.summary}"
+                else:
+                    ok, result = await self._execute(device, action, observation.mapping)
+                    if config.settle_ms:
+                        await self.sleep(config.settle_ms / 1000)
+                    after = await self._observe(device)
+                    changed = screen_changed(observation.thumb, after.thumb)
+                    signature = (action.name, json.dumps(action.args, sort_keys=True))
+                    if ok and not changed:
+                        result += " (the screen did not change)"
+                        repeats = repeats + 1 if signature == last_action else 1
+                    else:
+                        repeats = 0
+                    last_action = signature
+            duration = self.clock() - started
+            step.tool_calls.append(
+                ToolCallRecord(call.name, action.args if action else call.arguments, result, duration, ok)
+            )
+            reporter.on_tool_result(call.name, result, ok)
+            history += _exchange(call, turn.text, result, turn_number, bool(turn.tool_calls))
+            for extra in turn.tool_calls[1:]:
+                if extra.id:
+                    history.append(
+                        {
+                            "role": "tool",
+                            "tool_call_id": extra.id,
+                            "content": "Not run: one action per answer.",
+                        }
+                    )
+            if after is not None:
+                observation = after
+            if (action is not None and action.name in ("finish_step", "finish_task")) or outcome.task_done:
+                step.status = StepStatus.SUCCESS
+                break
+            if action is not None and action.name == "fail_step":
+                step.status = StepStatus.FAILED
+                break
+            if repeats >= config.max_repeats:
+                step.status = StepStatus.FAILED
+                step.error = f"{call.name} was repeated {repeats} times without changing the screen"
+                break
+        else:
+            step.status = StepStatus.FAILED
+            step.error = f"the step did not finish within {config.max_actions_per_step} actions"
+        step.finished_at = self.clock()
+        if config.keep_screenshots:
+            step.after_screenshot = observation.data_url()
+        reporter.on_step_end(step)
+        return outcome
+
+    async def _current_app(self, device: Device) -> str | None:
+        if not self.config.with_current_app:
+            return None
+        try:
+            return await device.current_app()
+        except DeviceError:
+            return None
+
+    async def _execute(self, device: Device, action: Action, mapping: ScreenMapping) -> tuple[bool, str]:
+        """Run a device action; a refusal goes back to the model, a phone that stopped answering raises."""
+        args = action.args
+        try:
+            if action.name == "tap":
+                x, y = mapping.to_device(args["x"], args["y"])
+                await device.tap(x, y)
+                return True, f"tapped at ({x},{y})"
+            if action.name == "long_press":
+                x, y = mapping.to_device(args["x"], args["y"])
+                await device.long_press(x, y, args["durationMs"])
+                return True, f"long-pressed at ({x},{y}) for {args['durationMs']} ms"
+            if action.name == "swipe":
+                x1, y1 = mapping.to_device(args["startX"], args["startY"])
+                x2, y2 = mapping.to_device(args["endX"], args["endY"])
+                await device.swipe(x1, y1, x2, y2, args["durationMs"])
+                return True, f"swiped from ({x1},{y1}) to ({x2},{y2}) in {args['durationMs']} ms"
+            if action.name == "type_text":
+                await device.type_text(args["text"])
+                if args.get("submit"):
+                    await device.press_key("enter")
+                    return True, f"typed {args['text']!r} and pressed Enter"
+                return True, f"typed {args['text']!r}"
+            if action.name == "press_key":
+                await device.press_key(args["key"])
+                return True, f"pressed {key_code(args['key'])}"
+            if action.name == "open_app":
+                package = await self._resolve_package(device, args["packageName"])
+                await device.open_app(package)
+                return True, f"opened {package}"
+            if action.name == "wait":
+                await self.sleep(args["ms"] / 1000)
+                return True, f"waited {args['ms']} ms"
+        except ActionError as exc:
+            return False, f"Error: {exc}"
+        except DeviceError as exc:
+            # A refused action (an unknown package, text the keyboard cannot type) is the model's to
+            # handle; a phone that no longer answers ends the task.
+            await device.screenshot_png()
+            return False, f"Error: the phone refused: {exc.message}"
+        raise AssertionError(f"not a device action: {action.name}")
+
+    async def _resolve_package(self, device: Device, name: str) -> str:
+        if "." in name:
+            return name
+        packages = await device.list_apps()
+        wanted = name.lower().replace(" ", "")
+        found = [p for p in packages if wanted in p.lower()]
+        if len(found) == 1:
+            return found[0]
+        if not found:
+            raise ActionError(f"open_app: no installed package matches {name!r}; give the package name")
+        raise ActionError(f"open_app: {name!r} matches several packages: {', '.join(found[:8])}")
+
+
+def _exchange(call: ToolCall, text: str, result: str, number: int, native: bool) -> list[Message]:
+    """The assistant's call and its result as chat history: a tool message for a function call, a
+    user message for an action the model wrote as text."""
+    if not native:
+        return [
+            {"role": "assistant", "content": text},
+            {"role": "user", "content": f"Result of {call.name}: {result}"},
+        ]
+    call_id = call.id or f"call_{number}"
+    return [
+        {
+            "role": "assistant",
+            "content": text or None,
+            "tool_calls": [
+                {
+                    "id": call_id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": call.raw_arguments or "{}"},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": call_id, "content": result},
+    ]

@@ -1,0 +1,190 @@
+"""What the model sees of the phone: a downscaled screenshot, the UI tree's useful nodes, and the
+exact mapping between the image's pixels and the device's.
+
+The image is the device screenshot scaled by one factor so its longer side is at most
+``max_side``; a point of the image maps to the device pixel under its centre, and a device point
+maps to the image pixel that contains it, so a node's centre taken from the summary and sent back
+lands inside the node.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, field
+
+from ..device import Device, DeviceError, UiNode
+from .ports import ImageCodec, png_size
+
+THUMB_WIDTH = 48
+THUMB_HEIGHT = 96
+MAX_NODES = 80
+
+
+@dataclass(frozen=True)
+class ScreenMapping:
+    """Device size and the model image's size; converts points both ways."""
+
+    device_width: int
+    device_height: int
+    image_width: int
+    image_height: int
+
+    @classmethod
+    def fit(cls, width: int, height: int, max_side: int) -> ScreenMapping:
+        scale = min(1.0, max_side / max(width, height))
+        return cls(width, height, max(1, round(width * scale)), max(1, round(height * scale)))
+
+    def to_device(self, x: int, y: int) -> tuple[int, int]:
+        dx = (2 * x + 1) * self.device_width // (2 * self.image_width)
+        dy = (2 * y + 1) * self.device_height // (2 * self.image_height)
+        return min(max(dx, 0), self.device_width - 1), min(max(dy, 0), self.device_height - 1)
+
+    def to_image(self, x: int, y: int) -> tuple[int, int]:
+        ix = x * self.image_width // self.device_width
+        iy = y * self.image_height // self.device_height
+        return min(max(ix, 0), self.image_width - 1), min(max(iy, 0), self.image_height - 1)
+
+
+@dataclass(frozen=True)
+class NodeSummary:
+    """One useful UI node as the model reads it: its label, kind and centre in image pixels."""
+
+    label: str
+    kind: str
+    x: int
+    y: int
+    flags: tuple[str, ...] = ()
+
+    def line(self) -> str:
+        flags = f" [{', '.join(self.flags)}]" if self.flags else ""
+        return f'- "{self.label}" {self.kind} at ({self.x}, {self.y}){flags}'
+
+
+@dataclass
+class Observation:
+    """One look at the screen."""
+
+    png: bytes
+    mapping: ScreenMapping
+    image: bytes  # encoded for the model
+    image_mime: str
+    nodes: list[NodeSummary] = field(default_factory=list)
+    thumb: bytes = b""  # a tiny RGBA rendering, to tell whether the screen changed
+    nodes_error: str | None = None
+
+    def data_url(self) -> str:
+        return f"data:{self.image_mime};base64,{base64.b64encode(self.image).decode('ascii')}"
+
+    def nodes_text(self) -> str:
+        if self.nodes_error:
+            return f"(the UI tree is not available: {self.nodes_error})"
+        if not self.nodes:
+            return "(no labelled elements in the UI tree)"
+        return "\n".join(node.line() for node in self.nodes)
+
+
+def _kind(node: UiNode) -> str:
+    name = node.class_name.rsplit(".", 1)[-1] or "view"
+    if node.class_name.endswith(("EditText", "AutoCompleteTextView")):
+        return "text field"
+    if node.checkable:
+        return "switch" if "Switch" in name else "checkbox"
+    if node.scrollable:
+        return "scrollable list"
+    if node.clickable:
+        return "button" if "Button" in name or not node.text else "clickable"
+    return "text"
+
+
+def summarize_nodes(nodes: list[UiNode], mapping: ScreenMapping, limit: int = MAX_NODES) -> list[NodeSummary]:
+    """The nodes worth telling the model: labelled, or interactive and on screen; deduplicated."""
+    summaries: list[NodeSummary] = []
+    seen: set[tuple[str, int, int]] = set()
+    for node in nodes:
+        bounds = node.bounds
+        if bounds.width <= 0 or bounds.height <= 0:
+            continue
+        cx, cy = bounds.center
+        if not (0 <= cx < mapping.device_width and 0 <= cy < mapping.device_height):
+            continue
+        label = (node.text or node.content_desc).strip().replace("\n", " ")
+        editable = node.class_name.endswith(("EditText", "AutoCompleteTextView"))
+        interactive = node.clickable or node.checkable or node.scrollable or node.long_clickable or editable
+        if not label and not interactive:
+            continue
+        if not label:
+            label = node.resource_id.rsplit("/", 1)[-1] if node.resource_id else ""
+            if not label and not node.scrollable:
+                continue
+        x, y = mapping.to_image(cx, cy)
+        key = (label, x, y)
+        if key in seen:
+            continue
+        seen.add(key)
+        flags = []
+        if node.checkable:
+            flags.append("on" if node.checked else "off")
+        if node.focused:
+            flags.append("focused")
+        if not node.enabled:
+            flags.append("disabled")
+        if node.selected:
+            flags.append("selected")
+        summaries.append(NodeSummary(label[:80], _kind(node), x, y, tuple(flags)))
+        if len(summaries) >= limit:
+            break
+    return summaries
+
+
+async def observe(
+    device: Device,
+    codec: ImageCodec,
+    *,
+    max_side: int,
+    mime: str = "image/jpeg",
+    quality: float = 0.8,
+    with_nodes: bool = True,
+) -> Observation:
+    """Screenshot, scale for the model, read the UI tree (optional: a failure only loses the nodes)."""
+    png = await device.screenshot_png()
+    try:
+        width, height = png_size(png)
+    except ValueError:
+        raise DeviceError("the phone's screenshot is not a PNG image") from None
+    mapping = ScreenMapping.fit(width, height, max_side)
+    image = await codec.scale(png, mapping.image_width, mapping.image_height, mime, quality)
+    thumb = await codec.decode_png(png, THUMB_WIDTH, THUMB_HEIGHT)
+    observation = Observation(png, mapping, image, mime, thumb=thumb.data)
+    if with_nodes:
+        try:
+            observation.nodes = summarize_nodes(await device.ui_nodes(), mapping)
+        except DeviceError as exc:
+            observation.nodes_error = exc.message
+    return observation
+
+
+def screen_changed(before: bytes, after: bytes, ignore_rows: int = 8, tolerance: int = 24) -> bool:
+    """Whether two thumbnails differ outside their top and bottom rows (status and navigation bars).
+
+    A pixel counts as changed when a channel moves by more than ``tolerance``; the screen changed when
+    more than 0.2 % of the compared pixels did (a blinking cursor alone does not count).
+    """
+    if len(before) != len(after) or not before:
+        return True
+    stride = THUMB_WIDTH * 4
+    start, end = ignore_rows * stride, len(before) - ignore_rows * stride
+    a, b = before[start:end], after[start:end]
+    if a == b:
+        return False
+    changed = 0
+    limit = max(1, (len(a) // 4) // 500)
+    for index in range(0, len(a), 4):
+        if (
+            abs(a[index] - b[index]) > tolerance
+            or abs(a[index + 1] - b[index + 1]) > tolerance
+            or abs(a[index + 2] - b[index + 2]) > tolerance
+        ):
+            changed += 1
+            if changed > limit:
+                return True
+    return False

@@ -1,0 +1,139 @@
+"""Model settings: which provider, URL, key and model the agent asks, and which settings win.
+
+The page's own Settings win over the defaults the server hands the page (``phone-agent serve
+--model-base-url … --model …``). The API key is kept out of ``repr`` and ``to_public_json`` so it
+never reaches a log.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..errors import ErrorCode, ToolError
+
+NO_MODEL_TEXT = "No model configured: open Settings in the page and choose a model provider."
+
+# provider id -> (label, default base URL, how to let the page's origin in)
+PROVIDERS: dict[str, tuple[str, str, str]] = {
+    "openai": ("OpenAI", "https://api.openai.com/v1", "OpenAI allows browser requests; check the network."),
+    "dashscope": (
+        "DashScope",
+        "https://dashscope.aliyuncs.com/compatible-mode/v1",
+        "DashScope's compatible mode allows browser requests; check the network and the region's URL.",
+    ),
+    "ollama": (
+        "Ollama",
+        "http://127.0.0.1:11434/v1",
+        "start Ollama with OLLAMA_ORIGINS set to this page's origin: OLLAMA_ORIGINS={origin} ollama serve",
+    ),
+    "vllm": (
+        "vLLM",
+        "http://127.0.0.1:8000/v1",
+        "start vLLM with --allowed-origins '[\"{origin}\"]' (or a reverse proxy that adds CORS headers)",
+    ),
+    "lmstudio": (
+        "LM Studio",
+        "http://127.0.0.1:1234/v1",
+        "turn on 'Enable CORS' in LM Studio's server settings (or lms server start --cors)",
+    ),
+    "openrouter": ("OpenRouter", "https://openrouter.ai/api/v1", "OpenRouter allows browser requests."),
+    "custom": ("OpenAI-compatible server", "", "the server must answer CORS requests from {origin}"),
+    "chrome": ("Chrome built-in model", "", ""),
+}
+
+
+@dataclass(frozen=True)
+class ModelSettings:
+    """Where the agent's model lives. ``provider`` is a key of ``PROVIDERS``."""
+
+    provider: str = "custom"
+    base_url: str = ""
+    model: str = ""
+    api_key: str = field(default="", repr=False)
+    stream: bool = True
+    temperature: float | None = 0.0
+    request_timeout_ms: int = 120_000  # until the answer's headers arrive (and a whole non-streamed answer)
+    idle_timeout_ms: int = 60_000  # the longest silence inside a streamed answer
+
+    @property
+    def provider_label(self) -> str:
+        return PROVIDERS.get(self.provider, (self.provider,))[0]
+
+    @property
+    def is_complete(self) -> bool:
+        if self.provider == "chrome":
+            return True
+        return bool(self.base_url and self.model)
+
+    def cors_advice(self, origin: str) -> str:
+        """How to let the page's origin reach this provider (for the CORS/network error)."""
+        advice = PROVIDERS.get(self.provider, PROVIDERS["custom"])[2]
+        if self.provider not in ("ollama", "vllm", "lmstudio"):
+            advice += (
+                "; local servers must allow the page's origin: Ollama with OLLAMA_ORIGINS={origin}, "
+                "vLLM with --allowed-origins, LM Studio with 'Enable CORS'"
+            )
+        return advice.replace("{origin}", origin or "this page's origin")
+
+    def to_public_json(self) -> dict[str, Any]:
+        """The settings for display and logs: the key only as whether one is set."""
+        return {
+            "provider": self.provider,
+            "baseUrl": self.base_url,
+            "model": self.model,
+            "apiKeySet": bool(self.api_key),
+            "stream": self.stream,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ModelSettings:
+        """From the page's stored settings or the server's defaults (camelCase or snake_case keys)."""
+
+        def pick(*names: str, default: Any = "") -> Any:
+            for name in names:
+                if data.get(name) not in (None, ""):
+                    return data[name]
+            return default
+
+        provider = str(pick("provider", default="custom"))
+        base_url = str(pick("baseUrl", "base_url", default=PROVIDERS.get(provider, ("", ""))[1]))
+        return cls(
+            provider=provider,
+            base_url=base_url.rstrip("/"),
+            model=str(pick("model")),
+            api_key=str(pick("apiKey", "api_key")),
+            stream=bool(pick("stream", default=True)),
+        )
+
+
+def resolve_model_settings(
+    page: ModelSettings | dict[str, Any] | None, server: ModelSettings | dict[str, Any] | None
+) -> ModelSettings | None:
+    """The settings to use: the page's when it has chosen a model, else the server's, else None.
+
+    A page that set only a key (or only a model) keeps the server's other fields.
+    """
+    page_settings = ModelSettings.from_json(page) if isinstance(page, dict) else page
+    server_settings = ModelSettings.from_json(server) if isinstance(server, dict) else server
+    if page_settings is not None and page_settings.is_complete:
+        return page_settings
+    if server_settings is not None and server_settings.is_complete:
+        if page_settings is None:
+            return server_settings
+        return replace(
+            server_settings,
+            api_key=page_settings.api_key or server_settings.api_key,
+            model=page_settings.model or server_settings.model,
+        )
+    return None
+
+
+def no_model_error() -> ToolError:
+    """The error run_agent_task answers when no model is configured (the same text as context.py's)."""
+    return ToolError(
+        ErrorCode.NO_MODEL,
+        NO_MODEL_TEXT,
+        remedy="Open the phone-agent page's Settings and choose a model provider, or start "
+        "phone-agent with --model-base-url and --model.",
+    )

@@ -1,0 +1,66 @@
+"""Fixtures for the agent's tests: the scripted model server, the simulated phone as a Device, the
+Pillow image codec, and an agent wired to them with short time bounds."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from phone_agent.agent import AgentConfig, ModelSettings, OpenAIChatModel, PlanAndResolveAgent
+from phone_agent.agent.extract import ExtractConfig
+from tests.agent.http_client import AsyncioHttpClient
+from tests.agent.model_server import ScriptedModelServer
+from tests.agent.pillow_codec import PillowCodec
+from tests.agent.sim_device import SimDevice
+
+FAST = AgentConfig(
+    settle_ms=0,
+    retry_delay_ms=10,
+    stop_grace_ms=1_000,
+    extract=ExtractConfig(settle_ms=0),
+)
+
+
+@pytest.fixture
+async def model_server() -> AsyncIterator[ScriptedModelServer]:
+    server = await ScriptedModelServer().start()
+    yield server
+    await server.stop()
+
+
+@pytest.fixture
+def http() -> AsyncioHttpClient:
+    return AsyncioHttpClient()
+
+
+@pytest.fixture
+def settings(model_server: ScriptedModelServer) -> ModelSettings:
+    return ModelSettings(
+        provider="custom",
+        base_url=model_server.base_url,
+        model="scripted-vl",
+        api_key="sk-test-SECRET-123",
+        request_timeout_ms=5_000,
+        idle_timeout_ms=2_000,
+    )
+
+
+@pytest.fixture
+def model(settings: ModelSettings, http: AsyncioHttpClient) -> OpenAIChatModel:
+    return OpenAIChatModel(settings, http, page_origin="http://127.0.0.1:7788")
+
+
+@pytest.fixture
+def codec() -> PillowCodec:
+    return PillowCodec()
+
+
+@pytest.fixture
+def device() -> SimDevice:
+    return SimDevice()
+
+
+@pytest.fixture
+def agent(model: OpenAIChatModel, codec: PillowCodec) -> PlanAndResolveAgent:
+    return PlanAndResolveAgent(model, codec, config=FAST)
