@@ -13,6 +13,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from contextlib import asynccontextmanager
@@ -74,28 +75,37 @@ def wait_http(url: str, timeout_s: float = 20.0, process: subprocess.Popen | Non
 
 
 class ServedPhoneAgent:
-    """``phone-agent serve`` running as a subprocess on a free port."""
+    """``phone-agent serve`` running as a subprocess on a free port; its stderr goes to a file (a pipe
+    nobody reads would fill up and stall the server)."""
 
     def __init__(self, *extra: str) -> None:
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
+        self._log = tempfile.TemporaryFile()
         self.process = subprocess.Popen(
             [phone_agent_command(), "serve", "--port", str(self.port), *extra],
             stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            stdout=self._log,
+            stderr=self._log,
             cwd=ROOT,
         )
         wait_http(f"{self.base}/api/config", process=self.process)
 
-    def stop(self) -> tuple[str, str]:
+    def log(self) -> str:
+        self._log.seek(0)
+        return self._log.read().decode(errors="replace")
+
+    def stop(self) -> str:
+        """Stop the server; its log."""
         self.process.terminate()
         try:
-            out, err = self.process.communicate(timeout=10)
+            self.process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             self.process.kill()
-            out, err = self.process.communicate(timeout=10)
-        return out.decode(errors="replace"), err.decode(errors="replace")
+            self.process.wait(timeout=10)
+        text = self.log()
+        self._log.close()
+        return text
 
 
 class PageWatch:

@@ -98,6 +98,14 @@ def add_server_options(parser: argparse.ArgumentParser) -> None:
         help="also accept relay connections from pages of this origin (repeatable)",
     )
     parser.add_argument(
+        "--allow-device-host",
+        dest="allow_device_hosts",
+        metavar="HOST",
+        action="append",
+        default=[],
+        help="let the page's ADB bridge connect to this host too (default: loopback only; repeatable)",
+    )
+    parser.add_argument(
         "--root", type=Path, default=None, help="directory to serve the page from (default: the repository)"
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logs (to stderr)")
@@ -163,6 +171,7 @@ def server_options(args: argparse.Namespace) -> ServerOptions:
         host=args.host,
         port=args.port if args.port is not None else default_port(),
         allow_origins=tuple(args.allow_origins),
+        allow_device_hosts=tuple(args.allow_device_hosts),
         root=(args.root or default_root()).resolve(),
         tool_timeouts=dict(args.tool_timeouts),
         self_check_delay_s=DEFAULT_SELF_CHECK_DELAY_S

@@ -1,13 +1,15 @@
-"""The one web app phone-agent serves on its port: the page, ``/api/config`` and the relay WebSocket.
+"""The one web app phone-agent serves on its port: the page, ``/api/config``, the relay, the ADB bridge.
 
-Routes: ``GET /api/config`` (how the page learns it is served by phone-agent and where the relay is),
-the relay WebSocket at ``/`` and ``/relay``, and the page's files for everything else. The whole app sits
+Routes: ``GET /api/config`` (how the page learns it is served by phone-agent, where the relay and the
+ADB bridge are, and which device to connect to at load), the relay WebSocket at ``/`` and ``/relay``,
+the ADB bridge WebSocket at ``/adb``, and the page's files for everything else. The whole app sits
 behind ``AccessGuard`` (Host and Origin checks).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,12 +22,14 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from .. import __version__
 from .access import AccessGuard, AccessPolicy
+from .adb_bridge import BridgePolicy, serve_bridge
 from .relay import Relay
 from .static_files import PageFiles
 
 log = logging.getLogger("phone_agent.app")
 
 RELAY_PATH = "/relay"
+ADB_BRIDGE_PATH = "/adb"
 
 
 @dataclass
@@ -41,14 +45,33 @@ class StarletteLink:
         await self.websocket.close(code=code, reason=reason)
 
 
-def api_config() -> dict[str, object]:
+def api_config(page_defaults: Mapping[str, object] | None = None) -> dict[str, object]:
     """What ``GET /api/config`` answers; later features add keys, never rename these."""
-    return {"server": "phone-agent", "version": __version__, "relay": RELAY_PATH}
+    return {
+        "server": "phone-agent",
+        "version": __version__,
+        "relay": RELAY_PATH,
+        "adbBridge": ADB_BRIDGE_PATH,
+        "device": None,
+        **(page_defaults or {}),
+    }
 
 
-def build_app(relay: Relay, root: Path, policy: AccessPolicy) -> Starlette:
+def build_app(
+    relay: Relay,
+    root: Path,
+    policy: AccessPolicy,
+    bridge: BridgePolicy | None = None,
+    page_defaults: Mapping[str, object] | None = None,
+) -> Starlette:
+    bridge_policy = bridge or BridgePolicy()
+    answer = api_config(page_defaults)
+
     async def config(request: Request) -> Response:
-        return JSONResponse(api_config(), headers={"Cache-Control": "no-store"})
+        return JSONResponse(answer, headers={"Cache-Control": "no-store"})
+
+    async def adb_bridge(websocket: WebSocket) -> None:
+        await serve_bridge(websocket, bridge_policy)
 
     async def relay_socket(websocket: WebSocket) -> None:
         await websocket.accept()
@@ -72,6 +95,7 @@ def build_app(relay: Relay, root: Path, policy: AccessPolicy) -> Starlette:
         Route("/api/config", config, methods=["GET"]),
         WebSocketRoute("/", relay_socket),
         WebSocketRoute(RELAY_PATH, relay_socket),
+        WebSocketRoute(ADB_BRIDGE_PATH, adb_bridge),
         Route("/{path:path}", PageFiles(root).handle, methods=["GET", "HEAD"]),
     ]
     return Starlette(routes=routes, middleware=[Middleware(AccessGuard, policy=policy)])

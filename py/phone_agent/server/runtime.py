@@ -23,6 +23,7 @@ from pathlib import Path
 import uvicorn
 
 from .access import AccessPolicy, host_for_url
+from .adb_bridge import BridgePolicy
 from .app import RELAY_PATH, build_app
 from .relay import DEFAULT_SELF_CHECK_DELAY_S, Relay
 from .relay_core import RelayCore
@@ -54,6 +55,10 @@ class ServerOptions:
     tool_timeouts: Mapping[str, int] = field(default_factory=dict)
     self_check_delay_s: float = DEFAULT_SELF_CHECK_DELAY_S
     verbose: bool = False
+    # Hosts besides loopback the ADB bridge may connect to (--allow-device-host).
+    allow_device_hosts: tuple[str, ...] = ()
+    # The device the page connects to at load unless told otherwise, e.g. "tcp:127.0.0.1:5555" (--sim).
+    default_device: str | None = None
 
 
 class StartupError(Exception):
@@ -134,12 +139,21 @@ class WebServer:
         self._sock = bind_socket(options.host, options.port)
         self.port: int = self._sock.getsockname()[1]
         policy = AccessPolicy.for_server(options.host, self.port, options.allow_origins)
-        app = build_app(self.relay, options.root, policy)
+        app = build_app(
+            self.relay,
+            options.root,
+            policy,
+            bridge=BridgePolicy(frozenset(host.lower() for host in options.allow_device_hosts)),
+            page_defaults={"device": options.default_device},
+        )
         config = uvicorn.Config(
             app,
             log_config=None,
             access_log=options.verbose,
             ws_max_size=WS_MAX_SIZE,
+            # Compression halves the ADB bridge's throughput on random data (PLATFORM.md) and buys
+            # nothing for small relay frames.
+            ws_per_message_deflate=False,
             timeout_graceful_shutdown=1,
             lifespan="off",
             server_header=False,

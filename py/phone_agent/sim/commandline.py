@@ -130,6 +130,8 @@ def run_server_with_sim(options: Any, *, with_mcp: bool, sim_port: int = DEFAULT
                 f"the simulated phone cannot listen on port {sim_port}: {exc.strerror}"
             ) from None
         announce(sim)
+        # The page served beside the sim connects to it at load unless told otherwise.
+        options.default_device = f"tcp:127.0.0.1:{sim.port}"
         try:
             await (runtime.serve_with_mcp(options) if with_mcp else runtime.serve(options))
         finally:
