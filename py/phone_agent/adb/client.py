@@ -132,7 +132,8 @@ class AdbStream:
             self._readable.clear()
             wait = READ_TIMEOUT if timeout is None else timeout
             try:
-                await asyncio.wait_for(self._readable.wait(), wait)
+                async with asyncio.timeout(wait):
+                    await self._readable.wait()
             except TimeoutError:
                 raise AdbTimeoutError(f"{self.service}: the phone sent nothing for {wait:g} s") from None
         if not self._chunks:
@@ -159,7 +160,8 @@ class AdbStream:
         await client._flush()
         if client._protocol.pending_output(self.local_id) > WRITE_HIGH_WATER:
             try:
-                await asyncio.wait_for(self._drained(), WRITE_TIMEOUT)
+                async with asyncio.timeout(WRITE_TIMEOUT):
+                    await self._drained()
             except TimeoutError:
                 raise AdbTimeoutError(
                     f"{self.service}: the phone took no data for {WRITE_TIMEOUT:g} s"
@@ -261,35 +263,54 @@ class AdbClient:
         self._reader = loop.create_task(self._read_loop())
         try:
             await self._flush()
-            done, _ = await asyncio.wait({self._connected}, timeout=timeout)
-            if not done and self.state is ConnectionState.WAITING_FOR_USER:
-                done, _ = await asyncio.wait({self._connected}, timeout=auth_timeout)
-                if not done:
-                    raise AdbAuthError(AUTH_REJECTED)
-            if not done:
-                raise AdbTimeoutError(
-                    f"the phone did not answer the ADB handshake within {timeout:g} s "
-                    f"(state {self.state.value}): is it an ADB device, awake and connected?"
-                )
+            await self._wait_connected(timeout, auth_timeout)
             self.connection = self._connected.result()
             return self.connection
         except BaseException as exc:
             await self.close(str(exc) or exc.__class__.__name__)
             raise
 
+    async def _wait_connected(self, timeout: float, auth_timeout: float) -> None:
+        """``timeout`` runs until the phone answers; once it shows the prompt, ``auth_timeout``."""
+        assert self._connected is not None
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        auth_deadline: float | None = None
+        while not self._connected.done():
+            if self.state is ConnectionState.WAITING_FOR_USER:
+                if auth_deadline is None:
+                    auth_deadline = loop.time() + auth_timeout
+                if loop.time() >= auth_deadline:
+                    raise AdbAuthError(AUTH_REJECTED)
+                limit = auth_deadline
+            elif loop.time() >= deadline:
+                raise AdbTimeoutError(
+                    f"the phone did not answer the ADB handshake within {timeout:g} s "
+                    f"(state {self.state.value}): is it an ADB device, awake and connected?"
+                )
+            else:
+                limit = deadline
+            self._progress.clear()
+            progress = loop.create_task(self._progress.wait())
+            try:
+                await asyncio.wait(
+                    {self._connected, progress},
+                    timeout=max(0.0, limit - loop.time()),
+                    return_when=asyncio.FIRST_COMPLETED,
+                )
+            finally:
+                progress.cancel()
+
     async def close(self, reason: str = "closed by the host") -> None:
         """Drop the connection: every stream ends, the transport is closed."""
-        if self._failure is None:
-            self._failure = reason
-        self._protocol.abort(reason)
-        self._dispatch()
+        self._fail(reason)
+        with contextlib.suppress(Exception):
+            async with asyncio.timeout(5.0):
+                await self.transport.close()
         reader, self._reader = self._reader, None
         if reader is not None and reader is not asyncio.current_task():
             reader.cancel()
-            with contextlib.suppress(BaseException):
-                await asyncio.wait_for(reader, 5.0)
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(self.transport.close(), 5.0)
+            await asyncio.wait({reader}, timeout=5.0)
 
     async def __aenter__(self) -> AdbClient:
         return self
@@ -311,7 +332,8 @@ class AdbClient:
         self._streams[local_id] = stream
         await self._flush()
         try:
-            opened = await asyncio.wait_for(asyncio.shield(stream.opened), timeout)
+            async with asyncio.timeout(timeout):
+                opened = await asyncio.shield(stream.opened)
         except TimeoutError:
             await stream.close()
             raise AdbTimeoutError(f"the phone did not answer OPEN {service!r} within {timeout:g} s") from None
@@ -331,7 +353,8 @@ class AdbClient:
                 return
             try:
                 for chunk in chunks:
-                    await asyncio.wait_for(self.transport.send(chunk), WRITE_TIMEOUT)
+                    async with asyncio.timeout(WRITE_TIMEOUT):
+                        await self.transport.send(chunk)
             except Exception as exc:  # a dead transport: every wait must end now
                 reason = (
                     f"sending to the phone timed out after {WRITE_TIMEOUT:g} s"
@@ -361,6 +384,8 @@ class AdbClient:
             raise
         except AdbError:
             return
+        except ConnectionError as exc:  # transports may raise instead of answering b""
+            self._fail(str(exc) or "the connection to the phone was lost")
         except Exception as exc:
             self._fail(f"the connection to the phone failed: {exc!r}")
 

@@ -70,9 +70,8 @@ class AdbDevice:
         self, command: str, timeout: float = COMMAND_TIMEOUT, stdin: bytes | None = None
     ) -> ShellOutput:
         try:
-            return await asyncio.wait_for(
-                shell(self.opener, command, stdin=stdin, timeout=timeout), timeout + 1
-            )
+            async with asyncio.timeout(timeout + 1):
+                return await shell(self.opener, command, stdin=stdin, timeout=timeout)
         except (AdbTimeoutError, TimeoutError):
             raise DeviceError(
                 f"the phone did not finish `{command}` within {timeout:g} s",
@@ -250,7 +249,8 @@ class AdbDevice:
         """Write a file on the phone (sync SEND)."""
         try:
             async with await SyncClient.open(self.opener, timeout=timeout) as sync:
-                await asyncio.wait_for(sync.push(data, path, mode), timeout)
+                async with asyncio.timeout(timeout):
+                    await sync.push(data, path, mode)
         except (SyncError, AdbError, TimeoutError) as exc:
             raise DeviceError(f"could not write {path} on the phone: {exc or 'timed out'}") from None
 
@@ -258,7 +258,8 @@ class AdbDevice:
         """Read a file from the phone (sync RECV)."""
         try:
             async with await SyncClient.open(self.opener, timeout=timeout) as sync:
-                return await asyncio.wait_for(sync.pull(path), timeout)
+                async with asyncio.timeout(timeout):
+                    return await sync.pull(path)
         except (SyncError, AdbError, TimeoutError) as exc:
             raise DeviceError(f"could not read {path} from the phone: {exc or 'timed out'}") from None
 

@@ -9,6 +9,7 @@ by a timeout. Pure asyncio.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import shlex
 import stat as stat_module
 import time
@@ -73,7 +74,8 @@ class StreamReader:
 
 async def _bounded(coro, timeout: float, what: str):
     try:
-        return await asyncio.wait_for(coro, timeout)
+        async with asyncio.timeout(timeout):
+            return await coro
     except TimeoutError:
         raise AdbTimeoutError(f"{what} did not finish within {timeout:g} s") from None
 
@@ -154,6 +156,7 @@ class SyncClient:
         self.features = features
         self.timeout = timeout
         self.reader = StreamReader(stream, timeout)
+        self.failed = False
 
     @classmethod
     async def open(cls, opener: ServiceOpener, timeout: float = SHELL_TIMEOUT) -> SyncClient:
@@ -167,17 +170,23 @@ class SyncClient:
         await self.close()
 
     async def close(self) -> None:
-        try:
-            await self.stream.write(sp.encode_quit())
-        except AdbError:
-            pass
+        if not self.failed:
+            with contextlib.suppress(AdbError):
+                await self.stream.write(sp.encode_quit())
         await self.stream.close()
 
     async def _fail_message(self, length: int) -> str:
+        # adbd ends the sync session after a FAIL: later requests need a new SyncClient.
+        self.failed = True
         return (await self.reader.read_exact(length)).decode("utf-8", "replace")
+
+    def _check_usable(self) -> None:
+        if self.failed:
+            raise sp.SyncError("this sync session ended after an error; open a new one")
 
     async def stat(self, path: str) -> sp.SyncStat:
         """STA2 with stat_v2 (errno in ``error``), else STAT (mode 0 when missing)."""
+        self._check_usable()
         if "stat_v2" in self.features:
             await self.stream.write(sp.encode_request(b"STA2", path))
             return sp.decode_stat_v2(await self.reader.read_exact(sp.STAT_V2.size))
@@ -186,6 +195,7 @@ class SyncClient:
 
     async def list(self, path: str) -> list[sp.SyncEntry]:
         """The entries of a directory (``.`` and ``..`` included, as the phone sends them)."""
+        self._check_usable()
         v2 = "ls_v2" in self.features
         await self.stream.write(sp.encode_request(b"LIS2" if v2 else b"LIST", path))
         header = sp.DENT_V2 if v2 else sp.DENT_V1
@@ -205,6 +215,7 @@ class SyncClient:
 
     async def push(self, data: bytes, path: str, mode: int = 0o644, mtime: int | None = None) -> None:
         """Write ``data`` to ``path`` on the phone (SEND v1); SyncError with the phone's reason."""
+        self._check_usable()
         view = memoryview(data)
         await self.stream.write(sp.encode_send(path, mode))
         batch = bytearray()
@@ -226,6 +237,7 @@ class SyncClient:
 
     async def pull(self, path: str, limit: int = 1 << 31) -> bytes:
         """The contents of ``path`` (RECV); SyncError with the phone's reason."""
+        self._check_usable()
         await self.stream.write(sp.encode_request(b"RECV", path))
         out = bytearray()
         while True:

@@ -78,7 +78,8 @@ class SmartSocketReader:
     async def read_exact(self, size: int) -> bytes:
         while len(self.buffer) < size:
             try:
-                chunk = await asyncio.wait_for(self.transport.receive(), self.timeout)
+                async with asyncio.timeout(self.timeout):
+                    chunk = await self.transport.receive()
             except TimeoutError:
                 raise AdbTimeoutError(f"the adb server sent nothing for {self.timeout:g} s") from None
             if not chunk:
@@ -122,7 +123,8 @@ class SmartSocketStream:
             return b""
         wait = 30.0 if timeout is None else timeout
         try:
-            data = await asyncio.wait_for(self.transport.receive(), wait)
+            async with asyncio.timeout(wait):
+                data = await self.transport.receive()
         except TimeoutError:
             raise AdbTimeoutError(f"{self.service}: the phone sent nothing for {wait:g} s") from None
         except Exception as exc:
@@ -135,14 +137,16 @@ class SmartSocketStream:
         if self.closed:
             raise AdbError(f"{self.service}: the stream is closed")
         try:
-            await asyncio.wait_for(self.transport.send(bytes(data)), 30.0)
+            async with asyncio.timeout(30.0):
+                await self.transport.send(bytes(data))
         except Exception as exc:
             raise AdbError(f"{self.service}: sending through the adb server failed: {exc}") from exc
 
     async def close(self) -> None:
         self.closed = True
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(self.transport.close(), 5.0)
+            async with asyncio.timeout(5.0):
+                await self.transport.close()
 
 
 Connect = Callable[[], Awaitable[AdbTransport]]
@@ -157,7 +161,8 @@ class AdbServerClient:
 
     async def _open(self) -> AdbTransport:
         try:
-            return await asyncio.wait_for(self._connect(), self.timeout)
+            async with asyncio.timeout(self.timeout):
+                return await self._connect()
         except TimeoutError:
             raise AdbTimeoutError(
                 f"the adb server did not accept a connection in {self.timeout:g} s"
@@ -175,7 +180,8 @@ class AdbServerClient:
             return await reader.read_string()
         finally:
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(transport.close(), 5.0)
+                async with asyncio.timeout(5.0):
+                    await transport.close()
 
     async def version(self) -> int:
         """The server's protocol version (``host:version``: 41 for adb 1.0.41)."""
@@ -198,7 +204,8 @@ class AdbServerClient:
             await reader.read_status(service)
         except BaseException:
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(transport.close(), 5.0)
+                async with asyncio.timeout(5.0):
+                    await transport.close()
             raise
         return SmartSocketStream(transport, bytes(reader.buffer), service)
 

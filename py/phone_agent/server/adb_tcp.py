@@ -36,9 +36,8 @@ class TcpTransport:
     @classmethod
     async def open(cls, host: str, port: int, timeout: float = CONNECT_TIMEOUT) -> TcpTransport:
         try:
-            reader, writer = await asyncio.wait_for(
-                asyncio.open_connection(host, port, limit=READ_SIZE * 2), timeout
-            )
+            async with asyncio.timeout(timeout):
+                reader, writer = await asyncio.open_connection(host, port, limit=READ_SIZE * 2)
         except TimeoutError:
             raise AdbError(f"{host}:{port} did not accept a connection within {timeout:g} s") from None
         except OSError as exc:
@@ -59,7 +58,8 @@ class TcpTransport:
     async def close(self) -> None:
         self.writer.close()
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(self.writer.wait_closed(), 2.0)
+            async with asyncio.timeout(2.0):
+                await self.writer.wait_closed()
 
 
 async def connect_adbd(
