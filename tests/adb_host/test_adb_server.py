@@ -1,0 +1,96 @@
+"""Through the host's real adb server (Debian's adb, isolated: own port, own HOME): our client lists
+the simulated phone with host:devices-l and uses it via host:transport; screenshots match adb's."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from phone_agent.adb.client import AdbError
+from phone_agent.adb.device import AdbDevice
+from phone_agent.adb.services import SyncClient, exec_out, shell
+from phone_agent.adb.smart_socket import AdbServerError
+from phone_agent.server.adb_tcp import adb_server_client, connect_adbd
+from tests.support import free_port
+
+pytestmark = pytest.mark.adb
+
+
+@pytest.fixture
+async def held(adb_server, make_sim):
+    """A simulated phone connected to the isolated adb server; yields (sim, adb serial)."""
+    sim = await make_sim(auth="accept")
+    serial = f"127.0.0.1:{sim.port}"
+    # adb 29 may print "failed to authenticate" while the phone takes its new key: wait for "device".
+    await adb_server.run("connect", serial)
+    server = adb_server_client(port=adb_server.port)
+    state = None
+    for _ in range(100):
+        entries = {e.serial: e.state for e in await server.devices()}
+        state = entries.get(serial)
+        if state == "device":
+            break
+        await asyncio.sleep(0.1)
+    assert state == "device", f"adb server shows {serial} as {state}"
+    try:
+        yield sim, serial
+    finally:
+        await adb_server.run("disconnect", serial)
+
+
+async def test_version_and_devices_l(adb_server, held):
+    sim, serial = held
+    server = adb_server_client(port=adb_server.port)
+    assert await server.version() >= 39
+    entry = next(e for e in await server.devices() if e.serial == serial)
+    assert entry.state == "device"
+    assert entry.model == sim.phone.props["ro.product.model"].replace(" ", "_")
+    assert "transport_id" in entry.properties
+
+
+async def test_services_through_host_transport(adb_server, held):
+    sim, serial = held
+    device = await adb_server_client(port=adb_server.port).device(serial)
+    assert "shell_v2" in device.features
+    result = await shell(device, "echo out; echo err >&2; exit 5")
+    assert (result.stdout, result.stderr, result.exit_code) == (b"out\n", b"err\n", 5)
+    data = bytes(range(256)) * 4096
+    sim.fs.write_file("/data/local/tmp/b.bin", data)
+    assert await exec_out(device, "cat /data/local/tmp/b.bin") == data
+    async with await SyncClient.open(device) as sync:
+        await sync.push(data, "/data/local/tmp/c.bin")
+        assert (await sync.stat("/data/local/tmp/c.bin")).size == len(data)
+        assert await sync.pull("/data/local/tmp/c.bin") == data
+
+
+async def test_adb_device_over_the_adb_server_and_screenshot_equals_adb_exec_out(adb_server, held, host_key):
+    sim, serial = held
+    direct = await connect_adbd("127.0.0.1", sim.port, host_key)
+    try:
+        direct_png = await AdbDevice(direct, transport="tcp").screenshot_png()
+    finally:
+        await direct.close()
+    opener = await adb_server_client(port=adb_server.port).device(serial)
+    device = AdbDevice(opener, transport="adb-server", serial=serial)
+    info = await device.info()
+    assert info["transport"] == "adb-server" and info["screenWidth"] == 1080
+    ours = await device.screenshot_png()
+    code, theirs, err = await adb_server.run("-s", serial, "exec-out", "screencap", "-p")
+    assert code == 0, err
+    again = await device.screenshot_png()  # the status-bar clock may tick between the two
+    assert theirs in (ours, again)
+    assert direct_png in (ours, again)
+    assert [n.label for n in await device.ui_nodes()]
+
+
+async def test_unknown_serial_fails_with_the_servers_message(adb_server):
+    server = adb_server_client(port=adb_server.port)
+    with pytest.raises(AdbServerError, match="not found"):
+        await server.open_service("no-such-serial", "shell:true")
+
+
+async def test_no_adb_server_is_a_clear_error():
+    server = adb_server_client(port=free_port(), timeout=2)
+    with pytest.raises(AdbError, match="cannot connect"):
+        await server.version()

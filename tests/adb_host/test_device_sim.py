@@ -1,0 +1,139 @@
+"""AdbDevice end to end against the simulated phone: info, screenshot, input, apps, UI dump."""
+
+from __future__ import annotations
+
+import io
+import struct
+
+import pytest
+from PIL import Image
+
+from phone_agent.adb.device import AdbDevice, escape_input_text, is_input_text_safe
+from phone_agent.device import DeviceError
+
+
+@pytest.fixture
+def device(client) -> AdbDevice:
+    return AdbDevice(client, transport="tcp")
+
+
+async def test_info_reports_the_phone(device, sim):
+    info = await device.info()
+    props = sim.phone.props
+    assert info == {
+        "model": props["ro.product.model"],
+        "brand": props["ro.product.brand"],
+        "release": props["ro.build.version.release"],
+        "sdk": props["ro.build.version.sdk"],
+        "manufacturer": props["ro.product.manufacturer"],
+        "serial": sim.serial,
+        "screenWidth": 1080,
+        "screenHeight": 2400,
+        "transport": "tcp",
+    }
+
+
+async def test_screenshot_is_a_1080x2400_png(device):
+    png = await device.screenshot_png()
+    assert png.startswith(b"\x89PNG\r\n\x1a\n")
+    assert struct.unpack(">II", png[16:24]) == (1080, 2400)
+    assert Image.open(io.BytesIO(png)).size == (1080, 2400)
+
+
+async def test_tap_on_a_clickable_node_changes_the_next_screenshot(device):
+    before = await device.screenshot_png()
+    nodes = await device.ui_nodes()
+    target = next(n for n in nodes if n.clickable and n.bounds.width > 0 and n.label)
+    await device.tap(*target.bounds.center)
+    after = await device.screenshot_png()
+    assert after != before
+
+
+async def test_open_app_and_current_app(device, sim):
+    apps = await device.list_apps()
+    assert "com.android.settings" in apps
+    third_party = await device.list_apps(third_party_only=True)
+    assert third_party and set(third_party) < set(apps)
+    await device.open_app("com.android.settings")
+    assert (await device.current_app() or "").startswith("com.android.settings/")
+    with pytest.raises(DeviceError, match="not installed"):
+        await device.open_app("com.example.nothere")
+
+
+async def test_key_events_go_home(device):
+    await device.open_app("com.android.settings")
+    await device.press_key("home")
+    assert "launcher" in (await device.current_app() or "")
+    with pytest.raises(DeviceError, match="unknown key"):
+        await device.press_key("nope")
+
+
+async def test_ui_dump_parses_into_nodes(device):
+    nodes = await device.ui_nodes()
+    assert nodes and all(n.bounds.right >= n.bounds.left for n in nodes)
+    assert any(n.clickable for n in nodes)
+
+
+async def focus_a_text_field(device: AdbDevice) -> None:
+    await device.open_app("com.android.chrome")
+    for node in await device.ui_nodes():
+        if node.class_name.endswith("EditText"):
+            await device.tap(*node.bounds.center)
+            return
+    pytest.fail("no text field on the Chrome screen of the simulated phone")
+
+
+async def test_text_with_spaces_and_quotes_arrives_exactly(device, sim):
+    await focus_a_text_field(device)
+    text = 'it\'s a "test" & more; $HOME `x` \\ 100%'
+    await device.type_text(text)
+    assert sim.phone.state()["focused_text"] == text
+
+
+async def test_non_ascii_text_goes_through_adbkeyboard(device, sim):
+    await focus_a_text_field(device)
+    await device.type_text("héllo 你好 👋")
+    assert sim.phone.state()["focused_text"] == "héllo 你好 👋"
+
+
+async def test_non_ascii_without_adbkeyboard_is_a_clear_error(device, sim):
+    await device.shell("ime disable com.android.adbkeyboard/.AdbIME")
+    original = sim.phone.run
+
+    def without_keyboard(argv, stdin, fs):
+        if argv[:3] == ["pm", "list", "packages"]:
+            result = original(argv, stdin, fs)
+            result.stdout = result.stdout.replace(b"package:com.android.adbkeyboard\n", b"")
+            return result
+        return original(argv, stdin, fs)
+
+    sim.phone.run = without_keyboard
+    try:
+        with pytest.raises(DeviceError, match="ADBKeyBoard is not installed") as caught:
+            await device.type_text("你好")
+        assert "Install ADBKeyBoard" in caught.value.remedy
+    finally:
+        sim.phone.run = original
+
+
+async def test_shell_gives_output_and_exit_code(device):
+    result = await device.shell("echo hi; exit 4")
+    assert (result.stdout, result.exit_code) == (b"hi\n", 4)
+
+
+async def test_push_and_pull_files(device, sim):
+    await device.push(b"abc" * 1000, "/sdcard/Download/t.txt")
+    assert await device.pull("/sdcard/Download/t.txt") == b"abc" * 1000
+    with pytest.raises(DeviceError, match="No such file"):
+        await device.pull("/sdcard/none.txt")
+
+
+def test_input_text_escaping():
+    assert escape_input_text("a b") == "a%sb"
+    assert escape_input_text("it's") == "'it'\"'\"'s'"
+    assert escape_input_text("$x;y") == "'$x;y'"
+    assert (
+        is_input_text_safe("Hello, world! ~")
+        and not is_input_text_safe("é")
+        and not is_input_text_safe("a\n")
+    )
