@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from phone_agent.adb.keys import AdbPublicKey
 from phone_agent.sim.connection import AdbdConnection, ConnectionState, ServiceHandler
@@ -21,6 +24,7 @@ from phone_agent.sim.vfs import VirtualFileSystem
 log = logging.getLogger("phone_agent.sim")
 
 AuthMode = Literal["accept", "prompt", "none"]
+T = TypeVar("T")
 # Only what this adbd implements; the host uses a feature only when both sides list it.
 FEATURES = ("shell_v2", "cmd", "stat_v2", "ls_v2", "fixed_push_mkdir")
 BANNER_PROPS = ("ro.product.name", "ro.product.model", "ro.product.device")
@@ -74,6 +78,9 @@ class SimulatedPhoneServer:
         self._connections: dict[int, AdbdConnection] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._count = 0
+        # Shell command lines run in worker threads (a PNG screencap takes tens of ms; `cat` may
+        # wait for stdin): a pool of our own, so a few waiting shells never starve the others.
+        self._executor = ThreadPoolExecutor(max_workers=64, thread_name_prefix="sim-shell")
 
     @property
     def serial(self) -> str:
@@ -118,6 +125,12 @@ class SimulatedPhoneServer:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._server.wait_closed(), 5.0)
             self._server = None
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+    async def run_blocking(self, function: Callable[..., T], *args: Any) -> T:
+        """Run ``function(*args)`` in the sim's worker threads."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, functools.partial(function, *args))
 
     async def __aenter__(self) -> SimulatedPhoneServer:
         await self.start()

@@ -98,12 +98,12 @@ class StdinPump:
                 self.lines.put_nowait(bytes(self._pending_line[: cut + 1]))
                 del self._pending_line[: cut + 1]
             return True
-        echo = bytearray()
+        echo, lines, end_of_input = bytearray(), [], False
         for byte in data:
             char = bytes([byte])
             if char in b"\r\n":
                 echo += b"\r\n"
-                self.lines.put_nowait(bytes(self._pending_line) + b"\n")
+                lines.append(bytes(self._pending_line) + b"\n")
                 self._pending_line.clear()
             elif char in b"\x7f\x08":
                 if self._pending_line:
@@ -112,16 +112,18 @@ class StdinPump:
             elif char == b"\x03":
                 echo += b"^C\r\n"
                 self._pending_line.clear()
-                self.lines.put_nowait(b"\n")
+                lines.append(b"\n")
             elif char == b"\x04":
                 if not self._pending_line:
-                    await self._echo(echo)
-                    return False
+                    end_of_input = True
+                    break
             else:
                 echo += char
                 self._pending_line += char
-        await self._echo(echo)
-        return True
+        await self._echo(echo)  # the echo goes out before any output of the lines it ends
+        for line in lines:
+            self.lines.put_nowait(line)
+        return not end_of_input
 
     async def _echo(self, data: bytes | bytearray) -> None:
         if data:
@@ -177,7 +179,7 @@ async def serve_shell(
     shell = _new_shell(server, read_stdin)
     try:
         if command.strip():
-            result = await asyncio.to_thread(shell.run, command)
+            result = await server.run_blocking(shell.run, command)
             await _send_output(stream, result, v2, pty)
             if v2:
                 await stream.write(shell_packet(EXIT, bytes([result.exit_code & 0xFF])))
@@ -217,7 +219,7 @@ async def _interactive(
         if line is None:
             break
         shell._stdin_used = True  # an interactive line never reads the session's stdin
-        result = await asyncio.to_thread(shell.run, line.decode("utf-8", "replace"))
+        result = await server.run_blocking(shell.run, line.decode("utf-8", "replace"))
         await _send_output(stream, result, v2, prompt)
         if shell.exited:
             break
