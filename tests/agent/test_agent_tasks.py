@@ -3,19 +3,16 @@ the agent's word, says whether they were done."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 
-from phone_agent.agent import PlanAndResolveAgent
-from phone_agent.context import McpServiceContext
 from phone_agent.tasks import AgentTask, StepStatus, TaskStatus
-from phone_agent.tools import Channel
 from tests.agent.model_server import (
     call,
     plan,
     request_images,
     tap_on,
+    text,
 )
 
 
@@ -68,3 +65,32 @@ async def test_send_message_to_zhang_san(agent, device, model_server):
     assert device.phone.state()["sent"] == [{"to": "Zhang San", "text": "see you tomorrow"}]
     assert task.conclusion == "Sent 'see you tomorrow' to Zhang San"
     assert task.steps_completed == 3
+
+
+async def test_extract_first_20_titles_of_the_long_list(agent, device, model_server):
+    from phone_agent.sim.android.data import CATALOG_ITEMS
+    from phone_agent.sim.android.screens import catalog_max_scroll
+
+    titles = "\n".join(item.title for item in CATALOG_ITEMS[:20])
+    model_server.add(
+        plan("Open Catalog", "Extract the first 20 item titles"),
+        call("open_app", packageName="com.phoneagent.catalog"),
+        call("finish_step", summary="Catalog is open"),
+        call(
+            "extract_scrolling_content", "The list is long: I capture it.", instruction="the first 20 titles"
+        ),
+        text(titles),
+    )
+    task = await agent.run(new_task("Extract the first 20 item titles of the Catalog"), device, 30_000, None)
+
+    assert task.status is TaskStatus.FINISHED, task.error
+    assert task.conclusion == titles  # the extraction is the conclusion (the seed's special rule)
+    assert device.phone.state()["catalog_scroll"] == catalog_max_scroll()  # it scrolled to the end
+    extraction = model_server.requests[-1]
+    assert "tools" not in extraction
+    images = request_images(extraction)
+    assert {image.width for image in images} == {720}
+    # One long image of the whole list: screen height plus everything scrolled, found from the pixels.
+    stitched = 2400 + catalog_max_scroll()
+    assert f"stitched {stitched} px (reached the end)" in task.steps[1].tool_calls[0].result
+    assert abs(sum(image.height for image in images) - stitched * 720 / 1080) <= len(images)
