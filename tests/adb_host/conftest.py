@@ -134,6 +134,7 @@ class MemoryTransport:
         self.to_host: asyncio.Queue[bytes] = asyncio.Queue()
         self.chunks: list[bytes] = []
         self.closed = False
+        self.clients: list[AdbClient] = []  # closed by the fixture
         self._parser = AdbPacketParser()
         self._parser.verify_checksum = False
 
@@ -173,5 +174,8 @@ class MemoryTransport:
 
 
 @pytest.fixture
-def memory_transport() -> MemoryTransport:
-    return MemoryTransport()
+async def memory_transport() -> AsyncIterator[MemoryTransport]:
+    transport = MemoryTransport()
+    yield transport
+    for client in transport.clients:
+        await client.close()

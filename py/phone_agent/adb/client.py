@@ -151,7 +151,8 @@ class AdbStream:
     async def write(self, data: bytes | bytearray | memoryview) -> None:
         """Queue ``data``; waits (bounded) while more than 2 MiB is waiting for the phone's OKAYs."""
         if self.closed:
-            raise AdbError(f"{self.service}: the stream is closed")
+            reason = self.client._failure or "the phone closed the stream"
+            raise AdbError(f"{self.service}: {reason}")
         client = self.client
         try:
             client._protocol.write(self.local_id, data)
@@ -284,6 +285,12 @@ class AdbClient:
                     raise AdbAuthError(AUTH_REJECTED)
                 limit = auth_deadline
             elif loop.time() >= deadline:
+                received = self._protocol.bytes_received
+                if self.state is ConnectionState.CONNECTING and received:
+                    raise AdbError(
+                        f"the other end sent {received} bytes that are not an ADB answer in "
+                        f"{timeout:g} s: it is not an adbd (wrong port or device?)"
+                    )
                 raise AdbTimeoutError(
                     f"the phone did not answer the ADB handshake within {timeout:g} s "
                     f"(state {self.state.value}): is it an ADB device, awake and connected?"

@@ -195,6 +195,7 @@ class AdbHostProtocol:
         self.features: frozenset[str] = frozenset()
         self.device_banner = ""
         self.close_reason = ""
+        self.bytes_received = 0
         self._requested_version = version
         self._requested_max_payload = max_payload
         self._parser = AdbPacketParser(max_payload=max_payload, resync=True)
@@ -242,6 +243,7 @@ class AdbHostProtocol:
         """Feed bytes from the device. Raises ``AdbConnectionError`` when the connection cannot go on."""
         if self.state is ConnectionState.CLOSED:
             return
+        self.bytes_received += len(data)
         try:
             self._parser.receive_data(data)
         except AdbProtocolError as exc:

@@ -105,7 +105,12 @@ async def _shell_v2(stream: ServiceStream, stdin: bytes | None) -> ShellOutput:
     if stdin:
         for offset in range(0, len(stdin), 64 * 1024):
             await stream.write(encode_shell_packet(ShellId.STDIN, stdin[offset : offset + 64 * 1024]))
-    await stream.write(encode_shell_packet(ShellId.CLOSE_STDIN))
+    try:
+        await stream.write(encode_shell_packet(ShellId.CLOSE_STDIN))
+    except AdbError:
+        if not getattr(stream, "closed", False):
+            raise
+        # The command already ended and the phone closed the stream: its output is still buffered.
     decoder = ShellPacketDecoder()
     stdout, stderr = bytearray(), bytearray()
     exit_code: int | None = None
