@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 import re
 
+from phone_agent.context import McpServiceContext
 from phone_agent.tasks import AgentTask, StepStatus, TaskStatus
+from phone_agent.tools import Channel
 from tests.agent.model_server import (
     call,
     plan,
@@ -94,3 +96,62 @@ async def test_extract_first_20_titles_of_the_long_list(agent, device, model_ser
     stitched = 2400 + catalog_max_scroll()
     assert f"stitched {stitched} px (reached the end)" in task.steps[1].tool_calls[0].result
     assert abs(sum(image.height for image in images) - stitched * 720 / 1080) <= len(images)
+
+
+async def test_both_channels_report_the_task_with_live_progress(agent, device, model_server):
+    context = McpServiceContext()
+    context.device, context.agent = device, agent
+    device.phone.set_wifi(False)
+    panel = []
+    agent.subscribe(panel.append)
+    script = [
+        plan("Open Settings", "Turn Wi-Fi on"),
+        call("open_app", "Settings is an app.", packageName="com.android.settings"),
+        call("finish_step", summary="Settings is open"),
+        tap_on("Network & internet", "The network page has Wi-Fi."),
+        tap_on("Wi-Fi"),
+        call("finish_step", summary="Wi-Fi is on"),
+    ]
+    model_server.add(*script)
+    lines: list[str] = []
+    result = await context.dispatch("run_agent_task", {"goal": "Turn Wi-Fi on"}, Channel.RELAY, lines.append)
+    report = result["content"][0]["text"]
+    assert report.startswith("## ✅ Agent Task Completed\n\n**Goal**: Turn Wi-Fi on\n**Status**: finished")
+    assert "**Steps**: 2/2 succeeded" in report and "**Conclusion**: Wi-Fi is on" in report
+    assert '- `open_app({"packageName":"com.android.settings"})` → opened com.android.settings' in report
+    assert device.phone.state()["wifi"] is True
+    icons = [line.split(" ", 1)[0] for line in lines]
+    assert icons == [
+        "💭",
+        "📋",
+        "▶️",
+        "💭",
+        "🔧",
+        "→",
+        "🔧",
+        "→",
+        "✅",
+        "▶️",
+        "💭",
+        "🔧",
+        "→",
+        "💭",
+        "🔧",
+        "→",
+        "🔧",
+        "→",
+        "✅",
+    ]
+    assert lines[-1].startswith("✅ Step 2 completed (success, duration ")
+    assert any(event.kind == "done" and event.data["status"] == "finished" for event in panel)
+
+    device.phone.set_wifi(False)
+    model_server.add(*script)
+    result = await context.dispatch("run_agent_task", {"goal": "Turn Wi-Fi on"}, Channel.WEBMCP)
+    summary = result["structuredContent"]
+    assert summary["status"] == "finished" and summary["stepsCompleted"] == 2 and summary["totalSteps"] == 2
+    assert summary["conclusion"] == "Wi-Fi is on" and summary["error"] is None
+    detail = await context.dispatch("get_task_result", {"taskId": summary["taskId"]}, Channel.WEBMCP)
+    steps = detail["structuredContent"]["steps"]
+    assert [s["status"] for s in steps] == ["success", "success"]
+    assert steps[1]["toolCalls"][1]["result"].startswith("tapped at (")

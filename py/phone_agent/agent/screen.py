@@ -112,10 +112,8 @@ def summarize_nodes(nodes: list[UiNode], mapping: ScreenMapping, limit: int = MA
         interactive = node.clickable or node.checkable or node.scrollable or node.long_clickable or editable
         if not label and not interactive:
             continue
-        if not label:
-            label = node.resource_id.rsplit("/", 1)[-1] if node.resource_id else ""
-            if not label and not node.scrollable:
-                continue
+        if not label and node.resource_id:
+            label = node.resource_id.rsplit("/", 1)[-1]
         x, y = mapping.to_image(cx, cy)
         key = (label, x, y)
         if key in seen:

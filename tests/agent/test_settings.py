@@ -1,0 +1,51 @@
+"""Model settings: the page's own settings win over the server's defaults; the key never shows."""
+
+from __future__ import annotations
+
+from phone_agent.agent import ModelSettings, resolve_model_settings
+from phone_agent.agent.settings import PROVIDERS
+
+SERVER = {
+    "baseUrl": "http://127.0.0.1:11434/v1/",
+    "model": "qwen2.5vl",
+    "apiKey": "server-key",
+    "provider": "ollama",
+}
+
+
+def test_the_pages_settings_win():
+    page = {"provider": "openai", "model": "gpt-4o", "apiKey": "page-key"}
+    chosen = resolve_model_settings(page, SERVER)
+    assert (chosen.provider, chosen.base_url, chosen.model, chosen.api_key) == (
+        "openai",
+        PROVIDERS["openai"][1],
+        "gpt-4o",
+        "page-key",
+    )
+
+
+def test_the_servers_defaults_fill_in_when_the_page_has_chosen_nothing():
+    chosen = resolve_model_settings(None, SERVER)
+    assert (chosen.base_url, chosen.model, chosen.api_key) == (
+        "http://127.0.0.1:11434/v1",
+        "qwen2.5vl",
+        "server-key",
+    )
+    with_key = resolve_model_settings({"apiKey": "mine"}, SERVER)
+    assert with_key.api_key == "mine" and with_key.model == "qwen2.5vl"
+
+
+def test_nothing_configured():
+    assert resolve_model_settings(None, None) is None
+    assert resolve_model_settings({"provider": "custom"}, {}) is None
+
+
+def test_the_key_is_never_shown():
+    settings = ModelSettings.from_json(SERVER)
+    assert "server-key" not in repr(settings)
+    assert "server-key" not in str(settings.to_public_json())
+    assert settings.to_public_json()["apiKeySet"] is True
+
+
+def test_the_chrome_model_needs_no_url():
+    assert resolve_model_settings({"provider": "chrome"}, SERVER).provider == "chrome"
