@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import struct
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from phone_agent.sim.connection import AdbStream, ServiceHandler, StreamClosed
@@ -161,10 +160,6 @@ def find_service(server: SimulatedPhoneServer, name: str) -> ServiceHandler | No
     return None
 
 
-def _new_shell(server: SimulatedPhoneServer, read_stdin: Callable[[], bytes]) -> Shell:
-    return Shell(server.fs, server.phone, read_stdin=read_stdin)
-
-
 async def serve_shell(
     server: SimulatedPhoneServer, stream: AdbStream, command: str, *, v2: bool, pty: bool = False
 ) -> None:
@@ -176,7 +171,8 @@ async def serve_shell(
         future = asyncio.run_coroutine_threadsafe(pump.read_all(), loop)
         return future.result(STDIN_TIMEOUT + 5)
 
-    shell = _new_shell(server, read_stdin)
+    # A command may read the session's stdin; in an interactive session stdin carries the commands.
+    shell = Shell(server.fs, server.phone, read_stdin=read_stdin if command.strip() else None)
     try:
         if command.strip():
             result = await server.run_blocking(shell.run, command)
@@ -218,7 +214,6 @@ async def _interactive(
         line = await pump.lines.get()
         if line is None:
             break
-        shell._stdin_used = True  # an interactive line never reads the session's stdin
         result = await server.run_blocking(shell.run, line.decode("utf-8", "replace"))
         await _send_output(stream, result, v2, prompt)
         if shell.exited:
