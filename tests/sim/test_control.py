@@ -6,8 +6,11 @@ import asyncio
 import base64
 import json
 
+import pytest
+
 from phone_agent.adb.keys import generate_private_key
 from phone_agent.adb.packet import AdbPacket, AuthType, Command
+from phone_agent.sim.control import ControlClient, ControlError
 from tests.sim.raw_host import RawHost
 
 
@@ -100,3 +103,21 @@ async def test_denied_key_stays_unauthorized(make_sim):
     except TimeoutError:
         pass
     await host.close()
+
+
+async def test_control_client_from_another_thread(sim):
+    sim.fs.write_file("/sdcard/Download/a b.txt", b"spaced")
+
+    def use_client() -> tuple:
+        client = ControlClient(sim.control_port)
+        return (
+            client.state()["serial"],
+            client.phone_state() == sim.phone.state(),
+            client.read_file("/sdcard/Download/a b.txt"),
+            client.pending_keys(),
+            client.approve(),
+        )
+
+    assert await asyncio.to_thread(use_client) == (sim.serial, True, b"spaced", [], [])
+    with pytest.raises(ControlError, match="404"):
+        await asyncio.to_thread(ControlClient(sim.control_port).read_file, "/nope")

@@ -3,6 +3,7 @@
 Lets tests in other processes (and people) see and steer what a phone's owner would:
 
     GET  /state            adbd and phone state (connections, keys, the phone's ``state()``)
+    GET  /phone            the phone's ``state()`` alone ("is Wi-Fi on", "what was sent")
     GET  /connections      the adb connections and their states
     GET  /auth/pending     keys waiting for "Allow USB debugging?"
     POST /auth/approve     {"fingerprint": …} or {} for all pending keys
@@ -11,7 +12,7 @@ Lets tests in other processes (and people) see and steer what a phone's owner wo
     GET  /files?path=P     a file from the phone's file system (base64), or a directory listing
 
 Only loopback Host headers are served (a web page cannot DNS-rebind its way in); every read has a
-size and time bound.
+size and time bound. ``ControlClient`` is the same from another process (tests, scripts).
 """
 
 from __future__ import annotations
@@ -21,8 +22,10 @@ import base64
 import contextlib
 import json
 import logging
+import urllib.error
+import urllib.request
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, quote, urlsplit
 
 if TYPE_CHECKING:
     from phone_agent.sim.server import SimulatedPhoneServer
@@ -106,6 +109,7 @@ class ControlServer:
             "/state": sim.state,
             "/connections": sim.connections,
             "/auth/pending": sim.pending_keys,
+            "/phone": sim.phone.state,
         }
         fingerprint = payload.get("fingerprint") if isinstance(payload, dict) else None
         posts = {
@@ -129,3 +133,55 @@ class ControlServer:
             return 200, {"path": path, "base64": base64.b64encode(fs.read_file(path)).decode()}
         except OSError as exc:
             return 404, {"error": f"{path}: {exc.__class__.__name__}"}
+
+
+class ControlError(Exception):
+    """The control endpoint answered with an error status."""
+
+
+class ControlClient:
+    """Blocking client of the control endpoint, for tests and scripts in another process."""
+
+    def __init__(self, port: int, host: str = "127.0.0.1", timeout: float = 10.0) -> None:
+        self.base = f"http://{host}:{port}"
+        self.timeout = timeout
+
+    def _call(self, method: str, path: str, body: Any = None) -> Any:
+        data = json.dumps(body).encode() if body is not None else (b"{}" if method == "POST" else None)
+        request = urllib.request.Request(self.base + path, data=data, method=method)
+        request.add_header("Content-Type", "application/json")
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                return json.load(response)
+        except urllib.error.HTTPError as exc:
+            raise ControlError(f"{method} {path}: {exc.code} {exc.read().decode(errors='replace')}") from None
+
+    def state(self) -> dict[str, Any]:
+        """Everything: serial, auth mode, connections, keys, and ``phone`` (the phone's state)."""
+        return self._call("GET", "/state")
+
+    def phone_state(self) -> dict[str, Any]:
+        """The virtual phone's own ``state()``."""
+        return self._call("GET", "/phone")
+
+    def connections(self) -> list[dict[str, Any]]:
+        return self._call("GET", "/connections")
+
+    def pending_keys(self) -> list[dict[str, Any]]:
+        return self._call("GET", "/auth/pending")
+
+    def approve(self, fingerprint: str | None = None) -> list[str]:
+        """Allow a pending key (all of them without a fingerprint); the fingerprints approved."""
+        return self._call("POST", "/auth/approve", {"fingerprint": fingerprint} if fingerprint else {})[
+            "approved"
+        ]
+
+    def deny(self, fingerprint: str | None = None) -> list[str]:
+        return self._call("POST", "/auth/deny", {"fingerprint": fingerprint} if fingerprint else {})["denied"]
+
+    def reset(self) -> None:
+        self._call("POST", "/reset")
+
+    def read_file(self, path: str) -> bytes:
+        """A file from the phone's file system."""
+        return base64.b64decode(self._call("GET", f"/files?path={quote(path)}")["base64"])
