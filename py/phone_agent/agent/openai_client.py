@@ -94,9 +94,8 @@ class OpenAIChatModel:
     async def _post(self, body: bytes) -> HttpResponse:
         timeout_ms = self.settings.request_timeout_ms
         try:
-            return await asyncio.wait_for(
-                self.http.post(self.url, body, self._headers(), timeout_ms), timeout_ms / 1000
-            )
+            async with asyncio.timeout(timeout_ms / 1000):
+                return await self.http.post(self.url, body, self._headers(), timeout_ms)
         except NetworkError as exc:
             raise self.network_error(exc) from None
         except TimeoutError:
@@ -108,7 +107,8 @@ class OpenAIChatModel:
 
     async def _read_bounded(self, response: HttpResponse) -> bytes:
         try:
-            return await asyncio.wait_for(response.read(), self.settings.request_timeout_ms / 1000)
+            async with asyncio.timeout(self.settings.request_timeout_ms / 1000):
+                return await response.read()
         except TimeoutError:
             raise ModelError(
                 f"The {self.label} sent no complete answer within "
@@ -126,7 +126,8 @@ class OpenAIChatModel:
         done = False
         while not done:
             try:
-                chunk = await asyncio.wait_for(anext(chunks), idle_s)
+                async with asyncio.timeout(idle_s):
+                    chunk = await anext(chunks)
             except StopAsyncIteration:
                 events = parser.finish()
                 done = True

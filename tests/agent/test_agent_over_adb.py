@@ -1,0 +1,93 @@
+"""End to end over ADB: the agent drives the simulated phone through the project's own ADB client
+(AdbDevice over TCP to the simulated adbd), and the phone's state says what happened."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from phone_agent.adb.device import AdbDevice
+from phone_agent.adb.keys import AdbPrivateKey, generate_private_key
+from phone_agent.server.adb_tcp import connect_adbd
+from phone_agent.sim import SimulatedPhoneServer
+from phone_agent.sim.android.data import CATALOG_ITEMS
+from phone_agent.sim.android.screens import catalog_max_scroll
+from phone_agent.tasks import AgentTask, TaskStatus
+from tests.agent.model_server import call, plan, request_images, tap_on, text
+
+
+@pytest.fixture(scope="module")
+def host_key() -> AdbPrivateKey:
+    return generate_private_key()
+
+
+@pytest.fixture
+async def sim(host_key) -> AsyncIterator[SimulatedPhoneServer]:
+    server = SimulatedPhoneServer("127.0.0.1", 0, auth="accept")
+    await server.start()
+    server.trust_key(host_key.public_key("tests@agent"))
+    server.phone.clock = lambda: "12:00"
+    try:
+        yield server
+    finally:
+        await server.close()
+
+
+@pytest.fixture
+async def adb_device(sim, host_key) -> AsyncIterator[AdbDevice]:
+    client = await connect_adbd("127.0.0.1", sim.port, host_key)
+    try:
+        yield AdbDevice(client, transport="tcp")
+    finally:
+        await client.close()
+
+
+async def test_three_tasks_over_adb(agent, adb_device, sim, model_server):
+    phone = sim.phone
+    phone.set_wifi(False)
+    model_server.add(
+        plan("Open Settings", "Turn Wi-Fi on"),
+        tap_on("Settings"),
+        call("finish_step", summary="Settings is open"),
+        tap_on("Network & internet"),
+        tap_on("Wi-Fi"),
+        call("finish_task", conclusion="Wi-Fi is on"),
+    )
+    task = await agent.run(AgentTask("t1", "Turn Wi-Fi on", 0), adb_device, 60_000, None)
+    assert task.status is TaskStatus.FINISHED, task.error
+    assert phone.state()["wifi"] is True
+
+    model_server.add(
+        plan("Open the chat with Zhang San", "Send the message"),
+        call("open_app", packageName="com.google.android.apps.messaging"),
+        tap_on("Zhang San"),
+        call("finish_step", summary="The chat is open"),
+        tap_on("Text message"),
+        call("type_text", text="see you tomorrow"),
+        tap_on("Send SMS"),
+        call("finish_step", summary="Sent"),
+    )
+    task = await agent.run(
+        AgentTask("t2", 'Send "see you tomorrow" to Zhang San', 0), adb_device, 60_000, None
+    )
+    assert task.status is TaskStatus.FINISHED, task.error
+    assert phone.state()["sent"] == [{"to": "Zhang San", "text": "see you tomorrow"}]
+
+    titles = "\n".join(item.title for item in CATALOG_ITEMS[:20])
+    model_server.add(
+        plan("Extract the first 20 item titles of the Catalog"),
+        call("open_app", packageName="com.phoneagent.catalog"),
+        call("extract_scrolling_content", instruction="the first 20 item titles"),
+        text(titles),
+    )
+    task = await agent.run(
+        AgentTask("t3", "Extract the first 20 Catalog titles", 0), adb_device, 60_000, None
+    )
+    assert task.status is TaskStatus.FINISHED, task.error
+    assert task.conclusion == titles
+    assert phone.state()["catalog_scroll"] == catalog_max_scroll()
+    stitched = 2400 + catalog_max_scroll()
+    assert f"stitched {stitched} px (reached the end)" in task.steps[0].tool_calls[-1].result
+    images = request_images(model_server.requests[-1])
+    assert abs(sum(image.height for image in images) - stitched * 720 / 1080) <= len(images)
