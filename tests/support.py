@@ -187,3 +187,49 @@ async def mcp_stdio_session(*args: str, logging_callback=None):
 def result_text(result) -> str:
     """The first text item of an MCP SDK CallToolResult."""
     return result.content[0].text
+
+
+ADB = "/usr/bin/adb"
+
+
+class IsolatedAdbServer:
+    """Debian's adb server on its own port with its own HOME (so its own key), killed by ``stop``."""
+
+    def __init__(self, home: Path) -> None:
+        require(ADB, "Debian's adb")
+        self.port = free_port()
+        self.home = home
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith(("ANDROID_", "ADB_"))}
+        self.env["HOME"] = str(home)
+        self._log = (home / "adb-server.log").open("wb")
+        self.process = subprocess.Popen(
+            [ADB, "-P", str(self.port), "nodaemon", "server"], env=self.env, stdout=self._log,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
+                break
+            except OSError:
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    log = (home / "adb-server.log").read_text()
+                    raise RuntimeError(f"adb server did not start: {log}") from None
+                time.sleep(0.1)
+
+    def run(self, *args: str, timeout: float = 30.0) -> bytes:
+        """``adb -P PORT ARGS``; its stdout, or CalledProcessError."""
+        return subprocess.run(
+            [ADB, "-P", str(self.port), *args], env=self.env, capture_output=True, timeout=timeout, check=True
+        ).stdout
+
+    def stop(self) -> None:
+        subprocess.run(
+            [ADB, "-P", str(self.port), "kill-server"], env=self.env, timeout=10, capture_output=True
+        )
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=5)
+        self._log.close()

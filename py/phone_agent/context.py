@@ -10,17 +10,19 @@ from __future__ import annotations
 import secrets
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from . import errors
+from .device import Device
 from .errors import ErrorCode, ToolError
 from .results import format_task_markdown, json_result, png_result, text_result
 from .tasks import AgentTask
 from .tools import DEFAULT_TASK_TIMEOUT_MS, Channel, get_tool, validate_arguments
 
 ProgressSink = Callable[[str], None]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -34,16 +36,6 @@ class CallRecord:
 
 
 CallListener = Callable[[CallRecord], None]
-
-
-class Device(Protocol):
-    """The phone as the tools need it."""
-
-    async def info(self) -> dict[str, Any]:
-        """model, brand, release, sdk, serial, screen size, transport."""
-        ...
-
-    async def screenshot_png(self) -> bytes: ...
 
 
 class AgentRunner(Protocol):
@@ -96,13 +88,28 @@ class McpServiceContext:
     async def device_info(self) -> dict[str, Any]:
         if self.device is None:
             return {"connected": False}
-        info = await self.device.info()
+        try:
+            info = await self._on_device(lambda device: device.info())
+        except ToolError as exc:
+            if exc.code is ErrorCode.NO_DEVICE:
+                return {"connected": False}
+            raise
         return {"connected": True, **info}
 
     async def screenshot(self) -> bytes:
-        if self.device is None:
+        return await self._on_device(lambda device: device.screenshot_png())
+
+    async def _on_device(self, call: Callable[[Device], Awaitable[T]]) -> T:
+        """Run ``call`` on the phone; if the phone goes away meanwhile, the answer is "no phone"."""
+        device = self.device
+        if device is None:
             raise errors.no_device()
-        return await self.device.screenshot_png()
+        try:
+            return await call(device)
+        except Exception:
+            if self.device is not device:
+                raise errors.no_device() from None
+            raise
 
     def abort(self) -> None:
         if self._running is None or self.agent is None:

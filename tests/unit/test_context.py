@@ -195,3 +195,32 @@ async def test_cancellation_propagates_to_the_channel(channel):
     with pytest.raises(asyncio.CancelledError):
         await call
     assert not ctx.is_running()
+
+
+async def test_a_phone_unplugged_mid_call_answers_no_phone():
+    ctx = McpServiceContext()
+    started = asyncio.Event()
+
+    class UnpluggedDevice(ListedDevice):
+        async def screenshot_png(self):
+            started.set()
+            await asyncio.sleep(0.05)
+            raise ConnectionError("USB transfer failed")
+
+        async def info(self):
+            started.set()
+            await asyncio.sleep(0.05)
+            raise ConnectionError("USB transfer failed")
+
+    ctx.device = UnpluggedDevice()
+    shot = asyncio.ensure_future(ctx.dispatch("take_screenshot", {}, Channel.RELAY))
+    await started.wait()
+    ctx.device = None  # what the page does when the phone goes away
+    result = await shot
+    assert text_of(result) == "No phone device connected."
+    ctx.device = UnpluggedDevice()
+    started.clear()
+    status = asyncio.ensure_future(ctx.dispatch("get_device_status", {}, Channel.RELAY))
+    await started.wait()
+    ctx.device = None
+    assert json.loads(text_of(await status)) == {"connected": False}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,6 +12,7 @@ from pyodide.ffi import create_proxy  # type: ignore[import-not-found]
 from .. import __version__
 from ..context import McpServiceContext
 from ..relay_frames import relay_settings
+from .phone import PhonePanel
 from .relay_client import McpRelayClient
 from .ui import PageUi
 from .webmcp import WebMcpService
@@ -22,6 +24,8 @@ class PhoneAgentPage:
     ui: PageUi
     webmcp: WebMcpService
     relay: McpRelayClient
+    phone: PhonePanel
+    phone_connecting: asyncio.Future[None] | None = None
 
 
 async def fetch_server_config() -> dict[str, Any] | None:
@@ -41,7 +45,8 @@ async def start() -> PhoneAgentPage:
     context = McpServiceContext()
     context.add_call_listener(ui.log_call)
 
-    settings = relay_settings(str(js.location.href), await fetch_server_config())
+    server_config = await fetch_server_config()
+    settings = relay_settings(str(js.location.href), server_config)
     relay = McpRelayClient(
         context,
         settings.url,
@@ -54,7 +59,9 @@ async def start() -> PhoneAgentPage:
     webmcp = WebMcpService(context)
     ui.set_webmcp_status(await webmcp.register(), webmcp.registered)
     relay.connect()
-    page = PhoneAgentPage(context, ui, webmcp, relay)
+    phone = PhonePanel(context, (server_config or {}).get("adbBridge"))
+    page = PhoneAgentPage(context, ui, webmcp, relay, phone)
+    page.phone_connecting = asyncio.ensure_future(phone.connect_at_load((server_config or {}).get("device")))
     expose_console_api(page)
     ui.ready()
     return page

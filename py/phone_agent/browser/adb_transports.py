@@ -1,0 +1,259 @@
+"""Byte pipes from the page to a phone's adbd: WebUSB, and the server's WebSocket bridge.
+
+Both are thin: the ADB protocol lives in the pure ``adb`` package. Each ``send`` is one chunk the core
+produced (a 24-byte header or a payload), which WebUSB needs as separate transfers; ``receive`` answers
+the next bytes from the phone. A closed link raises ``ConnectionError`` from both, at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import struct
+from collections.abc import Callable
+from typing import Any
+
+import js  # type: ignore[import-not-found]
+from pyodide.ffi import create_proxy, to_js  # type: ignore[import-not-found]
+
+from .interop import is_nullish, to_js_json
+
+ADB_INTERFACE = {"classCode": 0xFF, "subclassCode": 0x42, "protocolCode": 0x01}
+HEADER_SIZE = 24
+CONNECT_TIMEOUT_S = 10.0
+IN_USE_MESSAGE = (
+    "The phone is in use by another program (an adb server or Android Studio). "
+    "Run `adb kill-server` and connect again."
+)
+
+
+class WebSocketAdbTransport:
+    """adbd through ``ws://…/adb?target=HOST:PORT`` (the server relays the bytes to TCP)."""
+
+    def __init__(self, url: str, description: str) -> None:
+        self.url = url
+        self.description = description
+        self._socket: Any = None
+        self._incoming: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self._closed = False
+        self._close_reason = "the bridge closed"
+        self._proxies: list[Any] = []
+
+    async def open(self) -> None:
+        opened: asyncio.Future[None] = asyncio.get_event_loop().create_future()
+        socket = js.WebSocket.new(self.url)
+        socket.binaryType = "arraybuffer"
+
+        def on_open(_event: Any) -> None:
+            if not opened.done():
+                opened.set_result(None)
+
+        def on_message(event: Any) -> None:
+            data = event.data
+            if isinstance(data, str):
+                return
+            self._incoming.put_nowait(js.Uint8Array.new(data).to_bytes())
+
+        def on_close(event: Any) -> None:
+            reason = str(event.reason or "") or f"code {event.code}"
+            self._close_reason = f"the bridge to {self.description} closed ({reason})"
+            self._closed = True
+            self._incoming.put_nowait(None)
+            if not opened.done():
+                opened.set_exception(ConnectionError(self._close_reason))
+
+        for name, handler in (("open", on_open), ("message", on_message), ("close", on_close)):
+            proxy = create_proxy(handler)
+            self._proxies.append((name, proxy))
+            socket.addEventListener(name, proxy)
+        self._socket = socket
+        try:
+            await asyncio.wait_for(opened, CONNECT_TIMEOUT_S)
+        except TimeoutError:
+            await self.close()
+            raise ConnectionError(
+                f"the bridge to {self.description} did not open within {CONNECT_TIMEOUT_S:g}s"
+            ) from None
+
+    async def send(self, chunk: bytes) -> None:
+        # readyState 1 is OPEN; a closing socket would drop the bytes with a console error.
+        if self._closed or self._socket is None or self._socket.readyState != 1:
+            raise ConnectionError(self._close_reason)
+        self._socket.send(to_js(chunk))
+
+    async def receive(self) -> bytes:
+        data = await self._incoming.get()
+        if data is None:
+            self._incoming.put_nowait(None)  # every later receive fails too
+            raise ConnectionError(self._close_reason)
+        return data
+
+    async def close(self) -> None:
+        if self._socket is not None and not self._closed:
+            self._socket.close()
+        self._closed = True
+        self._incoming.put_nowait(None)
+        for name, proxy in self._proxies:
+            if self._socket is not None:
+                self._socket.removeEventListener(name, proxy)
+            proxy.destroy()
+        self._proxies.clear()
+
+
+def _find_adb_interface(device: Any) -> tuple[int, int, int, Any, Any]:
+    """(configuration, interface, alternate, IN endpoint, OUT endpoint) of the ADB interface, searched
+    across every configuration and alternate setting."""
+    for configuration in device.configurations:
+        for interface in configuration.interfaces:
+            for alternate in interface.alternates:
+                if (
+                    alternate.interfaceClass == ADB_INTERFACE["classCode"]
+                    and alternate.interfaceSubclass == ADB_INTERFACE["subclassCode"]
+                    and alternate.interfaceProtocol == ADB_INTERFACE["protocolCode"]
+                ):
+                    endpoint_in = endpoint_out = None
+                    for endpoint in alternate.endpoints:
+                        if endpoint.type != "bulk":
+                            continue
+                        if endpoint.direction == "in":
+                            endpoint_in = endpoint
+                        elif endpoint.direction == "out":
+                            endpoint_out = endpoint
+                    if endpoint_in is not None and endpoint_out is not None:
+                        return (
+                            int(configuration.configurationValue),
+                            int(interface.interfaceNumber),
+                            int(alternate.alternateSetting),
+                            endpoint_in,
+                            endpoint_out,
+                        )
+    raise ConnectionError("this USB device has no ADB interface: is USB debugging on?")
+
+
+class WebUsbAdbTransport:
+    """adbd over WebUSB. Reads exactly one header, then exactly its payload, as adbd writes them."""
+
+    def __init__(self, device: Any, on_disconnect: Callable[[], None] | None = None) -> None:
+        self.device = device
+        self.description = f"{device.manufacturerName or 'USB'} {device.productName or 'phone'}".strip()
+        self.serial = str(device.serialNumber or "")
+        self._in: Any = None
+        self._out: Any = None
+        self._interface = 0
+        self._closed = False
+        self._on_disconnect = on_disconnect
+        self._disconnect_proxy: Any = None
+
+    async def open(self) -> None:
+        device = self.device
+        configuration, interface, alternate, endpoint_in, endpoint_out = _find_adb_interface(device)
+        await device.open()
+        try:
+            active = device.configuration
+            if is_nullish(active) or int(active.configurationValue) != configuration:
+                await device.selectConfiguration(configuration)
+            try:
+                await device.claimInterface(interface)
+            except Exception as exc:
+                raise ConnectionError(IN_USE_MESSAGE) from exc
+            if alternate:
+                await device.selectAlternateInterface(interface, alternate)
+        except BaseException:
+            await self._quiet_close()
+            raise
+        self._interface = interface
+        self._in, self._out = endpoint_in, endpoint_out
+
+        def on_disconnect(event: Any) -> None:
+            if event.device == self.device:
+                self._closed = True
+                if self._on_disconnect is not None:
+                    self._on_disconnect()
+
+        self._disconnect_proxy = create_proxy(on_disconnect)
+        js.navigator.usb.addEventListener("disconnect", self._disconnect_proxy)
+
+    async def send(self, chunk: bytes) -> None:
+        if self._closed:
+            raise ConnectionError("the phone was disconnected")
+        try:
+            await self._transfer_out(chunk)
+            if chunk and len(chunk) % int(self._out.packetSize) == 0:
+                await self._transfer_out(b"")  # a zero-length packet ends a transfer of whole packets
+        except ConnectionError:
+            raise
+        except Exception as exc:
+            raise ConnectionError(f"USB write failed: {exc}") from exc
+
+    async def _transfer_out(self, data: bytes) -> None:
+        result = await self.device.transferOut(self._out.endpointNumber, to_js(data))
+        if result.status != "ok":
+            raise ConnectionError(f"USB write failed: {result.status}")
+
+    async def _transfer_in(self, length: int) -> bytes:
+        if self._closed:
+            raise ConnectionError("the phone was disconnected")
+        try:
+            result = await self.device.transferIn(self._in.endpointNumber, length)
+        except Exception as exc:
+            self._closed = True
+            raise ConnectionError(f"the phone was disconnected ({exc})") from exc
+        if result.status != "ok":
+            raise ConnectionError(f"USB read failed: {result.status}")
+        view = result.data
+        return js.Uint8Array.new(view.buffer, view.byteOffset, view.byteLength).to_bytes()
+
+    async def receive(self) -> bytes:
+        header = b""
+        while len(header) < HEADER_SIZE:
+            header += await self._transfer_in(HEADER_SIZE - len(header))
+        (length,) = struct.unpack_from("<I", header, 12)
+        payload = b""
+        while len(payload) < length:
+            payload += await self._transfer_in(length - len(payload))
+        return header + payload
+
+    async def _quiet_close(self) -> None:
+        try:
+            await self.device.close()
+        except Exception:
+            pass
+
+    async def close(self) -> None:
+        if self._disconnect_proxy is not None:
+            js.navigator.usb.removeEventListener("disconnect", self._disconnect_proxy)
+            self._disconnect_proxy.destroy()
+            self._disconnect_proxy = None
+        was_closed, self._closed = self._closed, True
+        if not was_closed:
+            await self._release()
+
+    async def _release(self) -> None:
+        try:
+            await self.device.releaseInterface(self._interface)
+        except Exception:
+            pass
+        await self._quiet_close()
+
+
+async def request_usb_device() -> Any:
+    """Ask the person to pick a phone (needs a click); None when they cancel."""
+    try:
+        return await js.navigator.usb.requestDevice(to_js_json({"filters": [ADB_INTERFACE]}))
+    except Exception:
+        return None
+
+
+async def allowed_usb_devices() -> list[Any]:
+    """Phones this page was allowed before: reconnect without a prompt."""
+    if is_nullish(getattr(js.navigator, "usb", None)):
+        return []
+    devices = await js.navigator.usb.getDevices()
+    return [device for device in devices if _has_adb_interface(device)]
+
+
+def _has_adb_interface(device: Any) -> bool:
+    try:
+        _find_adb_interface(device)
+    except ConnectionError:
+        return False
+    return True

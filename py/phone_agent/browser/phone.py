@@ -1,0 +1,311 @@
+"""The page's phone: connect it (USB, a network adbd through the bridge, or the host's adb server),
+show its state and a live view of its screen, and hand it to the tools as ``context.device``.
+
+Which phone at load: ``?device=tcp:HOST:PORT`` wins; else a USB phone this page was allowed before
+(no prompt); else the server's default (``phone-agent serve --sim`` names its simulated phone).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import js  # type: ignore[import-not-found]
+from pyodide.ffi import create_proxy, to_js  # type: ignore[import-not-found]
+
+from ..adb.client import AdbClient, AdbError
+from ..adb.device import AdbDevice
+from ..adb.host import ConnectionState
+from ..adb.smart_socket import AdbServerClient
+from ..context import McpServiceContext
+from ..errors import ToolError
+from .adb_key import KEY_COMMENT, load_or_create_browser_key
+from .adb_transports import (
+    WebSocketAdbTransport,
+    WebUsbAdbTransport,
+    allowed_usb_devices,
+    request_usb_device,
+)
+from .interop import is_nullish, to_js_json
+
+ADB_SERVER_TARGET = "127.0.0.1:5037"
+LIVE_VIEW_IDLE_S = 0.05
+LIVE_VIEW_RETRY_S = 1.0
+
+
+def device_param(page_url: str) -> str | None:
+    values = parse_qs(urlsplit(page_url).query).get("device")
+    return values[0] if values else None
+
+
+def parse_device_spec(spec: str) -> tuple[str, str]:
+    """``tcp:HOST:PORT`` → ("tcp", "HOST:PORT"); ``adb-server:SERIAL`` → ("adb-server", SERIAL)."""
+    kind, sep, rest = spec.partition(":")
+    if not sep or kind not in ("tcp", "adb-server") or not rest:
+        raise ValueError(f"unknown device {spec!r}: use tcp:HOST:PORT or adb-server:SERIAL")
+    return kind, rest
+
+
+class PhonePanel:
+    """Connection manager and the Phone card of the page."""
+
+    def __init__(self, context: McpServiceContext, bridge_path: str | None) -> None:
+        self.context = context
+        self.bridge_path = bridge_path
+        self._doc = js.document
+        self._client: AdbClient | None = None
+        self._transport: Any = None
+        self._device: AdbDevice | None = None
+        self._live: asyncio.Task[None] | None = None
+        self._busy = False
+        self._screen_url: str | None = None
+        self._proxies: list[Any] = []
+        self._bind("connect-usb", "click", lambda _e: self._spawn(self.connect_usb_prompt()))
+        self._bind("connect-tcp", "submit", self._on_tcp_submit)
+        self._bind("connect-adb-server", "click", lambda _e: self._spawn(self.connect_adb_server()))
+        self._bind("disconnect", "click", lambda _e: self._spawn(self.disconnect("Disconnected.")))
+        self._bind("live-toggle", "change", lambda _e: self._sync_live_view())
+        if is_nullish(getattr(js.navigator, "usb", None)):
+            button = self._doc.getElementById("connect-usb")
+            button.disabled = True
+            button.title = "This browser has no WebUSB: use Chrome or Edge on a desktop"
+        if not bridge_path:
+            for element_id in ("connect-tcp-button", "connect-adb-server"):
+                node = self._doc.getElementById(element_id)
+                node.disabled = True
+                node.title = "Needs the page to be served by phone-agent (its ADB bridge)"
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    # -- wiring -------------------------------------------------------------------------------
+
+    def _bind(self, element_id: str, event: str, handler: Any) -> None:
+        proxy = create_proxy(handler)
+        self._proxies.append(proxy)
+        self._doc.getElementById(element_id).addEventListener(event, proxy)
+
+    def _spawn(self, coroutine: Any) -> None:
+        task = asyncio.ensure_future(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _on_tcp_submit(self, event: Any) -> None:
+        event.preventDefault()
+        target = str(self._doc.getElementById("tcp-target").value).strip()
+        self._spawn(self.connect_tcp(target))
+
+    def _say(self, text: str, kind: str = "") -> None:
+        node = self._doc.getElementById("device-state")
+        node.textContent = text
+        node.className = f"device-state device-state--{kind}" if kind else "device-state"
+
+    def _bridge_url(self, target: str) -> str:
+        location = js.location
+        scheme = "wss" if location.protocol == "https:" else "ws"
+        query = js.encodeURIComponent(target)
+        return f"{scheme}://{location.host}{self.bridge_path}?target={query}"
+
+    # -- at load ------------------------------------------------------------------------------
+
+    async def connect_at_load(self, server_device: str | None) -> None:
+        spec = device_param(str(js.location.href))
+        if spec is None:
+            for usb in await allowed_usb_devices():
+                await self.connect_usb(usb)
+                if self._device is not None:
+                    return
+            spec = server_device
+        if spec is None:
+            return
+        try:
+            kind, rest = parse_device_spec(spec)
+        except ValueError as exc:
+            self._say(str(exc), "error")
+            return
+        if kind == "tcp":
+            await self.connect_tcp(rest)
+        else:
+            await self.connect_adb_server(rest)
+
+    # -- connecting ---------------------------------------------------------------------------
+
+    async def connect_usb_prompt(self) -> None:
+        usb = await request_usb_device()
+        if usb is None:
+            self._say("No phone chosen. Plug it in with USB debugging on, then choose it in the list.")
+            return
+        await self.connect_usb(usb)
+
+    async def connect_usb(self, usb: Any) -> None:
+        await self._connect(WebUsbAdbTransport(usb, on_disconnect=self._on_usb_gone), "usb", "USB phone")
+
+    async def connect_tcp(self, target: str) -> None:
+        if not target or ":" not in target:
+            self._say("Give the device as HOST:PORT, e.g. 127.0.0.1:5555.", "error")
+            return
+        if not self.bridge_path:
+            self._say("Network devices need the page to be served by phone-agent.", "error")
+            return
+        transport = WebSocketAdbTransport(self._bridge_url(target), target)
+        await self._connect(transport, "tcp", target)
+
+    async def _connect(self, transport: Any, kind: str, description: str) -> None:
+        if self._busy:
+            return
+        self._busy = True
+        try:
+            await self.disconnect(None)
+            self._say(f"Connecting to {description}…", "busy")
+            key, created = await load_or_create_browser_key()
+            if created:
+                js.console.log("[ADB] made this browser's ADB key (phone-agent@browser)")
+            await transport.open()
+            client = AdbClient(transport, key, key_name=KEY_COMMENT, on_state=self._on_state)
+            self._client, self._transport = client, transport
+            await client.connect()
+            serial = getattr(transport, "serial", "") or ""
+            await self._adopt(AdbDevice(client, transport=kind, serial=serial), description)
+        except (AdbError, ToolError, ConnectionError, OSError, TimeoutError) as exc:
+            await self._drop()
+            self._say(f"Could not connect to {description}: {exc}", "error")
+        finally:
+            self._busy = False
+
+    async def connect_adb_server(self, serial: str | None = None) -> None:
+        if self._busy or not self.bridge_path:
+            return
+        self._busy = True
+        try:
+            await self.disconnect(None)
+            self._say("Asking the adb server on this computer for its phones…", "busy")
+
+            async def open_pipe() -> WebSocketAdbTransport:
+                pipe = WebSocketAdbTransport(self._bridge_url(ADB_SERVER_TARGET), "the adb server")
+                await pipe.open()
+                return pipe
+
+            server = AdbServerClient(open_pipe)
+            entries = [entry for entry in await server.devices() if entry.state == "device"]
+            if serial is not None:
+                entries = [entry for entry in entries if entry.serial == serial]
+            if not entries:
+                wanted = f" named {serial}" if serial else ""
+                self._say(f"The adb server has no usable phone{wanted} (check `adb devices`).", "error")
+                return
+            chosen = entries[0].serial
+            opener = await server.device(chosen)
+            device = AdbDevice(opener, transport="adb-server", serial=chosen)
+            await self._adopt(device, f"{chosen} (adb server)")
+        except (AdbError, ToolError, ConnectionError, OSError, TimeoutError) as exc:
+            self._say(f"Could not use the adb server: {exc}", "error")
+        finally:
+            self._busy = False
+
+    async def _adopt(self, device: AdbDevice, description: str) -> None:
+        info = await device.device_info()
+        self._device = device
+        self.context.device = device
+        self._say(f"Connected: {info.model} ({description})", "ok")
+        facts = self._doc.getElementById("device-facts")
+        facts.replaceChildren()
+        for label, value in (
+            ("Model", f"{info.brand} {info.model}"),
+            ("Android", f"{info.release} (SDK {info.sdk})"),
+            ("Serial", info.serial),
+            ("Screen", f"{info.screen_width}×{info.screen_height}"),
+            ("Link", info.transport),
+        ):
+            term = self._doc.createElement("dt")
+            term.textContent = label
+            detail = self._doc.createElement("dd")
+            detail.textContent = value
+            facts.append(term, detail)
+        self._doc.documentElement.dataset.phone = "connected"
+        self._doc.getElementById("disconnect").hidden = False
+        self._sync_live_view()
+
+    # -- losing it ----------------------------------------------------------------------------
+
+    def _on_state(self, state: ConnectionState) -> None:
+        if state is ConnectionState.WAITING_FOR_USER:
+            self._say("Accept the prompt on your phone (Allow USB debugging?).", "busy")
+        elif state is ConnectionState.CLOSED and self._device is not None:
+            self._spawn(self.disconnect("The phone was disconnected."))
+
+    def _on_usb_gone(self) -> None:
+        self._spawn(self.disconnect("The phone was unplugged."))
+
+    async def disconnect(self, message: str | None) -> None:
+        """Forget the phone: the tools answer "No phone device connected." from now on."""
+        was_connected = self._device is not None
+        self._device = None
+        self.context.device = None
+        if self._live is not None:
+            self._live.cancel()
+            self._live = None
+        await self._drop()
+        self._doc.documentElement.dataset.phone = "none"
+        self._doc.getElementById("disconnect").hidden = True
+        self._doc.getElementById("device-facts").replaceChildren()
+        self._set_screen(None)
+        if message is not None and (was_connected or message == "Disconnected."):
+            self._say(message if was_connected else "No phone connected.")
+
+    async def _drop(self) -> None:
+        client, transport = self._client, self._transport
+        self._client = self._transport = None
+        try:
+            if client is not None:
+                await asyncio.wait_for(client.close(), 5)
+            elif transport is not None:
+                await asyncio.wait_for(transport.close(), 5)
+        except Exception:
+            pass
+
+    # -- the live view ------------------------------------------------------------------------
+
+    def _sync_live_view(self) -> None:
+        wanted = bool(self._doc.getElementById("live-toggle").checked) and self._device is not None
+        if wanted and (self._live is None or self._live.done()):
+            self._live = asyncio.ensure_future(self._live_loop())
+        elif not wanted and self._live is not None:
+            self._live.cancel()
+            self._live = None
+
+    async def _live_loop(self) -> None:
+        frames: list[float] = []
+        fps_node = self._doc.getElementById("fps")
+        while self._device is not None:
+            device = self._device
+            if js.document.visibilityState != "visible":
+                await asyncio.sleep(LIVE_VIEW_RETRY_S)
+                continue
+            try:
+                png = await device.screenshot_png()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                await asyncio.sleep(LIVE_VIEW_RETRY_S)
+                continue
+            if self._device is not device:
+                return
+            self._set_screen(png)
+            now = time.monotonic()
+            frames = [t for t in frames if now - t < 3.0] + [now]
+            if len(frames) > 1:
+                fps_node.textContent = f"{(len(frames) - 1) / (frames[-1] - frames[0]):.1f} fps"
+            await asyncio.sleep(LIVE_VIEW_IDLE_S)
+
+    def _set_screen(self, png: bytes | None) -> None:
+        image = self._doc.getElementById("screen")
+        if self._screen_url is not None:
+            js.URL.revokeObjectURL(self._screen_url)
+            self._screen_url = None
+        if png is None:
+            image.removeAttribute("src")
+            self._doc.getElementById("fps").textContent = ""
+            return
+        blob = js.Blob.new(to_js([to_js(png)]), to_js_json({"type": "image/png"}))
+        self._screen_url = js.URL.createObjectURL(blob)
+        image.src = self._screen_url

@@ -1,0 +1,152 @@
+"""The page's phone over the server's ADB bridge, against the simulated phone: Pyodide speaks ADB.
+
+The page is opened with ?device=tcp:127.0.0.1:PORT; both channels then report the phone's status and
+return its screen, byte for byte what Debian's adb gets from the same phone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+
+import pytest
+
+from phone_agent.sim.server import SimulatedPhoneServer
+from tests.support import IsolatedAdbServer, eventually, free_port, mcp_stdio_session, open_page, result_text
+
+pytestmark = pytest.mark.browser
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+async def started_sim(auth: str = "accept") -> SimulatedPhoneServer:
+    sim = SimulatedPhoneServer("127.0.0.1", free_port(), auth=auth)
+    sim.phone.clock = lambda: "12:00"  # a still status bar: screenshots compare byte for byte
+    await sim.start()
+    return sim
+
+
+@pytest.fixture(scope="module")
+async def sim():
+    phone = await started_sim()
+    yield phone
+    await phone.close()
+
+
+async def connected(page) -> None:
+    await page.wait_for_selector("html[data-phone=connected]", state="attached", timeout=30_000)
+
+
+async def test_the_page_connects_to_the_phone_and_both_channels_see_it(browser, sim, tmp_path):
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/?device=tcp:127.0.0.1:{sim.port}&relayRetryMs=300"
+    async with mcp_stdio_session("--port", str(port), "--self-check-delay", "0") as session:
+        async with open_page(browser, url) as (page, _watch):
+            await connected(page)
+            assert "Connected: Pixel 7" in await page.text_content("#device-state")
+
+            status = await page.webmcp.call_tool("get_device_status", {})
+            info = json.loads(status["content"][0]["text"])
+            assert info["connected"] is True
+            seed_fields = (info["model"], info["brand"], info["release"], info["sdk"])
+            assert seed_fields == ("Pixel 7", "google", "14", "34")
+            assert info["serial"] == sim.serial
+            assert (info["screenWidth"], info["screenHeight"]) == (1080, 2400)
+            assert info["transport"] == "tcp"
+
+            relayed = await session.call_tool("get_device_status", {})
+            assert json.loads(result_text(relayed)) == info
+
+            shot_b = await page.webmcp.call_tool("take_screenshot", {})
+            assert shot_b["content"][0]["mimeType"] == "image/png"
+            png_b = base64.b64decode(shot_b["content"][0]["data"])
+            shot_a = await session.call_tool("take_screenshot", {})
+            assert shot_a.content[0].mime_type == "image/png"
+            png_a = base64.b64decode(shot_a.content[0].data)
+            assert png_a.startswith(PNG) and png_a == png_b
+
+            # The sim runs in this event loop: Debian's adb runs in a thread so that it can answer.
+            adb = await asyncio.to_thread(IsolatedAdbServer, tmp_path)
+            try:
+                await asyncio.to_thread(adb.run, "connect", f"127.0.0.1:{sim.port}")
+                for _ in range(50):
+                    listing = (await asyncio.to_thread(adb.run, "devices")).decode()
+                    if f"127.0.0.1:{sim.port}\tdevice" in listing:
+                        break
+                    await asyncio.sleep(0.2)
+                serial = f"127.0.0.1:{sim.port}"
+                reference = await asyncio.to_thread(adb.run, "-s", serial, "exec-out", "screencap", "-p")
+            finally:
+                await asyncio.to_thread(adb.stop)
+            assert reference == png_a
+
+            # The live view shows the screen and how fast it refreshes.
+            await page.wait_for_function("document.getElementById('screen').naturalWidth === 1080")
+            await eventually(lambda: _fps_shown(page))
+
+
+async def _fps_shown(page) -> bool:
+    return (await page.text_content("#fps") or "").endswith("fps")
+
+
+async def test_a_tap_through_the_page_changes_what_the_next_screenshot_shows(browser, sim, served):
+    sim.phone.reset()
+    async with open_page(browser, f"{served.base}/?device=tcp:127.0.0.1:{sim.port}") as (page, _watch):
+        await connected(page)
+        await page.uncheck("#live-toggle")
+        before = (await page.webmcp.call_tool("take_screenshot", {}))["content"][0]["data"]
+        sim.phone.run(["input", "keyevent", "KEYCODE_HOME"], b"", sim.fs)
+        messages = sim.phone.run(["monkey", "-p", "com.google.android.apps.messaging", "-c",
+                                  "android.intent.category.LAUNCHER", "1"], b"", sim.fs)
+        assert messages.exit_code == 0
+        after = (await page.webmcp.call_tool("take_screenshot", {}))["content"][0]["data"]
+        assert after != before
+
+
+async def test_a_phone_that_goes_away_is_reported_and_the_tools_say_so(browser, served):
+    phone = await started_sim()
+    async with open_page(browser, f"{served.base}/?device=tcp:127.0.0.1:{phone.port}") as (page, _watch):
+        await connected(page)
+        await phone.close()
+        await page.wait_for_selector("html[data-phone=none]", state="attached", timeout=15_000)
+        assert await page.text_content("#device-state") == "The phone was disconnected."
+        status = await page.webmcp.call_tool("get_device_status", {})
+        assert json.loads(status["content"][0]["text"]) == {"connected": False}
+        shot = await page.webmcp.call_tool("take_screenshot", {})
+        assert shot["isError"] and shot["content"][0]["text"] == "No phone device connected."
+
+
+async def test_an_unreachable_device_is_a_clear_message_and_the_page_stays_usable(browser, served):
+    dead = free_port()
+    async with open_page(browser, f"{served.base}/?device=tcp:127.0.0.1:{dead}") as (page, _watch):
+        await page.wait_for_function(
+            "document.getElementById('device-state').textContent.startsWith('Could not connect')",
+            timeout=20_000,
+        )
+        text = await page.text_content("#device-state")
+        assert f"127.0.0.1:{dead}" in text
+        status = await page.webmcp.call_tool("get_device_status", {})
+        assert json.loads(status["content"][0]["text"]) == {"connected": False}
+
+
+async def test_the_phone_asks_once_and_remembers_the_browsers_key(browser, served):
+    phone = await started_sim(auth="prompt")
+    context = await browser.new_context()  # one browser profile: one IndexedDB, one key
+    try:
+        page = await context.new_page()
+        await page.goto(f"{served.base}/?device=tcp:127.0.0.1:{phone.port}")
+        await page.wait_for_function(
+            "document.getElementById('device-state').textContent"
+            ".startsWith('Accept the prompt on your phone')",
+            timeout=30_000,
+        )
+        assert len(phone.pending_keys()) == 1
+        phone.approve()
+        await connected(page)
+
+        await page.reload()
+        await connected(page)  # the key was kept: no new prompt
+        assert phone.pending_keys() == []
+    finally:
+        await context.close()
+        await phone.close()
