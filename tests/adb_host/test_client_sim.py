@@ -11,7 +11,7 @@ import urllib.request
 import pytest
 
 from phone_agent.adb.client import AdbAuthError, AdbClient, AdbError
-from phone_agent.adb.host import ConnectionState
+from phone_agent.adb.host import HOST_FEATURES, ConnectionState
 from phone_agent.adb.keys import generate_private_key
 from phone_agent.adb.packet import VERSION_MIN, VERSION_SKIP_CHECKSUM
 from phone_agent.adb.services import SyncClient, exec_out, shell
@@ -25,7 +25,7 @@ async def test_handshake_negotiates_features_and_payload(client, sim):
     assert connection.version == VERSION_SKIP_CHECKSUM
     assert connection.max_payload == 1024 * 1024
     assert {"shell_v2", "stat_v2", "ls_v2"} <= client.features
-    assert "delayed_ack" not in client.features  # the simulated phone does not list it
+    assert ("delayed_ack" in client.features) == ("delayed_ack" in sim.banner())
     assert connection.properties["ro.product.model"] == sim.phone.props["ro.product.model"]
     assert client.state is ConnectionState.ONLINE
 
@@ -110,18 +110,26 @@ async def test_unknown_service_is_refused_clearly(client):
         await client.open_stream("nosuch:")
 
 
-@pytest.mark.parametrize("version", [VERSION_MIN, VERSION_SKIP_CHECKSUM])
-async def test_both_protocol_versions_work_end_to_end(sim, host_key, version):
-    client = await connect_adbd("127.0.0.1", sim.port, host_key, version=version)
+@pytest.mark.parametrize("delayed_ack", [False, True], ids=["no-delayed-ack", "delayed-ack"])
+@pytest.mark.parametrize("version", [VERSION_MIN, VERSION_SKIP_CHECKSUM], ids=["v1.0.0", "v1.0.1"])
+async def test_both_versions_with_and_without_delayed_ack(sim, host_key, version, delayed_ack):
+    if delayed_ack and "delayed_ack" not in sim.banner():
+        pytest.skip("this simulated phone does not offer delayed_ack")
+    features = HOST_FEATURES if delayed_ack else tuple(f for f in HOST_FEATURES if f != "delayed_ack")
+    client = await connect_adbd("127.0.0.1", sim.port, host_key, version=version, features=features)
     try:
         assert client.version == version
         assert client._protocol.checksums is (version == VERSION_MIN)
-        data = os.urandom(2 * 1024 * 1024)
+        assert ("delayed_ack" in client.features) is delayed_ack
+        data = os.urandom(3 * 1024 * 1024 + 5)
         sim.fs.write_file("/data/local/tmp/v.bin", data)
         assert await exec_out(client, "cat /data/local/tmp/v.bin") == data
         async with await SyncClient.open(client) as sync:
             await sync.push(data, "/data/local/tmp/w.bin")
+            assert await sync.pull("/data/local/tmp/w.bin") == data
         assert sim.fs.read_file("/data/local/tmp/w.bin") == data
+        result = await shell(client, "cat", stdin=data[:300_000].hex().encode())
+        assert result.stdout == data[:300_000].hex().encode()
         connection = next(c for c in sim.connections() if c["state"] == "device")
         assert connection["version"] == f"0x{version:08x}"
     finally:

@@ -46,30 +46,42 @@ def join_command(*argv: str) -> str:
 
 
 class StreamReader:
-    """Exact-size reads over a stream whose chunks split messages anywhere."""
+    """Exact-size reads over a stream whose chunks split messages anywhere (few copies: large
+    reads that sit inside one chunk are a single slice)."""
 
     def __init__(self, stream: ServiceStream, timeout: float) -> None:
         self.stream = stream
         self.timeout = timeout
-        self._buffer = bytearray()
+        self._chunk = b""
+        self._offset = 0
 
     async def read_exact(self, size: int) -> bytes:
-        while len(self._buffer) < size:
+        available = len(self._chunk) - self._offset
+        if available >= size:
+            start = self._offset
+            self._offset += size
+            if start == 0 and size == len(self._chunk):
+                return self._chunk
+            return self._chunk[start : start + size]
+        parts = [self._chunk[self._offset :]] if available else []
+        missing = size - available
+        while missing > 0:
             chunk = await self.stream.read(self.timeout)
             if not chunk:
+                self._chunk, self._offset = b"", 0
                 raise AdbError(
-                    f"the phone closed the stream in the middle of a message "
-                    f"({len(self._buffer)} of {size} bytes)"
+                    "the phone closed the stream in the middle of a message "
+                    f"({size - missing} of {size} bytes)"
                 )
-            self._buffer += chunk
-        data = bytes(self._buffer[:size])
-        del self._buffer[:size]
-        return data
-
-    def take_buffered(self) -> bytes:
-        data = bytes(self._buffer)
-        self._buffer.clear()
-        return data
+            if len(chunk) <= missing:
+                parts.append(chunk)
+                missing -= len(chunk)
+                self._chunk, self._offset = b"", 0
+            else:
+                parts.append(chunk[:missing])
+                self._chunk, self._offset = chunk, missing
+                missing = 0
+        return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 async def _bounded(coro, timeout: float, what: str):
@@ -138,10 +150,10 @@ async def _shell_v2(stream: ServiceStream, stdin: bytes | None) -> ShellOutput:
 
 
 async def _read_all(stream: ServiceStream) -> bytes:
-    out = bytearray()
+    parts = []
     while chunk := await stream.read(None):
-        out += chunk
-    return bytes(out)
+        parts.append(chunk)
+    return b"".join(parts)
 
 
 async def exec_out(opener: ServiceOpener, command: str, *, timeout: float = SHELL_TIMEOUT) -> bytes:
@@ -244,17 +256,19 @@ class SyncClient:
         """The contents of ``path`` (RECV); SyncError with the phone's reason."""
         self._check_usable()
         await self.stream.write(sp.encode_request(b"RECV", path))
-        out = bytearray()
+        parts = []
+        total = 0
         while True:
             kind, length = sp.REQUEST.unpack(await self.reader.read_exact(sp.REQUEST.size))
             if kind == b"DATA":
                 if length > sp.DATA_MAX:
                     raise sp.SyncError(f"pull {path}: DATA chunk of {length} bytes")
-                out += await self.reader.read_exact(length)
-                if len(out) > limit:
+                parts.append(await self.reader.read_exact(length))
+                total += length
+                if total > limit:
                     raise sp.SyncError(f"pull {path}: more than {limit} bytes")
             elif kind == b"DONE":
-                return bytes(out)
+                return b"".join(parts)
             elif kind == b"FAIL":
                 raise sp.SyncError(f"pull {path}: {await self._fail_message(length)}")
             else:
