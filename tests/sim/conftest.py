@@ -84,8 +84,10 @@ async def make_sim():
     """Start sims with the given options; all are closed at the end of the test."""
     started: list[SimulatedPhoneServer] = []
 
-    async def make(auth: str = "accept") -> SimulatedPhoneServer:
-        server = SimulatedPhoneServer("127.0.0.1", 0, auth=auth, control_port=0, phone=HybridPhone())
+    async def make(auth: str = "accept", **options) -> SimulatedPhoneServer:
+        server = SimulatedPhoneServer(
+            "127.0.0.1", 0, auth=auth, control_port=0, phone=HybridPhone(), **options
+        )
         await server.start()
         started.append(server)
         return server

@@ -53,9 +53,14 @@ class RawHost:
             return False
 
     async def handshake(
-        self, key: AdbPrivateKey, *, version: int = VERSION, max_payload: int = 1 << 20
+        self,
+        key: AdbPrivateKey | None,
+        *,
+        version: int = VERSION,
+        max_payload: int = 1 << 20,
+        features: str = "shell_v2,cmd",
     ) -> AdbPacket:
-        self.send(AdbPacket(Command.CNXN, version, max_payload, b"host::features=shell_v2,cmd\x00"))
+        self.send(AdbPacket(Command.CNXN, version, max_payload, f"host::features={features}\x00".encode()))
         signed = False
         while True:
             packet = await self.recv()

@@ -18,6 +18,7 @@ import contextlib
 import enum
 import logging
 import os
+import struct
 from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
@@ -43,6 +44,7 @@ log = logging.getLogger("phone_agent.sim")
 HANDSHAKE_TIMEOUT = 60.0  # seconds a peer has to become online (or be waiting for approval)
 WRITE_ACK_TIMEOUT = 60.0  # seconds we wait for the peer's OKAY to one WRTE
 MAX_QUEUED_WRITES = 16  # WRTEs a peer may send on one stream without our OKAY before we close it
+DELAYED_ACK_WINDOW = 32 * 1024 * 1024  # what we let a delayed-ack host send ahead (adb.h's value)
 READ_SIZE = 1 << 20
 
 
@@ -72,36 +74,65 @@ class StreamClosed(Exception):
 
 
 class AdbStream:
-    """One open service stream: buffered reads with adb's OKAY, writes limited to one in flight."""
+    """One open service stream: reads acknowledged with OKAY as taken, writes under adb's flow control.
 
-    def __init__(self, connection: AdbdConnection, local_id: int, remote_id: int, service: str) -> None:
+    Without delayed ack, one WRTE is in flight until the peer's OKAY. With delayed ack (both sides
+    list ``delayed_ack``), the peer's OPEN gives a byte budget, each WRTE spends its size, each
+    OKAY carries an int32 of bytes the peer consumed and adds it back; we may send while the budget
+    is positive (it can go negative by the last WRTE, as in adbd's sockets.cpp).
+    """
+
+    def __init__(
+        self,
+        connection: AdbdConnection,
+        local_id: int,
+        remote_id: int,
+        service: str,
+        send_budget: int | None = None,
+    ) -> None:
         self.connection = connection
         self.local_id = local_id
         self.remote_id = remote_id
         self.service = service
         self.closed = False
+        self.send_budget = send_budget  # None: no delayed ack
         self._inbound: deque[bytes] = deque()
+        self._inbound_bytes = 0
         self._readable = asyncio.Event()
-        self._acked = asyncio.Event()
-        self._acked.set()
+        self._writable = asyncio.Event()
+        if send_budget is None or send_budget > 0:
+            self._writable.set()
         self._write_lock = asyncio.Lock()
+
+    @property
+    def delayed_ack(self) -> bool:
+        return self.send_budget is not None
 
     # ----- called by the connection
 
     def _on_write(self, data: bytes) -> bool:
+        """Queue received data; False when the peer ignores flow control (too much unacknowledged)."""
         if self.closed:
             return True
         self._inbound.append(data)
+        self._inbound_bytes += len(data)
         self._readable.set()
+        if self.delayed_ack:
+            return self._inbound_bytes <= DELAYED_ACK_WINDOW
         return len(self._inbound) <= MAX_QUEUED_WRITES
 
-    def _on_okay(self) -> None:
-        self._acked.set()
+    def _on_okay(self, acked_bytes: int | None) -> None:
+        if self.send_budget is None:
+            self._writable.set()
+            return
+        self.send_budget += acked_bytes or 0
+        if self.send_budget > 0:
+            self._writable.set()
 
     def _on_close(self) -> None:
         self.closed = True
         self._readable.set()
-        self._acked.set()
+        self._writable.set()
 
     # ----- used by services
 
@@ -113,27 +144,33 @@ class AdbStream:
             self._readable.clear()
             await self._readable.wait()
         data = self._inbound.popleft()
+        self._inbound_bytes -= len(data)
         if not self.closed:
-            self.connection.send(AdbPacket(Command.OKAY, self.local_id, self.remote_id))
+            ack = struct.pack("<I", len(data)) if self.delayed_ack else b""
+            self.connection.send(AdbPacket(Command.OKAY, self.local_id, self.remote_id, ack))
         return data
 
     async def write(self, data: bytes | bytearray | memoryview) -> None:
-        """Send ``data`` as WRTEs of at most the negotiated payload, each after the previous OKAY."""
+        """Send ``data`` as WRTEs of at most the negotiated payload, as flow control allows."""
         view = memoryview(data)
         limit = self.connection.max_payload
-        async with self._write_lock:  # writers take turns, so there is never a second WRTE in flight
+        async with self._write_lock:  # writers take turns: flow control counts every WRTE
             for offset in range(0, len(view), limit):
-                await self._wait_acked()
-                self._acked.clear()
-                self.connection.send(
-                    AdbPacket(Command.WRTE, self.local_id, self.remote_id, view[offset : offset + limit])
-                )
+                await self._wait_writable()
+                chunk = view[offset : offset + limit]
+                if self.send_budget is None:
+                    self._writable.clear()
+                else:
+                    self.send_budget -= len(chunk)
+                    if self.send_budget <= 0:
+                        self._writable.clear()
+                self.connection.send(AdbPacket(Command.WRTE, self.local_id, self.remote_id, chunk))
                 await self.connection.drain()
 
-    async def _wait_acked(self) -> None:
-        if not self._acked.is_set():
+    async def _wait_writable(self) -> None:
+        if not self._writable.is_set():
             try:
-                await asyncio.wait_for(self._acked.wait(), WRITE_ACK_TIMEOUT)
+                await asyncio.wait_for(self._writable.wait(), WRITE_ACK_TIMEOUT)
             except TimeoutError:
                 self.connection.close_stream(self)
                 raise StreamClosed(f"no OKAY for {self.service} in {WRITE_ACK_TIMEOUT:.0f} s") from None
@@ -141,11 +178,12 @@ class AdbStream:
             raise StreamClosed(self.service)
 
     async def close(self) -> None:
-        """Close from our side: wait (bounded) for the last WRTE's OKAY, then send CLSE."""
+        """Close from our side (CLSE); without delayed ack, after the last WRTE's OKAY (bounded)."""
         if self.closed:
             return
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._acked.wait(), 5.0)
+        if not self.delayed_ack:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._writable.wait(), 5.0)
         self.connection.close_stream(self)
 
 
@@ -173,6 +211,7 @@ class AdbdConnection:
         self.max_payload = MAX_PAYLOAD
         self.host_banner = ""
         self.host_features: frozenset[str] = frozenset()
+        self.delayed_ack = False
         self.public_key: AdbPublicKey | None = None
         self.close_reason = ""
         self._parser = AdbPacketParser(max_payload=MAX_PAYLOAD)
@@ -193,6 +232,7 @@ class AdbdConnection:
             "version": f"0x{self.version:08x}",
             "max_payload": self.max_payload,
             "host_features": sorted(self.host_features),
+            "delayed_ack": self.delayed_ack,
             "key": self.public_key.fingerprint if self.public_key else None,
             "streams": [s.service for s in self._streams.values()],
         }
@@ -297,6 +337,7 @@ class AdbdConnection:
         self._parser.max_payload = self.max_payload
         self.host_banner = packet.payload.split(b"\x00", 1)[0].decode("utf-8", "replace")
         self.host_features = _banner_features(self.host_banner)
+        self.delayed_ack = "delayed_ack" in self.host_features and "delayed_ack" in self.server.features
         if self.server.auth == "none":
             self._go_online()
         else:
@@ -354,9 +395,9 @@ class AdbdConnection:
         remote_id = packet.arg0
         if remote_id == 0:
             return
-        if packet.arg1 != 0:
-            # arg1 is the delayed-ack window; we do not offer delayed_ack, so it must be 0 (adbd
-            # refuses the OPEN otherwise).
+        if self.delayed_ack != bool(packet.arg1):
+            # arg1 is the host's delayed-ack window: non-zero exactly when both sides list
+            # delayed_ack; adbd refuses the OPEN otherwise.
             self.send(AdbPacket(Command.CLSE, 0, remote_id))
             return
         name = packet.payload.split(b"\x00", 1)[0].decode("utf-8", "replace")
@@ -367,9 +408,10 @@ class AdbdConnection:
             return
         local_id = self._next_id
         self._next_id = self._next_id % 0x7FFFFFFF + 1
-        stream = AdbStream(self, local_id, remote_id, name)
+        stream = AdbStream(self, local_id, remote_id, name, packet.arg1 if self.delayed_ack else None)
         self._streams[local_id] = stream
-        self.send(AdbPacket(Command.OKAY, local_id, remote_id))
+        window = struct.pack("<I", DELAYED_ACK_WINDOW) if self.delayed_ack else b""
+        self.send(AdbPacket(Command.OKAY, local_id, remote_id, window))
         task = asyncio.get_running_loop().create_task(self._run_service(handler, stream))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -392,11 +434,21 @@ class AdbdConnection:
         return stream
 
     def _on_okay(self, packet: AdbPacket) -> None:
+        if packet.arg0 == 0 or packet.arg1 == 0:
+            return
         stream = self._stream_for(packet)
         if stream is None:
             self.send(AdbPacket(Command.CLSE, packet.arg1, packet.arg0))
-        else:
-            stream._on_okay()
+            return
+        # With delayed ack every OKAY carries an int32 of bytes consumed, without it none; adbd
+        # ignores an OKAY whose payload does not match (and so do we).
+        if len(packet.payload) not in (0, 4) or stream.delayed_ack != (len(packet.payload) == 4):
+            log.warning(
+                "connection %d: OKAY with a %d-byte payload ignored", self.number, len(packet.payload)
+            )
+            return
+        acked = struct.unpack("<i", packet.payload)[0] if packet.payload else None
+        stream._on_okay(acked)
 
     def _on_write(self, packet: AdbPacket) -> None:
         stream = self._stream_for(packet)

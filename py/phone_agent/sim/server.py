@@ -26,7 +26,7 @@ log = logging.getLogger("phone_agent.sim")
 AuthMode = Literal["accept", "prompt", "none"]
 T = TypeVar("T")
 # Only what this adbd implements; the host uses a feature only when both sides list it.
-FEATURES = ("shell_v2", "cmd", "stat_v2", "ls_v2", "fixed_push_mkdir")
+FEATURES = ("shell_v2", "cmd", "stat_v2", "ls_v2", "fixed_push_mkdir", "delayed_ack")
 BANNER_PROPS = ("ro.product.name", "ro.product.model", "ro.product.device")
 
 
@@ -58,6 +58,7 @@ class SimulatedPhoneServer:
         *,
         phone: Any = None,
         fs: VirtualFileSystem | None = None,
+        delayed_ack: bool = True,
     ) -> None:
         if auth not in ("accept", "prompt", "none"):
             raise ValueError(f"auth must be accept, prompt or none, not {auth!r}")
@@ -78,6 +79,7 @@ class SimulatedPhoneServer:
         self._connections: dict[int, AdbdConnection] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._count = 0
+        self._features = FEATURES if delayed_ack else tuple(f for f in FEATURES if f != "delayed_ack")
         # Shell command lines run in worker threads (a PNG screencap takes tens of ms; `cat` may
         # wait for stdin): a pool of our own, so a few waiting shells never starve the others.
         self._executor = ThreadPoolExecutor(max_workers=64, thread_name_prefix="sim-shell")
@@ -165,10 +167,15 @@ class SimulatedPhoneServer:
 
     # ----- what connections ask of the server
 
+    @property
+    def features(self) -> tuple[str, ...]:
+        """The features this adbd lists in its banner."""
+        return self._features
+
     def banner(self) -> str:
         """The CNXN banner: ``device::ro.product.name=…;ro.product.model=…;…;features=…``."""
         props = "".join(f"{key}={self.phone.props.get(key, '')};" for key in BANNER_PROPS)
-        return f"device::{props}features={','.join(FEATURES)}"
+        return f"device::{props}features={','.join(self._features)}"
 
     def _service(self, name: str, connection: AdbdConnection) -> ServiceHandler | None:
         from phone_agent.sim.services import find_service
@@ -236,7 +243,7 @@ class SimulatedPhoneServer:
             "serial": self.serial,
             "port": self.port,
             "auth": self.auth,
-            "features": list(FEATURES),
+            "features": list(self._features),
             "connections": self.connections(),
             "pending_keys": self.pending_keys(),
             "trusted_keys": [
