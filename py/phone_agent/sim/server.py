@@ -198,7 +198,12 @@ class SimulatedPhoneServer:
         pending = self.pending.setdefault(key.fingerprint, PendingKey(key))
         if connection not in pending.connections:
             pending.connections.append(connection)
-        log.info("key %s (%s) waits for approval", key.fingerprint, key.comment)
+        where = (
+            f": curl -X POST http://127.0.0.1:{self.control_port}/auth/approve"
+            if self.control_port is not None
+            else " (approve() in Python, or start with --control-port)"
+        )
+        log.info("key %s (%s) waits for approval%s", key.fingerprint, key.comment, where)
         return False
 
     # ----- control API
