@@ -219,7 +219,6 @@ class AdbdConnection:
         self._streams: dict[int, AdbStream] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._next_id = 1
-        self._online = asyncio.Event()
 
     # ----- info for the control interface
 
@@ -388,7 +387,6 @@ class AdbdConnection:
         # Like adbd's send_connect: our highest version (the host takes the minimum itself) and
         # the negotiated max payload.
         self.send(AdbPacket(Command.CNXN, VERSION, self.max_payload, banner))
-        self._online.set()
         log.info("connection %d (%s) online, version 0x%08x", self.number, self.peer, self.version)
 
     def _on_open(self, packet: AdbPacket) -> None:
