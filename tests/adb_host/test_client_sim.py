@@ -220,4 +220,4 @@ async def test_a_denied_key_ends_in_bounded_time_with_an_actionable_error(make_s
     with pytest.raises(AdbAuthError, match="Allow USB debugging"):
         await asyncio.wait_for(connecting, 10)
     assert asyncio.get_running_loop().time() - started < 3
-    assert transport.writer.is_closing()
+    assert transport.closed

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
+from collections import deque
 from collections.abc import Callable
 
 from phone_agent.adb.client import AdbClient, AdbError
@@ -18,48 +19,119 @@ from phone_agent.adb.host import ConnectionState
 from phone_agent.adb.keys import AdbPrivateKey
 from phone_agent.adb.smart_socket import AdbServerClient
 
-READ_SIZE = 1024 * 1024
+QUEUE_LIMIT = 8 * 1024 * 1024  # received bytes queued before we stop reading the socket
 CONNECT_TIMEOUT = 10.0
 
 
-class TcpTransport:
-    """``AdbTransport`` over an asyncio stream pair."""
+class _ByteQueue(asyncio.Protocol):
+    """Received bytes as the loop hands them over (no StreamReader copy), with flow control both ways."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.reader = reader
-        self.writer = writer
-        sock = writer.get_extra_info("socket")
+    def __init__(self) -> None:
+        self.chunks: deque[bytes] = deque()
+        self.queued = 0
+        self.eof = False
+        self.transport: asyncio.Transport | None = None
+        self._readable: asyncio.Future[None] | None = None
+        self._writable: asyncio.Future[None] | None = None
+        self._reading_paused = False
+        self.closed = asyncio.get_running_loop().create_future()
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        sock = transport.get_extra_info("socket")
         if sock is not None:
             with contextlib.suppress(OSError):
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
+    def data_received(self, data: bytes) -> None:
+        self.chunks.append(data)
+        self.queued += len(data)
+        if self.queued > QUEUE_LIMIT and not self._reading_paused and self.transport is not None:
+            self.transport.pause_reading()
+            self._reading_paused = True
+        self._wake_reader()
+
+    def eof_received(self) -> bool:
+        self.eof = True
+        self._wake_reader()
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.eof = True
+        self._wake_reader()
+        if self._writable is not None and not self._writable.done():
+            self._writable.set_result(None)
+        if not self.closed.done():
+            self.closed.set_result(None)
+
+    def pause_writing(self) -> None:
+        self._writable = asyncio.get_running_loop().create_future()
+
+    def resume_writing(self) -> None:
+        if self._writable is not None and not self._writable.done():
+            self._writable.set_result(None)
+        self._writable = None
+
+    def _wake_reader(self) -> None:
+        if self._readable is not None and not self._readable.done():
+            self._readable.set_result(None)
+
+    async def next_chunk(self) -> bytes:
+        while not self.chunks:
+            if self.eof:
+                return b""
+            self._readable = asyncio.get_running_loop().create_future()
+            await self._readable
+        data = self.chunks.popleft()
+        self.queued -= len(data)
+        if self._reading_paused and self.queued <= QUEUE_LIMIT // 2 and self.transport is not None:
+            self.transport.resume_reading()
+            self._reading_paused = False
+        return data
+
+    async def wait_writable(self) -> None:
+        if self._writable is not None:
+            await self._writable
+
+
+class TcpTransport:
+    """``AdbTransport`` over a TCP connection (chunks as the event loop reads them)."""
+
+    def __init__(self, transport: asyncio.Transport, queue: _ByteQueue) -> None:
+        self.transport = transport
+        self._queue = queue
+
     @classmethod
     async def open(cls, host: str, port: int, timeout: float = CONNECT_TIMEOUT) -> TcpTransport:
+        loop = asyncio.get_running_loop()
         try:
             async with asyncio.timeout(timeout):
-                reader, writer = await asyncio.open_connection(host, port, limit=READ_SIZE * 2)
+                transport, queue = await loop.create_connection(_ByteQueue, host, port)
         except TimeoutError:
             raise AdbError(f"{host}:{port} did not accept a connection within {timeout:g} s") from None
         except OSError as exc:
             raise AdbError(f"cannot connect to {host}:{port}: {exc.strerror or exc}") from exc
-        return cls(reader, writer)
+        return cls(transport, queue)
+
+    @property
+    def closed(self) -> bool:
+        return self.transport.is_closing()
 
     async def send(self, chunk: bytes) -> None:
-        self.writer.write(chunk)
-        if self.writer.transport.get_write_buffer_size() > 4 * READ_SIZE:
-            await self.writer.drain()
+        if self.transport.is_closing():
+            raise ConnectionError("the TCP connection is closed")
+        self.transport.write(chunk)
+        await self._queue.wait_writable()
 
     async def receive(self) -> bytes:
-        try:
-            return await self.reader.read(READ_SIZE)
-        except ConnectionError:
-            return b""
+        return await self._queue.next_chunk()
 
     async def close(self) -> None:
-        self.writer.close()
-        with contextlib.suppress(Exception):
+        self.transport.close()
+        with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(2.0):
-                await self.writer.wait_closed()
+                await self._queue.closed
 
 
 async def connect_adbd(
