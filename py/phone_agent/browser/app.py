@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,7 +35,7 @@ async def fetch_server_config() -> dict[str, Any] | None:
         response = await js.fetch("api/config", js.JSON.parse('{"cache": "no-store"}'))
         if not response.ok:
             return None
-        data = (await response.json()).to_py()
+        data = json.loads(await response.text())  # Python's json: null stays None (to_py gives jsnull)
         return data if isinstance(data, dict) else None
     except Exception:
         return None
