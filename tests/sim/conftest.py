@@ -1,16 +1,13 @@
 """Fixtures for the simulated phone: a sim on a free port, an isolated Debian adb server, a raw host.
 
-The virtual UI (``phone_agent.sim.android``) is built by another engineer at the same time; until it
-handles ``screencap``/``input``/``uiautomator`` itself, ``HybridPhone`` answers those with a tiny
-fake (a solid PNG whose colour changes on each tap). Once the real phone lists a command, the real
-one answers it and the same tests check the real thing.
+The sims run the real virtual phone (``phone_agent.sim.android.VirtualPhone``): screenshots, taps
+and UI dumps in these tests are the real ones.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import io
 import os
 import shutil
 import socket
@@ -19,59 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from PIL import Image
 
 from phone_agent.adb.keys import AdbPrivateKey, generate_private_key
 from phone_agent.sim import SimulatedPhoneServer
-from phone_agent.sim.android import CommandResult, VirtualPhone
+from phone_agent.sim.android import VirtualPhone
 from tests.sim.raw_host import RawHost
 
 ADB = shutil.which("adb") or "/usr/bin/adb"
-FAKE_COMMANDS = frozenset({"screencap", "input", "uiautomator"})
-
-
-class HybridPhone:
-    """The real VirtualPhone, plus test-only stand-ins for the commands it does not handle yet."""
-
-    def __init__(self) -> None:
-        self.real = VirtualPhone()
-        self.serial = self.real.serial
-        self.props = self.real.props
-        self.taps = 0
-
-    def uses_fake(self, name: str) -> bool:
-        return name not in self.real.command_names()
-
-    def command_names(self) -> frozenset[str]:
-        return self.real.command_names() | FAKE_COMMANDS
-
-    def run(self, argv: list[str], stdin: bytes, fs) -> CommandResult:
-        if not self.uses_fake(argv[0]):
-            return self.real.run(argv, stdin, fs)
-        if argv[0] == "input" and argv[1:2] == ["tap"]:
-            self.taps += 1
-            return CommandResult()
-        if argv[0] == "screencap":
-            image = Image.new("RGB", (1080, 2400), ((40 * self.taps) % 256, 120, 200))
-            buffer = io.BytesIO()
-            image.save(buffer, "PNG")
-            if len(argv) > 1 and not argv[-1].startswith("-"):
-                fs.write_file(argv[-1], buffer.getvalue())
-                return CommandResult()
-            return CommandResult(stdout=buffer.getvalue())
-        if argv[0] == "uiautomator" and argv[1:2] == ["dump"]:
-            path = argv[2] if len(argv) > 2 else "/sdcard/window_dump.xml"
-            xml = "<?xml version='1.0' encoding='UTF-8' ?><hierarchy rotation=\"0\"></hierarchy>"
-            fs.write_file(path, xml.encode())
-            return CommandResult(stdout=f"UI hierchary dumped to: {path}\n".encode())
-        return CommandResult(stderr=b"fake: unsupported\n", exit_code=1)
-
-    def state(self) -> dict:
-        return {**self.real.state(), "fake_taps": self.taps}
-
-    def reset(self) -> None:
-        self.taps = 0
-        self.real.reset()
 
 
 @pytest.fixture(scope="session")
@@ -86,7 +37,7 @@ async def make_sim():
 
     async def make(auth: str = "accept", **options) -> SimulatedPhoneServer:
         server = SimulatedPhoneServer(
-            "127.0.0.1", 0, auth=auth, control_port=0, phone=HybridPhone(), **options
+            "127.0.0.1", 0, auth=auth, control_port=0, phone=VirtualPhone(), **options
         )
         await server.start()
         started.append(server)

@@ -14,6 +14,8 @@ from xml.etree import ElementTree
 import pytest
 from PIL import Image
 
+from phone_agent.sim.control import ControlClient
+
 pytestmark = pytest.mark.adb
 
 
@@ -117,22 +119,31 @@ async def test_exec_out_screencap_is_a_1080x2400_png(adb_host, connected):
     assert Image.open(io.BytesIO(png)).size == (1080, 2400)
 
 
-async def clickable_center(adb_host, serial: str) -> tuple[int, int]:
-    """The centre of the first clickable node of a fresh UI dump (the screen's centre if none)."""
-    await shell(adb_host, serial, "uiautomator", "dump", "/sdcard/window_dump.xml")
+async def dump_nodes(adb_host, serial: str) -> list[dict[str, str]]:
+    """The nodes of a fresh ``uiautomator dump``, read back with ``cat`` (as an agent does)."""
+    code, _, err = await shell(adb_host, serial, "uiautomator", "dump", "/sdcard/window_dump.xml")
+    assert code == 0, err
     _, xml, _ = await shell(adb_host, serial, "cat", "/sdcard/window_dump.xml")
-    for node in ElementTree.fromstring(xml).iter("node"):
-        bounds = re.fullmatch(r"\[(\d+),(\d+)\]\[(\d+),(\d+)\]", node.get("bounds", ""))
-        if node.get("clickable") == "true" and bounds:
-            x1, y1, x2, y2 = map(int, bounds.groups())
-            return (x1 + x2) // 2, (y1 + y2) // 2
-    return 540, 1200
+    return [dict(node.attrib) for node in ElementTree.fromstring(xml).iter("node")]
+
+
+def center(node: dict[str, str]) -> tuple[str, str]:
+    x1, y1, x2, y2 = map(int, re.fullmatch(r"\[(\d+),(\d+)\]\[(\d+),(\d+)\]", node["bounds"]).groups())
+    return str((x1 + x2) // 2), str((y1 + y2) // 2)
+
+
+async def clickable_center(adb_host, serial: str) -> tuple[str, str]:
+    """The centre of the first clickable node of a fresh UI dump (the screen's centre if none)."""
+    for node in await dump_nodes(adb_host, serial):
+        if node.get("clickable") == "true" and node.get("bounds"):
+            return center(node)
+    return "540", "1200"
 
 
 async def test_tap_changes_the_next_screenshot(sim, adb_host, connected):
     x, y = await clickable_center(adb_host, connected)
     _, before, _ = await adb_host.run("-s", connected, "exec-out", "screencap", "-p")
-    code, _, err = await shell(adb_host, connected, "input", "tap", str(x), str(y))
+    code, _, err = await shell(adb_host, connected, "input", "tap", x, y)
     assert code == 0, err
     _, after, _ = await adb_host.run("-s", connected, "exec-out", "screencap", "-p")
     assert Image.open(io.BytesIO(before)).tobytes() != Image.open(io.BytesIO(after)).tobytes()
@@ -169,3 +180,28 @@ async def test_prompt_mode_is_unauthorized_until_approved(adb_host, make_sim):
         assert (await shell(adb_host, serial, "echo", "ok"))[1] == b"ok\n"
     finally:
         await adb_host.run("disconnect", serial)
+
+
+async def test_send_a_message_through_adb_and_read_it_on_the_control_endpoint(sim, adb_host, connected):
+    launch = (
+        "monkey",
+        "-p",
+        "com.google.android.apps.messaging",
+        "-c",
+        "android.intent.category.LAUNCHER",
+        "1",
+    )
+    assert (await shell(adb_host, connected, *launch))[0] == 0
+    nodes = await dump_nodes(adb_host, connected)
+    await shell(
+        adb_host, connected, "input", "tap", *center(next(n for n in nodes if n["text"] == "Zhang San"))
+    )
+    nodes = await dump_nodes(adb_host, connected)
+    field = next(n for n in nodes if n["class"] == "android.widget.EditText")
+    await shell(adb_host, connected, "input", "tap", *center(field))
+    await shell(adb_host, connected, "input", "text", "See%syou%sat%s7")
+    nodes = await dump_nodes(adb_host, connected)
+    send = next(n for n in nodes if "send" in n["resource-id"].lower() and n["clickable"] == "true")
+    await shell(adb_host, connected, "input", "tap", *center(send))
+    phone = await asyncio.to_thread(ControlClient(sim.control_port).phone_state)
+    assert {"to": "Zhang San", "text": "See you at 7"} in phone["sent"]
