@@ -27,9 +27,9 @@ class PillowCodec:
     def _open(png: bytes) -> Image.Image:
         return Image.open(io.BytesIO(png)).convert("RGBA")
 
-    async def decode_png(self, png: bytes, width: int, height: int) -> RgbaImage:
+    async def decode(self, data: bytes, width: int, height: int) -> RgbaImage:
         self.calls.append("decode")
-        image = self._open(png)
+        image = self._open(data)
         if image.size != (width, height):
             image = image.resize((width, height), Image.Resampling.BILINEAR)
         return RgbaImage(width, height, image.tobytes())

@@ -88,7 +88,7 @@ async def test_sim_catalog_stitches_to_the_true_list():
     pngs, keys, matches = [], [], []
     for _ in range(12):
         png = await device.screenshot_png()
-        current = row_keys(await codec.decode_png(png, 120, 2400))
+        current = row_keys(await codec.decode(png, 120, 2400))
         if keys:
             match = match_frames(keys[-1], current)
             assert match is not None

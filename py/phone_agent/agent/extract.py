@@ -86,7 +86,7 @@ async def extract_scrolling_content(
     end_y = top + round((bottom - top) * config.swipe_to)
 
     frames = [first]
-    keys = row_keys(await codec.decode_png(first, match_width, height))
+    keys = row_keys(await codec.decode(first, match_width, height))
     matches: list[FrameMatch] = []
     reached_end = False
     note = ""
@@ -98,7 +98,7 @@ async def extract_scrolling_content(
         if png_size(png) != (width, height):
             note = "the screen's size changed while scrolling"
             break
-        new_keys = row_keys(await codec.decode_png(png, match_width, height))
+        new_keys = row_keys(await codec.decode(png, match_width, height))
         match = match_frames(keys, new_keys)
         if match is None:
             note = "the screen changed in a way that is not scrolling; stopped there"

@@ -82,8 +82,9 @@ class Crop:
 class ImageCodec(Protocol):
     """Image work the host does natively (the page: OffscreenCanvas; tests: Pillow)."""
 
-    async def decode_png(self, png: bytes, width: int, height: int) -> RgbaImage:
-        """The PNG's pixels resampled to ``width`` x ``height`` (either may differ from the original)."""
+    async def decode(self, image: bytes, width: int, height: int) -> RgbaImage:
+        """A PNG's or JPEG's pixels resampled to ``width`` x ``height`` (either may differ from the
+        original; with the height unchanged, rows must stay rows: scroll stitching compares them)."""
         ...
 
     async def scale(self, png: bytes, width: int, height: int, mime: str, quality: float) -> bytes:

@@ -151,7 +151,8 @@ async def observe(
         raise DeviceError("the phone's screenshot is not a PNG image") from None
     mapping = ScreenMapping.fit(width, height, max_side)
     image = await codec.scale(png, mapping.image_width, mapping.image_height, mime, quality)
-    thumb = await codec.decode_png(png, THUMB_WIDTH, THUMB_HEIGHT)
+    # From the small scaled image, not the full PNG: decoding that again would cost as much as scaling.
+    thumb = await codec.decode(image, THUMB_WIDTH, THUMB_HEIGHT)
     observation = Observation(png, mapping, image, mime, thumb=thumb.data)
     if with_nodes:
         try:
