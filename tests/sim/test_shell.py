@@ -89,3 +89,19 @@ def test_syntax_errors_are_reported_not_raised(sh):
     assert code == 2 and b"syntax error" in stderr
     with pytest.raises(ShellSyntaxError):
         tokenize('echo "open')
+
+
+def test_globs_expand_unquoted_patterns_only(sh):
+    for name in ("a.png", "b.png", "c.txt", ".hidden.png"):
+        sh.fs.write_file(f"/sdcard/{name}", b"")
+    assert run(sh, "echo /sdcard/*.png")[0] == b"/sdcard/a.png /sdcard/b.png\n"
+    assert run(sh, "echo '/sdcard/*.png' \"/sdcard/?.txt\"")[0] == b"/sdcard/*.png /sdcard/?.txt\n"
+    assert run(sh, "cd /sdcard && echo [bc].* && echo /s*/D*")[0] == (
+        b"b.png c.txt\n/sdcard/DCIM /sdcard/Documents /sdcard/Download\n"
+    )
+    assert run(sh, "echo /nowhere/*")[0] == b"/nowhere/*\n"  # no match: the word stays
+    assert run(sh, "rm /sdcard/*.png && ls /sdcard/*.png") == (
+        b"",
+        b"ls: /sdcard/*.png: No such file or directory\n",
+        1,
+    )

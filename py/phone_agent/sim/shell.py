@@ -12,6 +12,8 @@ Synchronous by design: the server runs each command line in a worker thread, so 
 
 from __future__ import annotations
 
+import fnmatch
+import posixpath
 import re
 import stat
 import time
@@ -48,6 +50,7 @@ class ShellExit(Exception):
 @dataclass(frozen=True)
 class Word:
     text: str
+    pattern: str | None = None  # the word as a glob pattern (quoted parts escaped) if it has * ? [
 
 
 @dataclass(frozen=True)
@@ -73,7 +76,14 @@ def tokenize(line: str, env: dict[str, str] | None = None) -> list[Word | Operat
     env = env or {}
     tokens: list[Word | Operator] = []
     word: list[str] = []
+    pattern: list[str] = []
+    globbing = False
     in_word = False
+
+    def literal(text: str) -> None:
+        word.append(text)
+        pattern.append(_glob_escape(text))
+
     i, n = 0, len(line)
 
     def expand(at: int) -> tuple[str, int]:
@@ -85,11 +95,13 @@ def tokenize(line: str, env: dict[str, str] | None = None) -> list[Word | Operat
         return "$", at + 1
 
     def finish() -> None:
-        nonlocal in_word
+        nonlocal in_word, globbing
         if in_word:
-            tokens.append(Word("".join(word)))
+            tokens.append(Word("".join(word), "".join(pattern) if globbing else None))
             word.clear()
+            pattern.clear()
             in_word = False
+            globbing = False
 
     while i < n:
         c = line[i]
@@ -103,7 +115,7 @@ def tokenize(line: str, env: dict[str, str] | None = None) -> list[Word | Operat
             end = line.find("'", i + 1)
             if end < 0:
                 raise ShellSyntaxError("unterminated '")
-            word.append(line[i + 1 : end])
+            literal(line[i + 1 : end])
             in_word = True
             i = end + 1
         elif c == '"':
@@ -117,22 +129,22 @@ def tokenize(line: str, env: dict[str, str] | None = None) -> list[Word | Operat
                     i += 1
                     break
                 if c == "\\" and i + 1 < n and line[i + 1] in '$`"\\\n':
-                    word.append(line[i + 1])
+                    literal(line[i + 1])
                     i += 2
                 elif c == "$":
                     text, i = expand(i)
-                    word.append(text)
+                    literal(text)
                 else:
-                    word.append(c)
+                    literal(c)
                     i += 1
         elif c == "\\":
             if i + 1 < n and line[i + 1] != "\n":
-                word.append(line[i + 1])
+                literal(line[i + 1])
                 in_word = True
             i += 2
         elif c == "$":
             text, i = expand(i)
-            word.append(text)
+            literal(text)
             in_word = True
         else:
             # A digit glued to > or < is a file descriptor number (2>file, 2>&1).
@@ -161,10 +173,24 @@ def tokenize(line: str, env: dict[str, str] | None = None) -> list[Word | Operat
                     break
             else:
                 word.append(c)
+                pattern.append(c)
+                globbing = globbing or c in "*?["
                 in_word = True
                 i += 1
     finish()
     return tokens
+
+
+def _glob_escape(text: str) -> str:
+    return re.sub(r"([*?[])", r"[\1]", text)
+
+
+def _glob_unescape(text: str) -> str:
+    return re.sub(r"\[([*?[])\]", r"\1", text)
+
+
+def _has_magic(part: str) -> bool:
+    return any(c in "*?[" for c in re.sub(r"\[[*?[]\]", "", part))
 
 
 @dataclass
@@ -260,7 +286,11 @@ class Shell:
         it = iter(tokens)
         for token in it:
             if isinstance(token, Word):
-                commands[-1].argv.append(token.text.replace(STATUS_MARK, str(self.status)))
+                text = token.text.replace(STATUS_MARK, str(self.status))
+                matches = (
+                    self._glob(token.pattern.replace(STATUS_MARK, str(self.status))) if token.pattern else []
+                )
+                commands[-1].argv.extend(matches or [text])  # no match: the word stays, as in sh
             elif token.text == "|":
                 if not commands[-1].argv:
                     raise ShellSyntaxError("'|' unexpected")
@@ -353,6 +383,25 @@ class Shell:
                 getattr(result, "exit_code", 0),
             )
         return ShellResult(stderr=f"{SH}: {name}: inaccessible or not found\n".encode(), exit_code=127)
+
+    def _glob(self, pattern: str) -> list[str]:
+        """Paths matching ``pattern`` (``*``, ``?``, ``[…]`` per component; dotfiles only if asked)."""
+        paths = ["/" if pattern.startswith("/") else ""]
+        for part in (p for p in pattern.split("/") if p):
+            found = []
+            for base in paths:
+                if not _has_magic(part):
+                    found.append(posixpath.join(base, _glob_unescape(part)))
+                    continue
+                try:
+                    entries = self.fs.list_dir(self._path(base or "."))
+                except OSError:
+                    continue
+                for name, _ in entries:
+                    if (part.startswith(".") or not name.startswith(".")) and fnmatch.fnmatchcase(name, part):
+                        found.append(posixpath.join(base, name))
+            paths = found
+        return sorted(p for p in paths if p and self.fs.exists(self._path(p)))
 
     def _path(self, path: str) -> str:
         return self.fs.normalize(path, self.cwd)
