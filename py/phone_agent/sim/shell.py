@@ -1,10 +1,12 @@
 """A small ``sh`` for the simulated phone: POSIX quoting, lists, pipes, redirections, a few builtins.
 
-``adb shell a b`` sends ``'a' 'b'`` (each argument single-quoted) and the device's shell parses it,
-so this parses POSIX quoting itself. It knows ``echo cat ls rm mkdir sh true false exit grep pwd cd
-touch``, command lists with ``;`` ``&&`` ``||``, pipes, ``> >> 2> 2>&1 <`` redirections (files and
-``/dev/null``), ``$?``; Android's own commands (getprop, input, screencap, …) go to the virtual
-phone. An unknown command answers as Android's mksh does, with exit code 127.
+The host hands the device one command string and the device's shell parses it: Debian's adb 29
+joins ``adb shell a b`` with spaces, unescaped (like ssh), and single-quotes each argument of
+``adb exec-out a b``; so this parses POSIX quoting itself. It knows ``echo cat ls rm mkdir sh true
+false exit grep pwd cd touch``, command lists with ``;`` ``&&`` ``||``, pipes, ``> >> 2> 2>&1 <``
+redirections (files and ``/dev/null``), ``$?``, ``$VAR`` and pathname globs; Android's own commands
+(getprop, input, screencap, …) go to the virtual phone. An unknown command answers as Android's
+mksh does, with exit code 127.
 
 Synchronous by design: the server runs each command line in a worker thread, so a slow
 ``screencap`` never blocks another connection.
