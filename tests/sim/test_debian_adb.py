@@ -205,3 +205,18 @@ async def test_send_a_message_through_adb_and_read_it_on_the_control_endpoint(si
     await shell(adb_host, connected, "input", "tap", *center(send))
     phone = await asyncio.to_thread(ControlClient(sim.control_port).phone_state)
     assert {"to": "Zhang San", "text": "See you at 7"} in phone["sent"]
+
+
+async def test_stdin_through_shell_v2_and_exec_in(adb_host, connected):
+    data = os.urandom(200_000)
+    code, _, err = await adb_host.run("-s", connected, "shell", "cat > /data/local/tmp/in.bin", stdin=data)
+    assert code == 0, err
+    code, _, err = await adb_host.run("-s", connected, "exec-in", "cat > /data/local/tmp/in2.bin", stdin=data)
+    assert code == 0, err
+    for path in ("/data/local/tmp/in.bin", "/data/local/tmp/in2.bin"):
+        assert (await adb_host.run("-s", connected, "exec-out", "cat", path))[1] == data
+
+
+async def test_commands_from_stdin_without_a_terminal(adb_host, connected):
+    code, out, _ = await adb_host.run("-s", connected, "shell", stdin=b"echo from stdin\nexit 5\n")
+    assert (code, out) == (5, b"from stdin\n")
