@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from phone_agent.sim.android import CommandResult
 from phone_agent.sim.shell import Shell, ShellSyntaxError, tokenize
@@ -105,3 +107,10 @@ def test_globs_expand_unquoted_patterns_only(sh):
         b"ls: /sdcard/*.png: No such file or directory\n",
         1,
     )
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=" ab*?[]|;&<>'\"\\$#12-/\n", max_size=40))
+def test_any_command_line_gives_a_result_never_an_exception(line):
+    result = Shell(VirtualFileSystem(), EchoPhone()).run(line)
+    assert 0 <= result.exit_code <= 255
