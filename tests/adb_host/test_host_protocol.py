@@ -398,3 +398,48 @@ def test_banner_parsing():
     properties, features = parse_banner("device::ro.product.model=X;features=a,b")
     assert properties == {"ro.product.model": "X"} and features == {"a", "b"}
     assert parse_banner("device::") == ({}, frozenset())
+
+
+# ----- the host's parser against the generic one -------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_host_parser_matches_the_generic_parser_on_random_splits(seed):
+    import random
+
+    from phone_agent.adb.host_parser import HostPacketParser
+
+    rng = random.Random(seed)
+    packets = [
+        AdbPacket(
+            rng.choice([Command.WRTE, Command.OKAY, Command.CLSE, Command.OPEN]),
+            rng.randrange(1 << 32),
+            rng.randrange(1 << 32),
+            rng.randbytes(rng.choice([0, 1, 23, 24, 25, 1000, 70_000])),
+        )
+        for _ in range(rng.randrange(1, 12))
+    ]
+    checksums = rng.random() < 0.5
+    stream = b"".join(p.encode(with_checksum=checksums) for p in packets)
+    ours = HostPacketParser(max_payload=MAX_PAYLOAD)
+    ours.verify_checksum = checksums
+    got = []
+    pos = 0
+    while pos < len(stream):
+        step = rng.choice([1, 7, 24, 100, 4096, 65536, 300_000])
+        got += ours.receive_data(stream[pos : pos + step])
+        pos += step
+    ours.receive_eof()
+    assert got == packets
+
+
+def test_host_parser_resyncs_then_refuses_garbage_once_strict():
+    from phone_agent.adb.host_parser import HostPacketParser
+    from phone_agent.adb.packet import AdbProtocolError
+
+    parser = HostPacketParser(max_payload=MAX_PAYLOAD, resync=True)
+    good = AdbPacket(Command.CNXN, 1, 2, b"device::")
+    assert parser.receive_data(b"\x01\x02junk" * 20 + good.encode() + b"x" * 5) == [good]
+    parser.resync = False
+    with pytest.raises(AdbProtocolError, match="bad magic"):
+        parser.receive_data(b"y" * 40)

@@ -29,6 +29,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from enum import Enum
 
+from phone_agent.adb.host_parser import HostPacketParser
 from phone_agent.adb.keys import AdbPrivateKey
 from phone_agent.adb.packet import (
     MAX_PAYLOAD,
@@ -36,7 +37,6 @@ from phone_agent.adb.packet import (
     VERSION_MIN,
     VERSION_SKIP_CHECKSUM,
     AdbPacket,
-    AdbPacketParser,
     AdbProtocolError,
     AuthType,
     Command,
@@ -198,7 +198,7 @@ class AdbHostProtocol:
         self.bytes_received = 0
         self._requested_version = version
         self._requested_max_payload = max_payload
-        self._parser = AdbPacketParser(max_payload=max_payload, resync=True)
+        self._parser = HostPacketParser(max_payload=max_payload, resync=True)
         self._out: list[bytes] = []
         self._events: list[Event] = []
         self._streams: dict[int, _Stream] = {}
@@ -245,13 +245,10 @@ class AdbHostProtocol:
             return
         self.bytes_received += len(data)
         try:
-            self._parser.receive_data(data)
+            packets = self._parser.receive_data(data)
         except AdbProtocolError as exc:
-            if self.state is ConnectionState.ONLINE:
-                self._fail(f"the phone sent bytes that are not ADB: {exc}")
-            # Before the handshake completes, a bad checksum is stale data: drop it and go on.
-            self._skip_stale()
-        for packet in self._parser.packets_received():
+            self._fail(f"the phone sent bytes that are not ADB: {exc}")
+        for packet in packets:
             self._handle(packet)
             if self.state is ConnectionState.CLOSED:
                 break
@@ -346,15 +343,6 @@ class AdbHostProtocol:
     def _fail(self, reason: str, error: type[AdbConnectionError] = AdbConnectionError) -> None:
         self.abort(reason)
         raise error(reason)
-
-    def _skip_stale(self) -> None:
-        # The parser dropped the bad packet before raising; parse what follows it.
-        while True:
-            try:
-                self._parser.receive_data(b"")
-                return
-            except AdbProtocolError:
-                continue
 
     def _handle(self, packet: AdbPacket) -> None:
         if packet.command not in ACCEPTED[self.state]:

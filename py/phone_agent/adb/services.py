@@ -56,17 +56,24 @@ class StreamReader:
         self._offset = 0
 
     async def read_exact(self, size: int) -> bytes:
+        data = await self.read_exact_view(size)
+        return data if isinstance(data, bytes) else bytes(data)
+
+    async def read_exact_view(self, size: int) -> bytes | memoryview:
+        """Like ``read_exact``, but a zero-copy view when the bytes sit inside one chunk."""
         available = len(self._chunk) - self._offset
         if available >= size:
             start = self._offset
             self._offset += size
             if start == 0 and size == len(self._chunk):
                 return self._chunk
-            return self._chunk[start : start + size]
-        parts = [self._chunk[self._offset :]] if available else []
+            return memoryview(self._chunk)[start : start + size]
+        parts: list[bytes | memoryview] = [memoryview(self._chunk)[self._offset :]] if available else []
         missing = size - available
         while missing > 0:
             chunk = await self.stream.read(self.timeout)
+            if not isinstance(chunk, bytes):
+                chunk = bytes(chunk)  # views into it must not change under us
             if not chunk:
                 self._chunk, self._offset = b"", 0
                 raise AdbError(
@@ -78,7 +85,7 @@ class StreamReader:
                 missing -= len(chunk)
                 self._chunk, self._offset = b"", 0
             else:
-                parts.append(chunk[:missing])
+                parts.append(memoryview(chunk)[:missing])
                 self._chunk, self._offset = chunk, missing
                 missing = 0
         return parts[0] if len(parts) == 1 else b"".join(parts)
@@ -263,7 +270,7 @@ class SyncClient:
             if kind == b"DATA":
                 if length > sp.DATA_MAX:
                     raise sp.SyncError(f"pull {path}: DATA chunk of {length} bytes")
-                parts.append(await self.reader.read_exact(length))
+                parts.append(await self.reader.read_exact_view(length))
                 total += length
                 if total > limit:
                     raise sp.SyncError(f"pull {path}: more than {limit} bytes")
