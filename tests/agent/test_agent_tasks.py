@@ -11,6 +11,8 @@ from phone_agent.tasks import AgentTask, StepStatus, TaskStatus
 from phone_agent.tools import Channel
 from tests.agent.model_server import (
     call,
+    dynamic,
+    element_point,
     plan,
     request_images,
     tap_on,
@@ -155,3 +157,38 @@ async def test_both_channels_report_the_task_with_live_progress(agent, device, m
     steps = detail["structuredContent"]["steps"]
     assert [s["status"] for s in steps] == ["success", "success"]
     assert steps[1]["toolCalls"][1]["result"].startswith("tapped at (")
+
+
+async def test_a_text_only_model_drives_the_phone_in_ui_tars_and_autoglm_formats(agent, device, model_server):
+    device.phone.set_wifi(False)
+    # 0–1000 coordinates of the image: Settings, then Network & internet, then the Wi-Fi row.
+
+    def normalised(label):
+        def make(request):
+            x, y = element_point(request, label)
+            return text(
+                f"Thought: I open {label}.\nAction: click(start_box='({x * 1000 // 461},{y * 1000 // 1024})')"
+            )
+
+        return dynamic(make)
+
+    def autoglm(label):
+        def make(request):
+            x, y = element_point(request, label)
+            return text(f'<answer>do(action="Tap", element=[{x * 1000 // 461}, {y * 1000 // 1024}])</answer>')
+
+        return dynamic(make)
+
+    model_server.add(
+        text('{"name": "submit_plan", "arguments": {"steps": [{"title": "Turn Wi-Fi on"}]}}'),
+        normalised("Settings"),
+        autoglm("Network & internet"),
+        normalised("Wi-Fi"),
+        text("finished(content='Wi-Fi is on')"),
+    )
+    task = await agent.run(new_task("Turn Wi-Fi on"), device, 30_000, None)
+    assert task.status is TaskStatus.FINISHED, task.error
+    assert device.phone.state()["wifi"] is True
+    assert task.conclusion == "Wi-Fi is on"
+    # The text actions and their results went back to the model as plain messages.
+    assert "Result of tap: tapped at (" in str(model_server.requests[-1]["messages"])

@@ -49,3 +49,18 @@ def test_the_key_is_never_shown():
 
 def test_the_chrome_model_needs_no_url():
     assert resolve_model_settings({"provider": "chrome"}, SERVER).provider == "chrome"
+
+
+def test_the_model_for_the_settings():
+    from phone_agent.agent import OpenAIChatModel, chat_model_for
+
+    http = None  # not used until a request is made
+
+    assert chat_model_for(None, http) is None
+    assert chat_model_for(ModelSettings(provider="custom", base_url="http://x/v1"), http) is None  # no model
+    client = chat_model_for(ModelSettings.from_json(SERVER), http, "http://127.0.0.1:7788")
+    assert isinstance(client, OpenAIChatModel) and client.url == "http://127.0.0.1:11434/v1/chat/completions"
+    assert client.label == "Ollama model qwen2.5vl"
+    chrome = ModelSettings(provider="chrome")
+    assert chat_model_for(chrome, http) is None
+    assert chat_model_for(chrome, http, builtin=lambda s: "prompt-api-adapter") == "prompt-api-adapter"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .agent import AgentConfig, PlanAndResolveAgent
 from .model import ChatModel, ModelError, ModelTurn, TextDelta, ToolCall
-from .openai_client import OpenAIChatModel
+from .openai_client import OpenAIChatModel, chat_model_for
 from .ports import HttpClient, HttpResponse, ImageCodec, NetworkError, RgbaImage
 from .progress import ProgressEvent, ProgressReporter
 from .settings import ModelSettings, no_model_error, resolve_model_settings
@@ -30,6 +30,7 @@ __all__ = [
     "RgbaImage",
     "TextDelta",
     "ToolCall",
+    "chat_model_for",
     "no_model_error",
     "resolve_model_settings",
 ]

@@ -14,6 +14,7 @@ its finished steps and ends aborted. A phone that stops answering fails the task
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import traceback
 from collections.abc import Awaitable, Callable
@@ -61,6 +62,9 @@ class AgentConfig:
     stop_grace_ms: int = 1_000  # how long a cancelled run may take to unwind
     keep_screenshots: bool = True  # before/after per step, as data URLs of the model's image
     with_current_app: bool = True
+    # Coordinates in text actions (UI-TARS, AutoGLM): "normalized" 0–1000 of the image, or "pixels"
+    # of the image (some UI-TARS builds answer in the pixels of the image they were sent).
+    text_coordinates: str = "normalized"
     extract: ExtractConfig = field(default_factory=ExtractConfig)
 
 
@@ -342,7 +346,7 @@ class PlanAndResolveAgent:
             ]
             note = ""
             turn = await self._ask(model, messages, ACTION_TOOLS, reporter.on_step_text)
-            call = turn.tool_calls[0] if turn.tool_calls else parse_text_action(turn.text)
+            call = turn.tool_calls[0] if turn.tool_calls else self._text_action(turn.text)
             if call is None:
                 message = "Error: you answered without calling a tool. Call exactly one tool."
                 step.tool_calls.append(ToolCallRecord("(no tool)", {}, message, 0, ok=False))
@@ -400,6 +404,7 @@ class PlanAndResolveAgent:
                     signature = (action.name, json.dumps(action.args, sort_keys=True))
                     if ok and not changed:
                         result += " (the screen did not change)"
+                        note = "Your last action did not change the screen: do not repeat it unchanged."
                         repeats = repeats + 1 if signature == last_action else 1
                     else:
                         repeats = 0
@@ -439,6 +444,12 @@ class PlanAndResolveAgent:
             step.after_screenshot = observation.data_url()
         reporter.on_step_end(step)
         return outcome
+
+    def _text_action(self, text: str) -> ToolCall | None:
+        call = parse_text_action(text)
+        if call is not None and call.normalized and self.config.text_coordinates == "pixels":
+            call = dataclasses.replace(call, normalized=False)
+        return call
 
     async def _current_app(self, device: Device) -> str | None:
         if not self.config.with_current_app:

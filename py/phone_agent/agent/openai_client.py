@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from .model import Message, ModelError, ModelEvent, ToolSchema
+from .model import ChatModel, Message, ModelError, ModelEvent, ToolSchema
 from .ports import HttpClient, HttpResponse, NetworkError
 from .settings import ModelSettings
 from .sse import ChatChunkAssembler, SseParser
@@ -223,3 +223,18 @@ class OpenAIChatModel:
             f"from {origin} (CORS): {self.settings.cors_advice(self.page_origin)}.",
             retryable=False,
         )
+
+
+def chat_model_for(
+    settings: ModelSettings | None,
+    http: HttpClient,
+    page_origin: str = "",
+    builtin: Callable[[ModelSettings], ChatModel | None] | None = None,
+) -> ChatModel | None:
+    """The model these settings name: the OpenAI-compatible client, or (provider ``chrome``) what
+    ``builtin`` makes (the page's Prompt API adapter); None when nothing usable is configured."""
+    if settings is None or not settings.is_complete:
+        return None
+    if settings.provider == "chrome":
+        return builtin(settings) if builtin is not None else None
+    return OpenAIChatModel(settings, http, page_origin)
