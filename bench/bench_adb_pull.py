@@ -5,9 +5,10 @@ The sim runs as its own process (``python -m phone_agent.sim``); Debian's adb us
 server (own port and HOME). A random file is pushed once (with our sync client), then each round
 runs, alternating so drift hits both alike:
 
-- ``exec:cat FILE``: ``adb exec-out cat FILE`` (stdout to /dev/null) against ``exec_out`` over our
-  own TCP connection to the sim;
-- sync pull: ``adb pull FILE OUT`` against ``SyncClient.pull`` (written to a file too).
+- ``exec:cat FILE``: ``adb exec-out cat FILE`` (stdout to /dev/null) against ``exec_into`` with a
+  sink that drops the bytes (the same work), and ``exec_out`` collecting them into one ``bytes``;
+- sync pull: ``adb pull FILE OUT`` against ``SyncClient.pull_into`` writing the same kind of file
+  as the data arrives.
 
 Each figure is the median of ``--runs`` rounds. ``--profile`` prints where our client's time goes.
 
@@ -33,11 +34,15 @@ from pathlib import Path
 
 from phone_agent.adb.host import HOST_FEATURES
 from phone_agent.adb.keys import generate_private_key
-from phone_agent.adb.services import SyncClient, exec_out
-from phone_agent.server.adb_tcp import connect_adbd
+from phone_agent.adb.services import SyncClient, exec_into, exec_out
+from phone_agent.server.adb_tcp import adb_server_client, connect_adbd
 
 ADB = shutil.which("adb") or "/usr/bin/adb"
 REMOTE = "/data/local/tmp/bench.bin"
+
+
+def drop(chunk: bytes) -> None:
+    """A sink like adb exec-out's /dev/null."""
 
 
 def free_port() -> int:
@@ -92,6 +97,8 @@ async def run(
         "127.0.0.1", sim_port, key, features=tuple(f for f in HOST_FEATURES if f != "delayed_ack")
     )
     delayed = "delayed_ack" in client.features
+    # The same path adb takes: through the adb server (smart sockets), one more hop than direct TCP.
+    via_server = await adb_server_client(port=adb_port).device(serial)
     size = args.size_mib * 1024 * 1024
     data = os.urandom(size)
     started = time.perf_counter()
@@ -104,9 +111,12 @@ async def run(
         "adb exec-out": [],
         "ours exec": [],
         "ours exec, no delayed ack": [],
+        "ours exec into bytes": [],
+        "ours exec via adb server": [],
         "adb pull": [],
         "ours pull": [],
         "ours pull, no delayed ack": [],
+        "ours pull via adb server": [],
     }
     out = home / "out.bin"
     for round_number in range(args.runs):
@@ -117,8 +127,11 @@ async def run(
         if profile:
             profile.enable()
         started = time.perf_counter()
-        got = await exec_out(client, f"cat {REMOTE}", timeout=120)
+        await exec_into(client, f"cat {REMOTE}", drop, timeout=120)
         rates["ours exec"].append(size / (time.perf_counter() - started))
+        started = time.perf_counter()
+        got = await exec_out(client, f"cat {REMOTE}", timeout=120)
+        rates["ours exec into bytes"].append(size / (time.perf_counter() - started))
         if profile:
             profile.disable()
         if round_number == 0 and got != data:
@@ -126,8 +139,11 @@ async def run(
         del got
 
         started = time.perf_counter()
-        await exec_out(plain, f"cat {REMOTE}", timeout=120)
+        await exec_into(plain, f"cat {REMOTE}", drop, timeout=120)
         rates["ours exec, no delayed ack"].append(size / (time.perf_counter() - started))
+        started = time.perf_counter()
+        await exec_into(via_server, f"cat {REMOTE}", drop, timeout=120)
+        rates["ours exec via adb server"].append(size / (time.perf_counter() - started))
 
         rates["adb pull"].append(size / adb("-s", serial, "pull", REMOTE, str(out)))
         out.unlink()
@@ -135,10 +151,11 @@ async def run(
         if profile:
             profile.enable()
         started = time.perf_counter()
-        async with await SyncClient.open(client, timeout=120) as sync:
-            got = await sync.pull(REMOTE)
-        out.write_bytes(got)
+        with out.open("wb") as file:  # written as it arrives, as adb pull does
+            async with await SyncClient.open(client, timeout=120) as sync:
+                await sync.pull_into(REMOTE, file.write)
         rates["ours pull"].append(size / (time.perf_counter() - started))
+        got = out.read_bytes() if round_number == 0 else data
         if profile:
             profile.disable()
         if round_number == 0 and got != data:
@@ -147,9 +164,17 @@ async def run(
         del got
 
         started = time.perf_counter()
-        async with await SyncClient.open(plain, timeout=120) as sync:
-            out.write_bytes(await sync.pull(REMOTE))
+        with out.open("wb") as file:
+            async with await SyncClient.open(plain, timeout=120) as sync:
+                await sync.pull_into(REMOTE, file.write)
         rates["ours pull, no delayed ack"].append(size / (time.perf_counter() - started))
+        out.unlink()
+
+        started = time.perf_counter()
+        with out.open("wb") as file:
+            async with await SyncClient.open(via_server, timeout=120) as sync:
+                await sync.pull_into(REMOTE, file.write)
+        rates["ours pull via adb server"].append(size / (time.perf_counter() - started))
         out.unlink()
     await client.close()
     await plain.close()
@@ -165,9 +190,11 @@ async def run(
     print(f"  (the sim offers delayed_ack: {delayed}; Debian's adb 29 does not use it)")
     for kind, theirs in (("exec", "adb exec-out"), ("pull", "adb pull")):
         ours, plain_ours = median[f"ours {kind}"], median[f"ours {kind}, no delayed ack"]
+        served = median[f"ours {kind} via adb server"]
         print(
-            f"  ours / adb, {kind}: {ours / median[theirs]:.0%} "
-            f"(without delayed ack {plain_ours / median[theirs]:.0%})"
+            f"  ours / adb, {kind}: {ours / median[theirs]:.0%} direct "
+            f"(without delayed ack {plain_ours / median[theirs]:.0%}; "
+            f"through the same adb server {served / median[theirs]:.0%})"
         )
     print(
         f"  (setup: our sync push {size / push_s / 1e6:.0f} MB/s; RSA-2048 key generation {keygen_s:.2f} s)"

@@ -13,6 +13,7 @@ import contextlib
 import shlex
 import stat as stat_module
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from phone_agent.adb import sync_protocol as sp
@@ -165,9 +166,30 @@ async def _read_all(stream: ServiceStream) -> bytes:
 
 async def exec_out(opener: ServiceOpener, command: str, *, timeout: float = SHELL_TIMEOUT) -> bytes:
     """Binary-safe output of ``exec:command`` (stdout and stderr merged, as adb exec-out)."""
+    parts: list[bytes] = []
+    await exec_into(opener, command, parts.append, timeout=timeout)
+    return b"".join(parts)
+
+
+async def exec_into(
+    opener: ServiceOpener,
+    command: str,
+    write: Callable[[bytes], object],
+    *,
+    timeout: float = SHELL_TIMEOUT,
+) -> int:
+    """Stream the output of ``exec:command`` into ``write`` as it arrives; returns its size."""
     stream = await opener.open_stream(f"exec:{command}", timeout=min(timeout, 10.0))
+
+    async def pump() -> int:
+        total = 0
+        while chunk := await stream.read(None):
+            write(chunk)
+            total += len(chunk)
+        return total
+
     try:
-        return await _bounded(_read_all(stream), timeout, f"exec {command!r}")
+        return await _bounded(pump(), timeout, f"exec {command!r}")
     finally:
         await stream.close()
 
@@ -261,21 +283,29 @@ class SyncClient:
 
     async def pull(self, path: str, limit: int = 1 << 31) -> bytes:
         """The contents of ``path`` (RECV); SyncError with the phone's reason."""
+        parts: list[bytes | memoryview] = []
+        await self.pull_into(path, parts.append, limit)
+        return b"".join(parts)
+
+    async def pull_into(
+        self, path: str, write: Callable[[bytes | memoryview], object], limit: int = 1 << 62
+    ) -> int:
+        """Stream ``path`` into ``write`` (a file's write, a list's append …) as it arrives, without
+        holding it all; returns its size. ``write`` gets views that stay valid (immutable chunks)."""
         self._check_usable()
         await self.stream.write(sp.encode_request(b"RECV", path))
-        parts = []
         total = 0
         while True:
             kind, length = sp.REQUEST.unpack(await self.reader.read_exact(sp.REQUEST.size))
             if kind == b"DATA":
                 if length > sp.DATA_MAX:
                     raise sp.SyncError(f"pull {path}: DATA chunk of {length} bytes")
-                parts.append(await self.reader.read_exact_view(length))
+                write(await self.reader.read_exact_view(length))
                 total += length
                 if total > limit:
                     raise sp.SyncError(f"pull {path}: more than {limit} bytes")
             elif kind == b"DONE":
-                return b"".join(parts)
+                return total
             elif kind == b"FAIL":
                 raise sp.SyncError(f"pull {path}: {await self._fail_message(length)}")
             else:
