@@ -114,3 +114,15 @@ def test_globs_expand_unquoted_patterns_only(sh):
 def test_any_command_line_gives_a_result_never_an_exception(line):
     result = Shell(VirtualFileSystem(), EchoPhone()).run(line)
     assert 0 <= result.exit_code <= 255
+
+
+def test_small_toybox_commands(sh):
+    sh.fs.write_file("/sdcard/n", b"".join(f"{i}\n".encode() for i in range(1, 21)))
+    assert run(sh, "head -n 2 /sdcard/n; tail -1 /sdcard/n; cat /sdcard/n | wc -l")[0] == b"1\n2\n20\n20\n"
+    assert run(sh, "export X=1; echo $X")[0] == b"1\n"
+    assert run(sh, "exec echo replaced")[0] == b"replaced\n"
+    assert run(sh, "which ls getprop nosuch") == (b"/system/bin/ls\n/system/bin/getprop\n", b"", 1)
+    assert run(sh, "id")[0].startswith(b"uid=2000(shell)")
+    assert run(sh, "sleep 0.01 && echo ok")[0] == b"ok\n"
+    # What `adb logcat` sends: it must end, not stream forever.
+    assert b"beginning of main" in run(sh, 'export ANDROID_LOG_TAGS=""; exec logcat')[0]

@@ -2,11 +2,12 @@
 
 The host hands the device one command string and the device's shell parses it: Debian's adb 29
 joins ``adb shell a b`` with spaces, unescaped (like ssh), and single-quotes each argument of
-``adb exec-out a b``; so this parses POSIX quoting itself. It knows ``echo cat ls rm mkdir sh true
-false exit grep pwd cd touch``, command lists with ``;`` ``&&`` ``||``, pipes, ``> >> 2> 2>&1 <``
-redirections (files and ``/dev/null``), ``$?``, ``$VAR`` and pathname globs; Android's own commands
-(getprop, input, screencap, …) go to the virtual phone. An unknown command answers as Android's
-mksh does, with exit code 127.
+``adb exec-out a b``; so this parses POSIX quoting itself. It has command lists with ``;`` ``&&``
+``||``, pipes, ``> >> 2> 2>&1 <`` redirections (files and ``/dev/null``), ``$?``, ``$VAR`` and
+pathname globs, and the builtins in ``Shell.builtins`` (echo cat ls rm mkdir touch grep head tail
+wc sh exit true false cd pwd export exec id whoami uname date sleep which logcat). Android's own
+commands (getprop, input, screencap, …) go to the virtual phone. An unknown command answers as
+Android's mksh does, with exit code 127.
 
 Synchronous by design: the server runs each command line in a worker thread, so a slow
 ``screencap`` never blocks another connection.
@@ -26,8 +27,17 @@ from typing import Protocol
 from phone_agent.sim.vfs import VirtualFileSystem
 
 SH = "/system/bin/sh"
+MAX_SLEEP = 10.0  # seconds; a longer sleep is cut short
+ID_LINE = (
+    b"uid=2000(shell) gid=2000(shell) groups=2000(shell),1004(input),1007(log),1011(adb),"
+    b"1015(sdcard_rw) context=u:r:shell:s0\n"
+)
+
 # $? is expanded when its command runs (after the earlier commands of the list), not when parsed.
-STATUS_MARK = "\ue000"
+# Variables ($?, $NAME) are expanded when their command runs, after the earlier commands of the
+# list (``false; echo $?``, ``export X=1; echo $X``): the lexer leaves a marker around the name.
+VAR_START, VAR_END = "\ue000", "\ue001"
+_VAR = re.compile(f"{VAR_START}([^{VAR_END}]*){VAR_END}")
 OPERATORS = ("&&", "||", ";;", ">>", "2>&1", ";", "|", "&", ">", "<", "\n")
 
 
@@ -73,9 +83,8 @@ class SimpleCommand:
     redirects: list[Redirect] = field(default_factory=list)
 
 
-def tokenize(line: str, env: dict[str, str] | None = None) -> list[Word | Operator]:
-    """Split a command line into words and operators, applying quotes and ``$VAR`` (``$?`` marked)."""
-    env = env or {}
+def tokenize(line: str) -> list[Word | Operator]:
+    """Split a command line into words and operators, applying quotes; variables are left marked."""
     tokens: list[Word | Operator] = []
     word: list[str] = []
     pattern: list[str] = []
@@ -90,10 +99,10 @@ def tokenize(line: str, env: dict[str, str] | None = None) -> list[Word | Operat
 
     def expand(at: int) -> tuple[str, int]:
         if at + 1 < n and line[at + 1] == "?":
-            return STATUS_MARK, at + 2
-        match = re.match(r"\{?([A-Za-z_][A-Za-z0-9_]*)\}?", line[at + 1 :])
+            return f"{VAR_START}?{VAR_END}", at + 2
+        match = re.match(r"\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*)", line[at + 1 :])
         if match:
-            return env.get(match.group(1), ""), at + 1 + match.end()
+            return f"{VAR_START}{match.group(1) or match.group(2)}{VAR_END}", at + 1 + match.end()
         return "$", at + 1
 
     def finish() -> None:
@@ -239,6 +248,18 @@ class Shell:
             "pwd": lambda argv, stdin: ShellResult((self.cwd + "\n").encode()),
             "cd": self._cd,
             "touch": self._touch,
+            "export": self._export,
+            "exec": self._exec,
+            "id": lambda argv, stdin: ShellResult(ID_LINE),
+            "whoami": lambda argv, stdin: ShellResult(b"shell\n"),
+            "uname": self._uname,
+            "date": lambda argv, stdin: ShellResult(time.strftime("%a %b %d %H:%M:%S %Z %Y\n").encode()),
+            "sleep": self._sleep,
+            "which": self._which,
+            "head": self._head_tail,
+            "tail": self._head_tail,
+            "wc": self._wc,
+            "logcat": self._logcat,
         }
 
     # ----- running
@@ -261,7 +282,7 @@ class Shell:
         return ShellResult(bytes(out), bytes(err), self.status, bytes(self._merged))
 
     def _run_list(self, line: str, out: bytearray, err: bytearray) -> None:
-        tokens = tokenize(line, self.env)
+        tokens = tokenize(line)
         # Split on ; & and newlines into and-or lists; those into pipelines joined by && or ||.
         pending: list[Word | Operator] = []
         connector = ""
@@ -288,10 +309,8 @@ class Shell:
         it = iter(tokens)
         for token in it:
             if isinstance(token, Word):
-                text = token.text.replace(STATUS_MARK, str(self.status))
-                matches = (
-                    self._glob(token.pattern.replace(STATUS_MARK, str(self.status))) if token.pattern else []
-                )
+                text = self._expand(token.text)
+                matches = self._glob(self._expand(token.pattern)) if token.pattern else []
                 commands[-1].argv.extend(matches or [text])  # no match: the word stays, as in sh
             elif token.text == "|":
                 if not commands[-1].argv:
@@ -305,9 +324,7 @@ class Shell:
                 target = next(it, None)
                 if not isinstance(target, Word):
                     raise ShellSyntaxError(f"'{token.text}' needs a file")
-                commands[-1].redirects.append(
-                    Redirect(fd, op, target.text.replace(STATUS_MARK, str(self.status)))
-                )
+                commands[-1].redirects.append(Redirect(fd, op, self._expand(target.text)))
             else:
                 raise ShellSyntaxError(f"'{token.text}' unexpected")
         if not commands[-1].argv and not commands[-1].redirects:
@@ -385,6 +402,9 @@ class Shell:
                 getattr(result, "exit_code", 0),
             )
         return ShellResult(stderr=f"{SH}: {name}: inaccessible or not found\n".encode(), exit_code=127)
+
+    def _expand(self, text: str) -> str:
+        return _VAR.sub(lambda m: str(self.status) if m[1] == "?" else self.env.get(m[1], ""), text)
 
     def _glob(self, pattern: str) -> list[str]:
         """Paths matching ``pattern`` (``*``, ``?``, ``[…]`` per component; dotfiles only if asked)."""
@@ -489,6 +509,75 @@ class Shell:
                 err += f"mkdir: '{name}': {_reason(exc)}\n".encode()
                 code = 1
         return ShellResult(b"", bytes(err), code)
+
+    def _export(self, argv: list[str], stdin: bytes | None) -> ShellResult:
+        for item in argv[1:]:
+            name, _, value = item.partition("=")
+            self.env[name] = value
+        return ShellResult()
+
+    def _exec(self, argv: list[str], stdin: bytes | None) -> ShellResult:
+        return self._execute(argv[1:], stdin) if len(argv) > 1 else ShellResult()
+
+    def _uname(self, argv: list[str], stdin: bytes | None) -> ShellResult:
+        if "-a" in argv:
+            return ShellResult(b"Linux localhost 5.10.198-android13-4 #1 SMP PREEMPT aarch64 Toybox\n")
+        return ShellResult(b"Linux\n")
+
+    def _sleep(self, argv: list[str], stdin: bytes | None) -> ShellResult:
+        try:
+            seconds = float(argv[1]) if len(argv) > 1 else 0.0
+        except ValueError:
+            return ShellResult(stderr=f"sleep: invalid number '{argv[1]}'\n".encode(), exit_code=1)
+        time.sleep(min(max(seconds, 0.0), MAX_SLEEP))  # bounded: nothing in the sim may hang
+        return ShellResult()
+
+    def _which(self, argv: list[str], stdin: bytes | None) -> ShellResult:
+        out, code = bytearray(), 0
+        phone_commands = self.phone.command_names() if self.phone is not None else frozenset()
+        for name in argv[1:]:
+            if name in self.builtins or name in phone_commands:
+                out += f"/system/bin/{name}\n".encode()
+            else:
+                code = 1
+        return ShellResult(bytes(out), b"", code)
+
+    def _head_tail(self, argv: list[str], stdin: bytes | None) -> ShellResult:
+        count, files, args = 10, [], iter(argv[1:])
+        for arg in args:
+            if arg == "-n":
+                arg = "-" + next(args, "10")
+            if arg.startswith("-") and arg[1:].isdigit():
+                count = int(arg[1:])
+            else:
+                files.append(arg)
+        try:
+            data = b"".join(self.fs.read_file(self._path(f)) for f in files) if files else self._stdin(stdin)
+        except OSError as exc:
+            return ShellResult(stderr=f"{argv[0]}: {files[0]}: {_reason(exc)}\n".encode(), exit_code=1)
+        lines = data.splitlines(keepends=True)
+        picked = lines[:count] if argv[0] == "head" else lines[-count:] if count else []
+        return ShellResult(b"".join(picked))
+
+    def _wc(self, argv: list[str], stdin: bytes | None) -> ShellResult:
+        files = [a for a in argv[1:] if not a.startswith("-")]
+        try:
+            data = b"".join(self.fs.read_file(self._path(f)) for f in files) if files else self._stdin(stdin)
+        except OSError as exc:
+            return ShellResult(stderr=f"wc: {files[0]}: {_reason(exc)}\n".encode(), exit_code=1)
+        counts = {"l": data.count(b"\n"), "w": len(data.split()), "c": len(data)}
+        flags = "".join(a[1:] for a in argv[1:] if a.startswith("-")) or "lwc"
+        return ShellResult((" ".join(str(counts[f]) for f in "lwc" if f in flags) + "\n").encode())
+
+    def _logcat(self, argv: list[str], stdin: bytes | None) -> ShellResult:
+        # The simulated phone keeps no log; print what a freshly booted one shows, as if -d.
+        stamp = time.strftime("%m-%d %H:%M:%S.000")
+        lines = [
+            "--------- beginning of main",
+            f"{stamp}  1000  1000 I ActivityManager: simulated phone ready",
+            "--------- beginning of system",
+        ]
+        return ShellResult(("\n".join(lines) + "\n").encode())
 
     def _touch(self, argv: list[str], stdin: bytes | None) -> ShellResult:
         err, code = bytearray(), 0

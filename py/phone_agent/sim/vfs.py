@@ -33,7 +33,10 @@ DEFAULT_DIRS = (
     "/vendor",
     "/proc",
 )
-SYSTEM_BINARIES = ("sh", "toybox", "ls", "cat", "echo", "rm", "mkdir", "grep")
+SYSTEM_BINARIES = (
+    "sh", "toybox", "ls", "cat", "echo", "rm", "mkdir", "touch", "grep", "head", "tail", "wc", "id",
+    "uname", "date", "sleep", "which", "logcat",
+)  # fmt: skip
 
 
 @dataclass
