@@ -32,6 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from phone_agent.adb.device import AdbDevice
 from phone_agent.adb.host import HOST_FEATURES
 from phone_agent.adb.keys import generate_private_key
 from phone_agent.adb.services import SyncClient, exec_into, exec_out
@@ -176,6 +177,16 @@ async def run(
                 await sync.pull_into(REMOTE, file.write)
         rates["ours pull via adb server"].append(size / (time.perf_counter() - started))
         out.unlink()
+    # take_screenshot's path: `adb exec-out screencap -p` against AdbDevice.screenshot_png().
+    device = AdbDevice(client, transport="tcp")
+    shots: dict[str, list[float]] = {"adb exec-out screencap -p": [], "AdbDevice.screenshot_png": []}
+    for _ in range(args.runs):
+        shots["adb exec-out screencap -p"].append(
+            adb("-s", serial, "exec-out", "screencap", "-p", stdout=subprocess.DEVNULL)
+        )
+        started = time.perf_counter()
+        png = await device.screenshot_png()
+        shots["AdbDevice.screenshot_png"].append(time.perf_counter() - started)
     await client.close()
     await plain.close()
     adb("disconnect", serial)
@@ -196,6 +207,11 @@ async def run(
             f"(without delayed ack {plain_ours / median[theirs]:.0%}; "
             f"through the same adb server {served / median[theirs]:.0%})"
         )
+    shot = {name: statistics.median(values) * 1000 for name, values in shots.items()}
+    for name, value in shot.items():
+        print(f"  {name:26s} {value:5.1f} ms median ({len(png)} bytes)")
+    ratio = shot["AdbDevice.screenshot_png"] / shot["adb exec-out screencap -p"]
+    print(f"  screenshot: ours takes {ratio:.0%} of adb's time")
     print(
         f"  (setup: our sync push {size / push_s / 1e6:.0f} MB/s; RSA-2048 key generation {keygen_s:.2f} s)"
     )
