@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from phone_agent.adb.client import AdbError
+from phone_agent.adb.client import AdbConnectionLost, AdbError
 from phone_agent.adb.device import AdbDevice
 from phone_agent.adb.services import SyncClient, exec_out, shell
 from phone_agent.adb.smart_socket import AdbServerError
@@ -86,8 +86,11 @@ async def test_adb_device_over_the_adb_server_and_screenshot_equals_adb_exec_out
 
 async def test_unknown_serial_fails_with_the_servers_message(adb_server):
     server = adb_server_client(port=adb_server.port)
-    with pytest.raises(AdbServerError, match="not found"):
+    # An unknown (or unplugged) serial means the phone is gone: AdbConnectionLost with the server's words.
+    with pytest.raises(AdbConnectionLost, match="not found"):
         await server.open_service("no-such-serial", "shell:true")
+    with pytest.raises(AdbServerError, match="unknown"):
+        await server.query("host:no-such-query")
 
 
 async def test_no_adb_server_is_a_clear_error():

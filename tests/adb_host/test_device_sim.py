@@ -137,3 +137,22 @@ def test_input_text_escaping():
         and not is_input_text_safe("é")
         and not is_input_text_safe("a\n")
     )
+
+
+async def test_a_lost_connection_is_no_phone_device_connected(sim, host_key):
+    from phone_agent.adb.device import PhoneDisconnectedError
+    from phone_agent.errors import ErrorCode
+    from phone_agent.server.adb_tcp import connect_adbd
+
+    client = await connect_adbd("127.0.0.1", sim.port, host_key)
+    device = AdbDevice(client, transport="tcp")
+    assert (await device.shell("echo up")).stdout == b"up\n"
+    for connection in list(sim._connections.values()):
+        connection.abort("unplugged")
+    with pytest.raises(PhoneDisconnectedError) as caught:
+        await device.screenshot_png()
+    assert str(caught.value) == "No phone device connected."
+    assert caught.value.code == ErrorCode.NO_DEVICE and isinstance(caught.value, DeviceError)
+    with pytest.raises(PhoneDisconnectedError):
+        await device.tap(1, 1)
+    await client.close()

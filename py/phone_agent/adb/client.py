@@ -54,6 +54,10 @@ class AdbTimeoutError(AdbError, TimeoutError):
     """The phone did not answer in time."""
 
 
+class AdbConnectionLost(AdbError):
+    """The connection to the phone is gone (unplugged, closed, broken): nothing more can be done on it."""
+
+
 class AdbAuthError(AdbError):
     """The phone did not accept our key."""
 
@@ -138,7 +142,7 @@ class AdbStream:
                 raise AdbTimeoutError(f"{self.service}: the phone sent nothing for {wait:g} s") from None
         if not self._chunks:
             if self.client._failure is not None and not self.refused:
-                raise AdbError(f"{self.service}: {self.client._failure}")
+                raise AdbConnectionLost(f"{self.service}: {self.client._failure}")
             return b""
         data = self._chunks.popleft()
         self._buffered -= len(data)
@@ -151,8 +155,9 @@ class AdbStream:
     async def write(self, data: bytes | bytearray | memoryview) -> None:
         """Queue ``data``; waits (bounded) while more than 2 MiB is waiting for the phone's OKAYs."""
         if self.closed:
-            reason = self.client._failure or "the phone closed the stream"
-            raise AdbError(f"{self.service}: {reason}")
+            if self.client._failure is not None:
+                raise AdbConnectionLost(f"{self.service}: {self.client._failure}")
+            raise AdbError(f"{self.service}: the phone closed the stream")
         client = self.client
         try:
             client._protocol.write(self.local_id, data)
@@ -173,7 +178,7 @@ class AdbStream:
             self.client._progress.clear()
             await self.client._progress.wait()
         if self.closed and self.client._failure is not None:
-            raise AdbError(f"{self.service}: {self.client._failure}")
+            raise AdbConnectionLost(f"{self.service}: {self.client._failure}")
 
     async def close(self) -> None:
         """Close our end (after what was written has left)."""
@@ -330,11 +335,11 @@ class AdbClient:
     async def open_stream(self, service: str, timeout: float = OPEN_TIMEOUT) -> AdbStream:
         """Open ``service``; AdbError when the phone refuses it, AdbTimeoutError when it says nothing."""
         if self._failure is not None:
-            raise AdbError(f"not connected: {self._failure}")
+            raise AdbConnectionLost(f"not connected: {self._failure}")
         try:
             local_id = self._protocol.open(service)
         except AdbConnectionError as exc:
-            raise AdbError(str(exc)) from None
+            raise AdbConnectionLost(str(exc)) from None
         stream = AdbStream(self, local_id, service)
         self._streams[local_id] = stream
         await self._flush()
@@ -347,7 +352,7 @@ class AdbClient:
         if not opened:
             self._streams.pop(local_id, None)
             if self._failure is not None:
-                raise AdbError(f"{service}: {self._failure}")
+                raise AdbConnectionLost(f"{service}: {self._failure}")
             raise AdbError(f"the phone refused the service {service!r}")
         return stream
 
@@ -369,7 +374,7 @@ class AdbClient:
                     else f"sending to the phone failed: {exc}"
                 )
                 self._fail(reason)
-                raise AdbError(reason) from exc
+                raise AdbConnectionLost(reason) from exc
 
     async def _read_loop(self) -> None:
         protocol = self._protocol

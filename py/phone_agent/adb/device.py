@@ -14,10 +14,11 @@ import base64
 import re
 from typing import Any
 
-from phone_agent.adb.client import AdbError, AdbTimeoutError, ServiceOpener
+from phone_agent.adb.client import AdbConnectionLost, AdbError, AdbTimeoutError, ServiceOpener
 from phone_agent.adb.services import ShellOutput, SyncClient, exec_out, join_command, quote, shell
 from phone_agent.adb.sync_protocol import SyncError
 from phone_agent.device import DeviceError, DeviceInfo, ShellResult, UiNode, key_code, parse_ui_dump
+from phone_agent.errors import ToolError, no_device
 
 ADB_KEYBOARD_PACKAGE = "com.android.adbkeyboard"
 ADB_KEYBOARD_IME = "com.android.adbkeyboard/.AdbIME"
@@ -51,6 +52,17 @@ def is_input_text_safe(text: str) -> bool:
     return all(" " <= ch <= "~" for ch in text)
 
 
+class PhoneDisconnectedError(DeviceError):
+    """The connection to the phone is gone: "No phone device connected." (code ``no_device``), still a
+    ``DeviceError`` so the agent's handlers catch it."""
+
+    def __init__(self, reason: str = "") -> None:
+        gone = no_device()
+        ToolError.__init__(
+            self, gone.code, gone.message, gone.remedy, gone.retryable, {"reason": reason} if reason else {}
+        )
+
+
 def _no_device_remedy() -> str:
     return "Check that the phone is connected and unlocked, then reconnect it."
 
@@ -77,6 +89,8 @@ class AdbDevice:
                 f"the phone did not finish `{command}` within {timeout:g} s",
                 remedy="Check that the phone is awake and responsive, then try again.",
             ) from None
+        except AdbConnectionLost as exc:
+            raise PhoneDisconnectedError(str(exc)) from None
         except AdbError as exc:
             raise DeviceError(f"`{command}` failed: {exc}", remedy=_no_device_remedy()) from None
 
@@ -129,6 +143,8 @@ class AdbDevice:
                 f"the phone took more than {SCREENSHOT_TIMEOUT:g} s for a screenshot",
                 remedy="Check that the phone is awake and try again.",
             ) from None
+        except AdbConnectionLost as exc:
+            raise PhoneDisconnectedError(str(exc)) from None
         except AdbError as exc:
             raise DeviceError(f"screenshot failed: {exc}", remedy=_no_device_remedy()) from None
         if not data.startswith(PNG_SIGNATURE):
@@ -235,6 +251,8 @@ class AdbDevice:
                 data = await sync.pull(path)
         except SyncError as exc:
             raise DeviceError(f"could not read {path} from the phone: {exc}") from None
+        except AdbConnectionLost as exc:
+            raise PhoneDisconnectedError(str(exc)) from None
         except AdbError as exc:
             raise DeviceError(
                 f"could not read {path} from the phone: {exc}", remedy=_no_device_remedy()
@@ -251,6 +269,8 @@ class AdbDevice:
             async with await SyncClient.open(self.opener, timeout=timeout) as sync:
                 async with asyncio.timeout(timeout):
                     await sync.push(data, path, mode)
+        except AdbConnectionLost as exc:
+            raise PhoneDisconnectedError(str(exc)) from None
         except (SyncError, AdbError, TimeoutError) as exc:
             raise DeviceError(f"could not write {path} on the phone: {exc or 'timed out'}") from None
 
@@ -260,8 +280,10 @@ class AdbDevice:
             async with await SyncClient.open(self.opener, timeout=timeout) as sync:
                 async with asyncio.timeout(timeout):
                     return await sync.pull(path)
+        except AdbConnectionLost as exc:
+            raise PhoneDisconnectedError(str(exc)) from None
         except (SyncError, AdbError, TimeoutError) as exc:
             raise DeviceError(f"could not read {path} from the phone: {exc or 'timed out'}") from None
 
 
-__all__ = ["AdbDevice", "escape_input_text", "is_input_text_safe", "join_command"]
+__all__ = ["AdbDevice", "PhoneDisconnectedError", "escape_input_text", "is_input_text_safe", "join_command"]

@@ -16,7 +16,7 @@ import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from phone_agent.adb.client import OPEN_TIMEOUT, AdbError, AdbTimeoutError, AdbTransport
+from phone_agent.adb.client import OPEN_TIMEOUT, AdbConnectionLost, AdbError, AdbTimeoutError, AdbTransport
 
 MAX_REQUEST = 0xFFFF
 
@@ -168,7 +168,9 @@ class AdbServerClient:
                 f"the adb server did not accept a connection in {self.timeout:g} s"
             ) from None
         except OSError as exc:
-            raise AdbError(f"cannot reach the adb server: {exc} (is `adb start-server` running?)") from exc
+            raise AdbConnectionLost(
+                f"cannot reach the adb server: {exc} (is `adb start-server` running?)"
+            ) from exc
 
     async def query(self, request: str) -> str:
         """A ``host:…`` request that answers one string (``host:version``, ``host:devices-l`` …)."""
@@ -199,7 +201,12 @@ class AdbServerClient:
         try:
             request = f"host:transport:{serial}"
             await transport.send(encode_request(request))
-            await reader.read_status(request)
+            try:
+                await reader.read_status(request)
+            except AdbServerError as exc:
+                if "not found" in str(exc) or "offline" in str(exc):
+                    raise AdbConnectionLost(str(exc)) from None  # unplugged, or the server lost it
+                raise
             await transport.send(encode_request(service))
             await reader.read_status(service)
         except BaseException:
