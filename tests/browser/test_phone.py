@@ -168,3 +168,29 @@ async def test_the_phone_asks_once_and_remembers_the_browsers_key(browser, serve
     finally:
         await context.close()
         await phone.close()
+
+
+async def test_a_phone_held_by_the_hosts_adb_server_is_used_through_it(browser, sim, served, tmp_path):
+    adb = await asyncio.to_thread(IsolatedAdbServer, tmp_path)
+    try:
+        serial = f"127.0.0.1:{sim.port}"
+        await asyncio.to_thread(adb.run, "connect", serial)
+        for _ in range(50):
+            if f"{serial}\tdevice" in (await asyncio.to_thread(adb.run, "devices")).decode():
+                break
+            await asyncio.sleep(0.2)
+        url = f"{served.base}/?device=adb-server:{serial}&adbServer=127.0.0.1:{adb.port}"
+        async with open_page(browser, url) as (page, _watch):
+            await connected(page)
+            await page.uncheck("#live-toggle")
+            assert "(adb server)" in await page.text_content("#device-state")
+            status = json.loads((await page.webmcp.call_tool("get_device_status", {}))["content"][0]["text"])
+            assert status["connected"] and status["transport"] == "adb-server"
+            assert status["serial"] == sim.serial
+            shot = await page.webmcp.call_tool("take_screenshot", {})
+            assert not shot.get("isError"), shot
+            png = base64.b64decode(shot["content"][0]["data"])
+            reference = await asyncio.to_thread(adb.run, "-s", serial, "exec-out", "screencap", "-p")
+            assert png == reference
+    finally:
+        await asyncio.to_thread(adb.stop)

@@ -128,9 +128,10 @@ async def _shell_v2(stream: ServiceStream, stdin: bytes | None) -> ShellOutput:
     try:
         await stream.write(encode_shell_packet(ShellId.CLOSE_STDIN))
     except AdbError:
-        if not getattr(stream, "closed", False):
-            raise
-        # The command already ended and the phone closed the stream: its output is still buffered.
+        # A short command may have ended and its stream been closed (through the adb server, the
+        # whole pipe closes) before this reaches the phone. The output is still buffered; a link that
+        # is really broken fails the reads below.
+        pass
     decoder = ShellPacketDecoder()
     stdout, stderr = bytearray(), bytearray()
     exit_code: int | None = None

@@ -36,6 +36,7 @@ class WebSocketAdbTransport:
         self._incoming: asyncio.Queue[bytes | None] = asyncio.Queue()
         self._closed = False
         self._close_reason = "the bridge closed"
+        self._eof_is_clean = False
         self._proxies: list[Any] = []
 
     async def open(self) -> None:
@@ -57,6 +58,8 @@ class WebSocketAdbTransport:
             reason = str(event.reason or "") or f"code {event.code}"
             self._close_reason = f"the bridge to {self.description} closed ({reason})"
             self._closed = True
+            # 1000: the device side ended normally (end of stream); anything else is a failure.
+            self._eof_is_clean = int(event.code) == 1000
             self._incoming.put_nowait(None)
             if not opened.done():
                 opened.set_exception(ConnectionError(self._close_reason))
@@ -81,9 +84,12 @@ class WebSocketAdbTransport:
         self._socket.send(to_js(chunk))
 
     async def receive(self) -> bytes:
+        """The next bytes; ``b""`` once the device side ended normally; ConnectionError on failure."""
         data = await self._incoming.get()
         if data is None:
-            self._incoming.put_nowait(None)  # every later receive fails too
+            self._incoming.put_nowait(None)  # every later receive answers the same
+            if self._eof_is_clean:
+                return b""
             raise ConnectionError(self._close_reason)
         return data
 

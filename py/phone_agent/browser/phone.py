@@ -35,8 +35,8 @@ LIVE_VIEW_IDLE_S = 0.05
 LIVE_VIEW_RETRY_S = 1.0
 
 
-def device_param(page_url: str) -> str | None:
-    values = parse_qs(urlsplit(page_url).query).get("device")
+def query_param(page_url: str, name: str) -> str | None:
+    values = parse_qs(urlsplit(page_url).query).get(name)
     return values[0] if values else None
 
 
@@ -77,6 +77,8 @@ class PhonePanel:
                 node.disabled = True
                 node.title = "Needs the page to be served by phone-agent (its ADB bridge)"
         self._tasks: set[asyncio.Task[Any]] = set()
+        # ?adbServer=HOST:PORT when the host's adb server is not on its usual port.
+        self.adb_server_target = query_param(str(js.location.href), "adbServer") or ADB_SERVER_TARGET
 
     # -- wiring -------------------------------------------------------------------------------
 
@@ -109,7 +111,7 @@ class PhonePanel:
     # -- at load ------------------------------------------------------------------------------
 
     async def connect_at_load(self, server_device: str | None) -> None:
-        spec = device_param(str(js.location.href))
+        spec = query_param(str(js.location.href), "device")
         if spec is None:
             for usb in await allowed_usb_devices():
                 await self.connect_usb(usb)
@@ -181,7 +183,7 @@ class PhonePanel:
             self._say("Asking the adb server on this computer for its phones…", "busy")
 
             async def open_pipe() -> WebSocketAdbTransport:
-                pipe = WebSocketAdbTransport(self._bridge_url(ADB_SERVER_TARGET), "the adb server")
+                pipe = WebSocketAdbTransport(self._bridge_url(self.adb_server_target), "the adb server")
                 await pipe.open()
                 return pipe
 
