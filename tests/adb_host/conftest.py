@@ -121,6 +121,28 @@ def adb_server(tmp_path_factory) -> AsyncIterator[AdbServer]:
         subprocess.run(
             [ADB, "-P", str(server.port), "kill-server"], env=server.env, capture_output=True, timeout=15
         )
+        _make_sure_it_is_gone(server.port)
+
+
+def _make_sure_it_is_gone(port: int) -> None:
+    """If our server still listens after kill-server, end that one process (found by its own port)."""
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.2).close()
+        except OSError:
+            return
+        time.sleep(0.1)
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if argv and argv[0].endswith(b"adb") and f"tcp:{port}".encode() in argv:
+            with contextlib.suppress(OSError):
+                os.kill(int(entry.name), 15)
 
 
 # ----- an in-memory transport and a scripted device ---------------------------------------------
