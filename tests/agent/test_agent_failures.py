@@ -89,7 +89,7 @@ async def test_timeout_aborts_the_task(agent, device, model_server):
     model_server.add(plan("Wait"), stall())
     started = time.monotonic()
     task = await asyncio.wait_for(agent.run(new_task(), device, 1_500, None), 5)
-    assert 1.4 < time.monotonic() - started < 2.6
+    assert 1.4 < time.monotonic() - started < 4.0  # the limit, plus the unwinding (bounded to 1 s)
     assert task.status is TaskStatus.ABORTED
     assert task.error == "Timed out after 1500 ms."
 
@@ -137,7 +137,7 @@ async def test_a_model_silent_for_the_idle_limit_fails_the_task(settings, http, 
     model_server.add(stall(), stall())
     started = time.monotonic()
     task = await asyncio.wait_for(agent.run(new_task(), device, 30_000, None), 10)
-    assert time.monotonic() - started < 3
+    assert time.monotonic() - started < 6  # two idle limits (one retry), far below the test's bound
     assert task.status is TaskStatus.FAILED
     assert "stopped sending its answer: nothing arrived for 0.7 s" in task.error
 
