@@ -15,6 +15,9 @@ from urllib.parse import parse_qs, urlsplit
 
 DEFAULT_RELAY_URL = "ws://localhost:7788"
 DEFAULT_RETRY_MS = 30_000
+# The close code the server sends to a page that a newer page replaced. That page stops retrying on its
+# own (two open tabs would otherwise take the relay from each other every 30 s) until a person asks.
+CLOSE_REPLACED = 4000
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,8 +12,10 @@ import js  # type: ignore[import-not-found]
 from pyodide.ffi import create_proxy  # type: ignore[import-not-found]
 
 from .. import __version__
+from ..adb.services import exec_into
 from ..context import McpServiceContext
 from ..relay_frames import relay_settings
+from .interop import to_js_json
 from .phone import PhonePanel
 from .relay_client import McpRelayClient
 from .ui import PageUi
@@ -84,10 +87,20 @@ def expose_console_api(page: PhoneAgentPage) -> None:
     async def reconnect_relay() -> None:
         page.relay.retry_now()
 
+    async def measure_pull(path: str) -> Any:
+        """Stream ``exec:cat PATH`` from the phone and time it (bench/bench_page_adb.py uses this)."""
+        device = page.phone.device
+        if device is None:
+            raise RuntimeError("no phone connected")
+        started = time.perf_counter()
+        size = await exec_into(device.opener, f"cat '{path}'", lambda _chunk: None, timeout=300)
+        return to_js_json({"bytes": size, "ms": (time.perf_counter() - started) * 1000})
+
     for name, method in (
         ("unregisterWebMcp", unregister_webmcp),
         ("registerWebMcp", register_webmcp),
         ("reconnectRelay", reconnect_relay),
+        ("measurePull", measure_pull),
     ):
         setattr(api, name, create_proxy(method))
     js.window.phoneAgent = api

@@ -80,6 +80,11 @@ class PhonePanel:
         # ?adbServer=HOST:PORT when the host's adb server is not on its usual port.
         self.adb_server_target = query_param(str(js.location.href), "adbServer") or ADB_SERVER_TARGET
 
+    @property
+    def device(self) -> AdbDevice | None:
+        """The connected phone, or None."""
+        return self._device
+
     # -- wiring -------------------------------------------------------------------------------
 
     def _bind(self, element_id: str, event: str, handler: Any) -> None:

@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ErrorCode, ToolError, browser_not_connected
+from ..relay_frames import CLOSE_REPLACED as CLOSE_REPLACED  # one source: the page stops retrying on it
 from ..tools import ToolSpec, get_tool, validate_arguments
 
 # WebSocket close codes the server uses towards a page (4000–4999 are free for applications).
-CLOSE_REPLACED = 4000
 CLOSE_REPLACED_REASON = "replaced by a newer phone-agent page"
 CLOSE_SHUTDOWN = 1001
 CLOSE_SHUTDOWN_REASON = "phone-agent is shutting down"

@@ -1,0 +1,157 @@
+"""The page's ADB in Chromium: throughput over the server's bridge against that link's ceiling, and
+take_screenshot end to end against Debian's `adb exec-out screencap -p`. Ratios from one run.
+
+    .venv/bin/python bench/bench_page_adb.py [--mib 32] [--runs 3] [--shots 20]
+
+1. Ceiling: plain JavaScript in the page receives the same number of bytes over the same bridge
+   (`/adb?target=` to a TCP server that just sends them), binaryType arraybuffer.
+2. The project's client in Pyodide streams `exec:cat` of a file of that size from the simulated phone
+   over the same bridge (window.phoneAgent.measurePull).
+3. take_screenshot through Channel A (mcp SDK stdio client → phone-agent mcp → page → ADB → sim)
+   against `adb exec-out screencap -p` through an isolated Debian adb server, same phone, same screen.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from phone_agent.sim.server import SimulatedPhoneServer  # noqa: E402
+from tests.support import (  # noqa: E402
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    IsolatedAdbServer,
+    ServedPhoneAgent,
+    free_port,
+    mcp_stdio_session,
+)
+
+CEILING_JS = """async ([url, expected]) => {
+  return await new Promise((resolve, reject) => {
+    const ws = new WebSocket(url);
+    ws.binaryType = "arraybuffer";
+    let received = 0, started = 0;
+    ws.onopen = () => { started = performance.now(); };
+    ws.onmessage = (event) => { received += event.data.byteLength; };
+    ws.onclose = () => resolve({bytes: received, ms: performance.now() - started});
+    ws.onerror = () => reject(new Error("bridge failed"));
+  });
+}"""
+
+
+async def blaster(size: int) -> tuple[asyncio.Server, int]:
+    payload = os.urandom(size)
+
+    async def send(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        for start in range(0, size, 1 << 20):
+            writer.write(payload[start : start + (1 << 20)])
+            await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(send, "127.0.0.1", 0)
+    return server, server.sockets[0].getsockname()[1]
+
+
+def runs(values: list[float]) -> str:
+    return ", ".join(f"{value:.1f}" for value in values)
+
+
+def mbps(size: int, ms: float) -> float:
+    return size / (ms / 1000) / 1e6
+
+
+async def main(args: argparse.Namespace) -> None:
+    from playwright.async_api import async_playwright
+
+    size = args.mib * 1024 * 1024
+    sim = SimulatedPhoneServer("127.0.0.1", free_port())
+    sim.phone.clock = lambda: "12:00"
+    sim.fs.write_file("/sdcard/blob.bin", os.urandom(size))
+    await sim.start()
+    served = ServedPhoneAgent()
+    server, blaster_port = await blaster(size)
+    report: list[str] = []
+    try:
+        async with async_playwright() as playwright:
+            browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            page = await browser.new_page()
+            await page.goto(f"{served.base}/?device=tcp:127.0.0.1:{sim.port}")
+            await page.wait_for_selector("html[data-phone=connected]", state="attached", timeout=60_000)
+            await page.uncheck("#live-toggle")
+
+            ceiling, pulled = [], []
+            url = f"ws://127.0.0.1:{served.port}/adb?target=127.0.0.1:{blaster_port}"
+            for _ in range(args.runs):
+                result = await page.evaluate(CEILING_JS, [url, size])
+                assert result["bytes"] == size, result
+                ceiling.append(mbps(size, result["ms"]))
+                result = await page.evaluate(
+                    "path => window.phoneAgent.measurePull(path)", "/sdcard/blob.bin"
+                )
+                assert result["bytes"] == size, result
+                pulled.append(mbps(size, result["ms"]))
+            c, p = statistics.median(ceiling), statistics.median(pulled)
+            report.append(f"bridge ceiling (plain JS)      {c:7.1f} MB/s  (runs: {runs(ceiling)})")
+            report.append(f"Pyodide ADB exec:cat           {p:7.1f} MB/s  (runs: {runs(pulled)})")
+            report.append(f"Pyodide / ceiling              {p / c:7.0%}   (target >= 80%)")
+            await browser.close()
+
+        # take_screenshot end to end vs adb exec-out screencap -p
+        adb = await asyncio.to_thread(IsolatedAdbServer, Path(tempfile.mkdtemp()))
+        serial = f"127.0.0.1:{sim.port}"
+        try:
+            await asyncio.to_thread(adb.run, "connect", serial)
+            await asyncio.sleep(1.0)
+            adb_times = []
+            for _ in range(args.shots):
+                start = time.perf_counter()
+                png = await asyncio.to_thread(adb.run, "-s", serial, "exec-out", "screencap", "-p")
+                adb_times.append(time.perf_counter() - start)
+            port = free_port()
+            async with mcp_stdio_session("--port", str(port), "--self-check-delay", "0") as session:
+                async with async_playwright() as playwright:
+                    browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+                    page = await browser.new_page()
+                    await page.goto(f"http://127.0.0.1:{port}/?device=tcp:127.0.0.1:{sim.port}")
+                    await page.wait_for_selector(
+                        "html[data-phone=connected]", state="attached", timeout=60_000
+                    )
+                    await page.uncheck("#live-toggle")
+                    await page.wait_for_selector(".mcp-badge--ready", timeout=30_000)
+                    mcp_times = []
+                    for _ in range(args.shots):
+                        start = time.perf_counter()
+                        result = await session.call_tool("take_screenshot", {})
+                        mcp_times.append(time.perf_counter() - start)
+                        assert not result.is_error
+                    await browser.close()
+        finally:
+            await asyncio.to_thread(adb.stop)
+        a, m = statistics.median(adb_times) * 1000, statistics.median(mcp_times) * 1000
+        report.append(f"adb exec-out screencap -p      {a:7.1f} ms   ({len(png)} bytes PNG)")
+        report.append(f"take_screenshot via MCP relay  {m:7.1f} ms")
+        report.append(f"take_screenshot overhead       {m / a - 1:+7.0%}   (target <= +15%)")
+    finally:
+        server.close()
+        served.stop()
+        await sim.close()
+    print("\n".join(report))
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--mib", type=int, default=32)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--shots", type=int, default=20)
+    asyncio.run(main(parser.parse_args()))
