@@ -2,6 +2,16 @@
 
 What the browser provides (HTTP, image scaling, the built-in model) comes in through the small
 interfaces of ``ports`` and ``model``; nothing here imports ``js``, opens a socket or starts a thread.
+
+Wiring in the page::
+
+    def current_model():
+        settings = resolve_model_settings(page_settings_dict, server_defaults_dict)
+        return chat_model_for(settings, fetch_http_client, location_origin, builtin=prompt_api_model)
+
+    agent = PlanAndResolveAgent(current_model, canvas_codec)   # context.py's AgentRunner
+    unsubscribe = agent.subscribe(chat_panel.on_progress_event)  # ProgressEvent per lifecycle event
+    context.agent = agent   # run_agent_task / abort_task go through McpServiceContext
 """
 
 from __future__ import annotations

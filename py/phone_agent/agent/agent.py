@@ -62,6 +62,7 @@ class AgentConfig:
     stop_grace_ms: int = 1_000  # how long a cancelled run may take to unwind
     keep_screenshots: bool = True  # before/after per step, as data URLs of the model's image
     with_current_app: bool = True
+    with_ui_tree: bool = True  # uiautomator dump: 1–3 s per look on some real phones
     # Coordinates in text actions (UI-TARS, AutoGLM): "normalized" 0–1000 of the image, or "pixels"
     # of the image (some UI-TARS builds answer in the pixels of the image they were sent).
     text_coordinates: str = "normalized"
@@ -267,6 +268,7 @@ class PlanAndResolveAgent:
             max_side=config.image_max_side,
             mime=config.image_mime,
             quality=config.image_quality,
+            with_nodes=config.with_ui_tree,
         )
 
     async def _ask(
