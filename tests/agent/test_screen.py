@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from phone_agent.agent.screen import ScreenMapping, screen_changed, summarize_nodes
@@ -15,6 +15,7 @@ def test_fit_keeps_the_aspect_and_caps_the_longer_side():
     assert ScreenMapping.fit(720, 1280, 1600) == ScreenMapping(720, 1280, 720, 1280)
 
 
+@settings(deadline=None)  # a loaded CI machine must not fail a correct example
 @given(
     st.integers(200, 3000),
     st.integers(200, 3000),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from phone_agent.agent.model import TextDelta, ToolCall, TurnEnd
@@ -39,6 +39,7 @@ def test_every_byte_split_gives_the_same_events():
     assert events_of([bytes([b]) for b in STREAM]) == whole
 
 
+@settings(deadline=None)  # a loaded CI machine must not fail a correct example
 @given(st.lists(st.integers(min_value=0, max_value=len(STREAM)), max_size=12))
 def test_any_split_gives_the_same_events(cuts):
     points = sorted(set(cuts))
