@@ -52,7 +52,7 @@ class ModelSettings:
     model: str = ""
     api_key: str = field(default="", repr=False)
     stream: bool = True
-    temperature: float | None = 0.0
+    temperature: float | None = None  # None: the provider's default (some models accept no other)
     request_timeout_ms: int = 120_000  # until the answer's headers arrive (and a whole non-streamed answer)
     idle_timeout_ms: int = 60_000  # the longest silence inside a streamed answer
 
@@ -104,6 +104,8 @@ class ModelSettings:
             model=str(pick("model")),
             api_key=str(pick("apiKey", "api_key")),
             stream=bool(pick("stream", default=True)),
+            request_timeout_ms=int(pick("requestTimeoutMs", "request_timeout_ms", default=120_000)),
+            idle_timeout_ms=int(pick("idleTimeoutMs", "idle_timeout_ms", default=60_000)),
         )
 
 
