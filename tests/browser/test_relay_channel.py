@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 
 import pytest
 
+from phone_agent.sim.server import SimulatedPhoneServer
 from phone_agent.tools import TOOL_NAMES, TOOLS_BY_NAME
 from tests.support import eventually, free_port, mcp_stdio_session, open_page, result_text
 
@@ -116,18 +118,35 @@ async def test_a_second_page_replaces_the_first_and_a_reload_reconnects(browser)
 
 
 async def test_a_call_past_its_time_limit_ends_with_the_timeout_error(browser):
+    # A phone whose screencap takes 0.6 s (real phones take 1-3 s) against a 200 ms limit.
+    sim = SimulatedPhoneServer("127.0.0.1", free_port())
+    real_run = sim.phone.run
+
+    def slow_run(argv, stdin, fs):
+        if argv[:1] == ["screencap"]:
+            time.sleep(0.6)  # the sim runs phone commands in worker threads
+        return real_run(argv, stdin, fs)
+
+    sim.phone.run = slow_run
+    await sim.start()
     port = free_port()
-    args = ("--port", str(port), "--self-check-delay", "0", "--tool-timeout", "get_device_status=1")
-    async with mcp_stdio_session(*args) as session:
-        async with open_page(browser, f"http://127.0.0.1:{port}/?relayRetryMs=300") as (page, _watch):
-            await wait_badge(page, ready=True)
-            result = await session.call_tool("get_device_status", {})
-            assert result.is_error is True
-            assert result_text(result) == 'Tool "get_device_status" timed out after 1ms'
-            assert result.structured_content["code"] == "timeout"
-            # Other tools keep their own limits and still answer.
-            shot = await session.call_tool("take_screenshot", {})
-            assert result_text(shot) == "No phone device connected."
+    args = ("--port", str(port), "--self-check-delay", "0", "--tool-timeout", "take_screenshot=200")
+    url = f"http://127.0.0.1:{port}/?relayRetryMs=300&device=tcp:127.0.0.1:{sim.port}"
+    try:
+        async with mcp_stdio_session(*args) as session:
+            async with open_page(browser, url) as (page, _watch):
+                await wait_badge(page, ready=True)
+                await page.wait_for_selector("html[data-phone=connected]", state="attached", timeout=30_000)
+                await page.uncheck("#live-toggle")
+                result = await session.call_tool("take_screenshot", {})
+                assert result.is_error is True
+                assert result_text(result) == 'Tool "take_screenshot" timed out after 200ms'
+                assert result.structured_content["code"] == "timeout"
+                # Other tools keep their own limits and still answer.
+                status = await session.call_tool("get_device_status", {})
+                assert json.loads(result_text(status))["connected"] is True
+    finally:
+        await sim.close()
 
 
 async def test_the_badge_follows_the_server_and_foreign_origins_need_allow_origin(browser, served):

@@ -93,8 +93,16 @@ def expose_console_api(page: PhoneAgentPage) -> None:
         if device is None:
             raise RuntimeError("no phone connected")
         started = time.perf_counter()
-        size = await exec_into(device.opener, f"cat '{path}'", lambda _chunk: None, timeout=300)
-        return to_js_json({"bytes": size, "ms": (time.perf_counter() - started) * 1000})
+        first: list[float] = []
+
+        def sink(_chunk: bytes) -> None:
+            if not first:
+                first.append(time.perf_counter())
+
+        size = await exec_into(device.opener, f"cat '{path}'", sink, timeout=300)
+        ended = time.perf_counter()
+        first_ms = ((first[0] if first else ended) - started) * 1000
+        return to_js_json({"bytes": size, "ms": (ended - started) * 1000, "firstByteMs": first_ms})
 
     for name, method in (
         ("unregisterWebMcp", unregister_webmcp),
