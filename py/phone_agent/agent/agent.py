@@ -388,7 +388,7 @@ class PlanAndResolveAgent:
                             action.args["instruction"],
                             task.goal,
                             config.extract,
-                            reporter.on_step_text,
+                            None,  # the extraction arrives as the tool result; no 💭 copy of it
                             self.sleep,
                         )
                     except ExtractionError as exc:
