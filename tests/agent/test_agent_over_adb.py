@@ -14,7 +14,7 @@ from phone_agent.sim import SimulatedPhoneServer
 from phone_agent.sim.android.data import CATALOG_ITEMS
 from phone_agent.sim.android.screens import catalog_max_scroll
 from phone_agent.tasks import AgentTask, TaskStatus
-from tests.agent.model_server import call, plan, request_images, tap_on, text
+from tests.agent.model_server import call, dynamic, plan, request_images, tap_on, text
 
 
 @pytest.fixture(scope="module")
@@ -91,3 +91,22 @@ async def test_three_tasks_over_adb(agent, adb_device, sim, model_server):
     assert f"stitched {stitched} px (reached the end)" in task.steps[0].tool_calls[-1].result
     images = request_images(model_server.requests[-1])
     assert abs(sum(image.height for image in images) - stitched * 720 / 1080) <= len(images)
+
+
+async def test_the_phone_going_away_mid_task_fails_it_clearly(agent, adb_device, sim, model_server):
+    import asyncio
+    import time
+
+    closing: list[asyncio.Future] = []
+
+    def unplug(request):
+        closing.append(asyncio.ensure_future(sim.close()))  # the phone goes away as the model answers
+        return call("tap", x=100, y=100)
+
+    model_server.add(plan("Tap"), dynamic(unplug))
+    started = time.monotonic()
+    task = await asyncio.wait_for(agent.run(AgentTask("t4", "Tap", 0), adb_device, 60_000, None), 30)
+    await asyncio.wait(closing, timeout=5)
+    assert task.status is TaskStatus.FAILED
+    assert task.error.startswith("The phone stopped answering: "), task.error
+    assert time.monotonic() - started < 20
