@@ -192,3 +192,23 @@ async def test_a_text_only_model_drives_the_phone_in_ui_tars_and_autoglm_formats
     assert task.conclusion == "Wi-Fi is on"
     # The text actions and their results went back to the model as plain messages.
     assert "Result of tap: tapped at (" in str(model_server.requests[-1]["messages"])
+
+
+async def test_open_app_by_name_and_a_refused_package(agent, device, model_server):
+    model_server.add(
+        plan("Open the Catalog"),
+        call("open_app", packageName="com.example.missing"),
+        call("open_app", packageName="android"),
+        call("open_app", packageName="catalog"),
+        call("finish_step", summary="open"),
+    )
+    task = await agent.run(new_task("Open the Catalog"), device, 30_000, None)
+    assert task.status is TaskStatus.FINISHED, task.error
+    missing, ambiguous, found = task.steps[0].tool_calls[:3]
+    assert (
+        not missing.ok
+        and missing.result == "Error: the phone refused: no launchable app 'com.example.missing' on the phone"
+    )
+    assert not ambiguous.ok and "matches several packages" in ambiguous.result
+    assert found.ok and found.result == "opened com.phoneagent.catalog"
+    assert device.phone.state()["package"] == "com.phoneagent.catalog"
