@@ -18,7 +18,7 @@ from . import errors
 from .device import Device
 from .errors import ErrorCode, ToolError
 from .results import format_task_markdown, json_result, png_result, text_result
-from .tasks import AgentTask
+from .tasks import AgentTask, TaskStatus
 from .tools import DEFAULT_TASK_TIMEOUT_MS, Channel, get_tool, validate_arguments
 
 ProgressSink = Callable[[str], None]
@@ -133,6 +133,10 @@ class McpServiceContext:
         self._running = task
         try:
             return await self.agent.run(task, self.device, timeout_ms, progress)
+        except ToolError:
+            if task.status is TaskStatus.IDLE:  # refused before it began (e.g. no model): not a task
+                self._tasks.pop(task.id, None)
+            raise
         finally:
             self._running = None
 

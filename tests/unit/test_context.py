@@ -224,3 +224,22 @@ async def test_a_phone_unplugged_mid_call_answers_no_phone():
     await started.wait()
     ctx.device = None
     assert json.loads(text_of(await status)) == {"connected": False}
+
+
+async def test_a_task_refused_before_it_starts_is_not_kept():
+    class Unconfigured:
+        async def run(self, task, device, timeout_ms, progress):
+            from phone_agent.errors import ErrorCode, ToolError
+
+            raise ToolError(ErrorCode.NO_MODEL, "No model configured: open Settings in the page and choose "
+                            "a model provider.")
+
+        def abort(self):
+            pass
+
+    ctx = McpServiceContext()
+    ctx.device = ListedDevice()
+    ctx.agent = Unconfigured()
+    result = await ctx.dispatch("run_agent_task", {"goal": "x"}, Channel.RELAY)
+    assert result["structuredContent"]["code"] == "no_model"
+    assert ctx.get_all_tasks() == [] and not ctx.is_running()
