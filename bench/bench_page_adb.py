@@ -29,7 +29,7 @@ from phone_agent.sim.server import SimulatedPhoneServer  # noqa: E402
 from tests.support import (  # noqa: E402
     CHROMIUM,
     CHROMIUM_ARGS,
-    IsolatedAdbServer,
+    DebianAdbServer,
     ServedPhoneAgent,
     free_port,
     mcp_stdio_session,
@@ -113,15 +113,15 @@ async def main(args: argparse.Namespace) -> None:
             await browser.close()
 
         # take_screenshot end to end vs adb exec-out screencap -p
-        adb = await asyncio.to_thread(IsolatedAdbServer, Path(tempfile.mkdtemp()))
+        adb = await asyncio.to_thread(DebianAdbServer, Path(tempfile.mkdtemp()))
         serial = f"127.0.0.1:{sim.port}"
         try:
-            await asyncio.to_thread(adb.run, "connect", serial)
+            await adb.output("connect", serial)
             await asyncio.sleep(1.0)
             adb_times = []
             for _ in range(args.shots):
                 start = time.perf_counter()
-                png = await asyncio.to_thread(adb.run, "-s", serial, "exec-out", "screencap", "-p")
+                png = await adb.output("-s", serial, "exec-out", "screencap", "-p")
                 adb_times.append(time.perf_counter() - start)
             port = free_port()
             async with mcp_stdio_session("--port", str(port), "--self-check-delay", "0") as session:

@@ -1,15 +1,19 @@
-"""Shared fixtures: the phone-agent server as a real subprocess and one Chromium for all browser tests.
+"""Shared fixtures: the phone-agent server as a real subprocess, one Chromium for all browser tests,
+an ADB host key, simulated phones on free ports, and an isolated Debian adb server.
 
 Browser tests drive Debian's Chromium (/usr/bin/chromium) through Playwright with WebMCP switched on.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from typing import Any
 
 import pytest
 
-from tests.support import CHROMIUM, CHROMIUM_ARGS, ROOT, ServedPhoneAgent, require
+from phone_agent.adb.keys import AdbPrivateKey, generate_private_key
+from phone_agent.sim.server import SimulatedPhoneServer
+from tests.support import CHROMIUM, CHROMIUM_ARGS, ROOT, DebianAdbServer, ServedPhoneAgent, require
 
 
 @pytest.fixture(scope="session")
@@ -30,3 +34,39 @@ async def browser():
         browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield browser
         await browser.close()
+
+
+@pytest.fixture(scope="session")
+def host_key() -> AdbPrivateKey:
+    """One ADB host key for the tests' own clients."""
+    return generate_private_key()
+
+
+@pytest.fixture
+async def make_sim() -> AsyncIterator[Callable[..., Awaitable[SimulatedPhoneServer]]]:
+    """Start simulated phones (ports chosen by the OS, so outside the adb server's 5555–5585 scan),
+    each with its control endpoint; all are closed at the end of the test."""
+    started: list[SimulatedPhoneServer] = []
+
+    async def make(auth: str = "accept", **options: Any) -> SimulatedPhoneServer:
+        options.setdefault("control_port", 0)
+        server = SimulatedPhoneServer("127.0.0.1", 0, auth=auth, **options)
+        await server.start()
+        started.append(server)
+        return server
+
+    try:
+        yield make
+    finally:
+        for server in started:
+            await server.close()
+
+
+@pytest.fixture(scope="session")
+def debian_adb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DebianAdbServer]:
+    """Debian's adb server, isolated (own port, own HOME and key), for the whole session."""
+    server = DebianAdbServer(tmp_path_factory.mktemp("adb-home"))
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -189,21 +189,23 @@ def result_text(result) -> str:
     return result.content[0].text
 
 
-ADB = "/usr/bin/adb"
+ADB = shutil.which("adb") or "/usr/bin/adb"
 
 
-class IsolatedAdbServer:
-    """Debian's adb server on its own port with its own HOME (so its own key), killed by ``stop``."""
+class DebianAdbServer:
+    """Debian's adb server of our own: own port, own HOME (so it makes and uses its own key), stopped
+    by ``stop``. Tests drive it with ``await run(...)`` (an asyncio subprocess: a simulated phone in
+    the same event loop keeps answering)."""
 
     def __init__(self, home: Path) -> None:
         require(ADB, "Debian's adb")
         self.port = free_port()
         self.home = home
-        self.env = {k: v for k, v in os.environ.items() if not k.startswith(("ANDROID_", "ADB_"))}
-        self.env["HOME"] = str(home)
         self._log = (home / "adb-server.log").open("wb")
         self.process = subprocess.Popen(
-            [ADB, "-P", str(self.port), "nodaemon", "server"], env=self.env, stdout=self._log,
+            [ADB, "-P", str(self.port), "nodaemon", "server"],
+            env=self.env,
+            stdout=self._log,
             stderr=subprocess.STDOUT,
         )
         deadline = time.monotonic() + 10
@@ -217,11 +219,53 @@ class IsolatedAdbServer:
                     raise RuntimeError(f"adb server did not start: {log}") from None
                 time.sleep(0.1)
 
-    def run(self, *args: str, timeout: float = 30.0) -> bytes:
-        """``adb -P PORT ARGS``; its stdout, or CalledProcessError."""
-        return subprocess.run(
-            [ADB, "-P", str(self.port), *args], env=self.env, capture_output=True, timeout=timeout, check=True
-        ).stdout
+    @property
+    def env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("ANDROID_", "ADB_"))}
+        env["HOME"] = str(self.home)
+        return env
+
+    async def run(
+        self, *args: str, timeout: float = 30.0, stdin: bytes | None = None
+    ) -> tuple[int, bytes, bytes]:
+        """``adb -P PORT ARGS``: (exit code, stdout, stderr)."""
+        process = await asyncio.create_subprocess_exec(
+            ADB, "-P", str(self.port), *args,
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self.env,
+        )  # fmt: skip
+        try:
+            out, err = await asyncio.wait_for(process.communicate(stdin), timeout)
+        except TimeoutError:
+            process.kill()
+            await process.wait()
+            raise
+        return process.returncode or 0, out, err
+
+    async def output(self, *args: str, timeout: float = 30.0) -> bytes:
+        """stdout of ``adb -P PORT ARGS``; AssertionError with stderr when it fails."""
+        code, out, err = await self.run(*args, timeout=timeout)
+        assert code == 0, f"adb {' '.join(args)} exited {code}: {err.decode(errors='replace')}"
+        return out
+
+    async def state_of(self, serial: str) -> str | None:
+        """The state ``adb devices`` shows for ``serial`` (device, unauthorized, offline…)."""
+        _, out, _ = await self.run("devices")
+        for line in out.decode().splitlines()[1:]:
+            parts = line.split()
+            if len(parts) >= 2 and parts[0] == serial:
+                return parts[1]
+        return None
+
+    async def wait_for_state(self, serial: str, wanted: str, timeout: float = 15.0) -> str | None:
+        deadline = time.monotonic() + timeout
+        state = None
+        while time.monotonic() < deadline:
+            state = await self.state_of(serial)
+            if state == wanted:
+                return state
+            await asyncio.sleep(0.2)
+        return state
 
     def stop(self) -> None:
         subprocess.run(

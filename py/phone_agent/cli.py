@@ -32,7 +32,8 @@ if TYPE_CHECKING:
 # --help stays quick and a command that does not serve does not load them.
 
 
-def _port(text: str) -> int:
+def port_number(text: str) -> int:
+    """An argparse type: a TCP port (0 lets the OS choose)."""
     try:
         port = int(text)
     except ValueError:
@@ -74,7 +75,7 @@ def default_port() -> int:
     if value is None or not value.strip():
         return DEFAULT_PORT
     try:
-        return _port(value.strip())
+        return port_number(value.strip())
     except argparse.ArgumentTypeError as exc:
         raise SystemExit(f"phone-agent: error: {PORT_ENV}: {exc}") from None
 
@@ -84,7 +85,7 @@ def add_server_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     parser.add_argument(
         "--port",
-        type=_port,
+        type=port_number,
         default=None,
         help="port for the page and the relay (default: $PHONE_AGENT_WS_PORT, else 7788)",
     )
@@ -123,7 +124,7 @@ def add_server_options(parser: argparse.ArgumentParser) -> None:
         "--sim", action="store_true", help="also start the simulated phone (see `phone-agent sim`)"
     )
     parser.add_argument(
-        "--sim-port", type=_port, default=5555, help="adb port of the simulated phone (default 5555)"
+        "--sim-port", type=port_number, default=5555, help="adb port of the simulated phone (default 5555)"
     )
 
 

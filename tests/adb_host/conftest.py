@@ -1,52 +1,21 @@
-"""Fixtures for the ADB host tests: a key, simulated phones on free ports, an isolated adb server,
-and an in-memory transport with a scripted device for the bad-input cases."""
+"""Fixtures for the ADB host tests: a sim that trusts the tests' key, our client online with it, and an
+in-memory transport with a scripted device for the bad-input cases. (``make_sim``, ``host_key`` and
+the isolated Debian adb server ``debian_adb`` are in tests/conftest.py.)"""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
 import shutil
-import socket
-import subprocess
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import AsyncIterator
 
 import pytest
 
 from phone_agent.adb.client import AdbClient
-from phone_agent.adb.keys import AdbPrivateKey, generate_private_key
 from phone_agent.adb.packet import AdbPacket, AdbPacketParser
 from phone_agent.server.adb_tcp import connect_adbd
 from phone_agent.sim import SimulatedPhoneServer
-from tests.support import free_port
 
 ADB = shutil.which("adb") or "/usr/bin/adb"
-
-
-@pytest.fixture(scope="session")
-def host_key() -> AdbPrivateKey:
-    return generate_private_key()
-
-
-@pytest.fixture
-async def make_sim() -> AsyncIterator[Callable[..., Awaitable[SimulatedPhoneServer]]]:
-    """Start simulated phones (port chosen by the OS, outside the adb server's 5555–5585 scan)."""
-    started: list[SimulatedPhoneServer] = []
-
-    async def make(auth: str = "accept", control: bool = False) -> SimulatedPhoneServer:
-        server = SimulatedPhoneServer("127.0.0.1", 0, auth=auth, control_port=0 if control else None)
-        await server.start()
-        started.append(server)
-        return server
-
-    try:
-        yield make
-    finally:
-        for server in started:
-            await server.close()
 
 
 @pytest.fixture
@@ -65,84 +34,6 @@ async def client(sim, host_key) -> AsyncIterator[AdbClient]:
         yield connected
     finally:
         await connected.close()
-
-
-# ----- Debian's adb server, isolated -------------------------------------------------------------
-
-
-@dataclass
-class AdbServer:
-    """An adb server of our own: own port, own HOME (its own key), killed at the end."""
-
-    port: int
-    home: Path
-
-    @property
-    def env(self) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("ANDROID_", "ADB_"))}
-        env["HOME"] = str(self.home)
-        return env
-
-    async def run(self, *args: str, timeout: float = 30.0) -> tuple[int, bytes, bytes]:
-        process = await asyncio.create_subprocess_exec(
-            ADB, "-P", str(self.port), *args,
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self.env,
-        )  # fmt: skip
-        try:
-            out, err = await asyncio.wait_for(process.communicate(), timeout)
-        except TimeoutError:
-            process.kill()
-            await process.wait()
-            raise
-        return process.returncode or 0, out, err
-
-
-@pytest.fixture(scope="session")
-def adb_server(tmp_path_factory) -> AsyncIterator[AdbServer]:
-    if not os.path.exists(ADB):
-        if os.environ.get("CI"):
-            pytest.fail("Debian's adb is not installed (apt-get install adb)")
-        pytest.skip("Debian's adb is not installed (apt-get install adb)")
-    home = tmp_path_factory.mktemp("adb-home")
-    server = AdbServer(free_port(), home)
-    started = subprocess.run(
-        [ADB, "-P", str(server.port), "start-server"], env=server.env, capture_output=True, timeout=30
-    )
-    if started.returncode != 0:
-        pytest.fail(f"adb start-server failed: {started.stderr.decode(errors='replace')}")
-    try:
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", server.port), 0.5):
-                break
-            time.sleep(0.1)
-        yield server
-    finally:
-        subprocess.run(
-            [ADB, "-P", str(server.port), "kill-server"], env=server.env, capture_output=True, timeout=15
-        )
-        _make_sure_it_is_gone(server.port)
-
-
-def _make_sure_it_is_gone(port: int) -> None:
-    """If our server still listens after kill-server, end that one process (found by its own port)."""
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), 0.2).close()
-        except OSError:
-            return
-        time.sleep(0.1)
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if argv and argv[0].endswith(b"adb") and f"tcp:{port}".encode() in argv:
-            with contextlib.suppress(OSError):
-                os.kill(int(entry.name), 15)
 
 
 # ----- an in-memory transport and a scripted device ---------------------------------------------

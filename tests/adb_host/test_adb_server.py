@@ -18,13 +18,13 @@ pytestmark = pytest.mark.adb
 
 
 @pytest.fixture
-async def held(adb_server, make_sim):
+async def held(debian_adb, make_sim):
     """A simulated phone connected to the isolated adb server; yields (sim, adb serial)."""
     sim = await make_sim(auth="accept")
     serial = f"127.0.0.1:{sim.port}"
     # adb 29 may print "failed to authenticate" while the phone takes its new key: wait for "device".
-    await adb_server.run("connect", serial)
-    server = adb_server_client(port=adb_server.port)
+    await debian_adb.run("connect", serial)
+    server = adb_server_client(port=debian_adb.port)
     state = None
     for _ in range(100):
         entries = {e.serial: e.state for e in await server.devices()}
@@ -36,12 +36,12 @@ async def held(adb_server, make_sim):
     try:
         yield sim, serial
     finally:
-        await adb_server.run("disconnect", serial)
+        await debian_adb.run("disconnect", serial)
 
 
-async def test_version_and_devices_l(adb_server, held):
+async def test_version_and_devices_l(debian_adb, held):
     sim, serial = held
-    server = adb_server_client(port=adb_server.port)
+    server = adb_server_client(port=debian_adb.port)
     assert await server.version() >= 39
     entry = next(e for e in await server.devices() if e.serial == serial)
     assert entry.state == "device"
@@ -49,9 +49,9 @@ async def test_version_and_devices_l(adb_server, held):
     assert "transport_id" in entry.properties
 
 
-async def test_services_through_host_transport(adb_server, held):
+async def test_services_through_host_transport(debian_adb, held):
     sim, serial = held
-    device = await adb_server_client(port=adb_server.port).device(serial)
+    device = await adb_server_client(port=debian_adb.port).device(serial)
     assert "shell_v2" in device.features
     result = await shell(device, "echo out; echo err >&2; exit 5")
     assert (result.stdout, result.stderr, result.exit_code) == (b"out\n", b"err\n", 5)
@@ -64,19 +64,19 @@ async def test_services_through_host_transport(adb_server, held):
         assert await sync.pull("/data/local/tmp/c.bin") == data
 
 
-async def test_adb_device_over_the_adb_server_and_screenshot_equals_adb_exec_out(adb_server, held, host_key):
+async def test_adb_device_over_the_adb_server_and_screenshot_equals_adb_exec_out(debian_adb, held, host_key):
     sim, serial = held
     direct = await connect_adbd("127.0.0.1", sim.port, host_key)
     try:
         direct_png = await AdbDevice(direct, transport="tcp").screenshot_png()
     finally:
         await direct.close()
-    opener = await adb_server_client(port=adb_server.port).device(serial)
+    opener = await adb_server_client(port=debian_adb.port).device(serial)
     device = AdbDevice(opener, transport="adb-server", serial=serial)
     info = await device.info()
     assert info["transport"] == "adb-server" and info["screenWidth"] == 1080
     ours = await device.screenshot_png()
-    code, theirs, err = await adb_server.run("-s", serial, "exec-out", "screencap", "-p")
+    code, theirs, err = await debian_adb.run("-s", serial, "exec-out", "screencap", "-p")
     assert code == 0, err
     again = await device.screenshot_png()  # the status-bar clock may tick between the two
     assert theirs in (ours, again)
@@ -84,8 +84,8 @@ async def test_adb_device_over_the_adb_server_and_screenshot_equals_adb_exec_out
     assert [n.label for n in await device.ui_nodes()]
 
 
-async def test_unknown_serial_fails_with_the_servers_message(adb_server):
-    server = adb_server_client(port=adb_server.port)
+async def test_unknown_serial_fails_with_the_servers_message(debian_adb):
+    server = adb_server_client(port=debian_adb.port)
     # An unknown (or unplugged) serial means the phone is gone: AdbConnectionLost with the server's words.
     with pytest.raises(AdbConnectionLost, match="not found"):
         await server.open_service("no-such-serial", "shell:true")

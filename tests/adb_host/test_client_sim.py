@@ -175,7 +175,7 @@ async def test_new_key_is_offered_and_accepted(make_sim):
 
 
 async def test_prompt_then_approve_through_the_control_endpoint(make_sim):
-    sim = await make_sim(auth="prompt", control=True)
+    sim = await make_sim(auth="prompt")
     key = generate_private_key()
     prompted = asyncio.Event()
 

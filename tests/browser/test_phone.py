@@ -6,14 +6,13 @@ return its screen, byte for byte what Debian's adb gets from the same phone.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
 
 import pytest
 
 from phone_agent.sim.server import SimulatedPhoneServer
-from tests.support import IsolatedAdbServer, eventually, free_port, mcp_stdio_session, open_page, result_text
+from tests.support import eventually, free_port, mcp_stdio_session, open_page, result_text
 
 pytestmark = pytest.mark.browser
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -37,7 +36,7 @@ async def connected(page) -> None:
     await page.wait_for_selector("html[data-phone=connected]", state="attached", timeout=30_000)
 
 
-async def test_the_page_connects_to_the_phone_and_both_channels_see_it(browser, sim, tmp_path):
+async def test_the_page_connects_to_the_phone_and_both_channels_see_it(browser, sim, debian_adb):
     port = free_port()
     url = f"http://127.0.0.1:{port}/?device=tcp:127.0.0.1:{sim.port}&relayRetryMs=300"
     async with mcp_stdio_session("--port", str(port), "--self-check-delay", "0") as session:
@@ -65,19 +64,10 @@ async def test_the_page_connects_to_the_phone_and_both_channels_see_it(browser, 
             png_a = base64.b64decode(shot_a.content[0].data)
             assert png_a.startswith(PNG) and png_a == png_b
 
-            # The sim runs in this event loop: Debian's adb runs in a thread so that it can answer.
-            adb = await asyncio.to_thread(IsolatedAdbServer, tmp_path)
-            try:
-                await asyncio.to_thread(adb.run, "connect", f"127.0.0.1:{sim.port}")
-                for _ in range(50):
-                    listing = (await asyncio.to_thread(adb.run, "devices")).decode()
-                    if f"127.0.0.1:{sim.port}\tdevice" in listing:
-                        break
-                    await asyncio.sleep(0.2)
-                serial = f"127.0.0.1:{sim.port}"
-                reference = await asyncio.to_thread(adb.run, "-s", serial, "exec-out", "screencap", "-p")
-            finally:
-                await asyncio.to_thread(adb.stop)
+            serial = f"127.0.0.1:{sim.port}"
+            await debian_adb.output("connect", serial)
+            assert await debian_adb.wait_for_state(serial, "device") == "device"
+            reference = await debian_adb.output("-s", serial, "exec-out", "screencap", "-p")
             assert reference == png_a
 
             # The live view shows the screen and how fast it refreshes.
@@ -170,27 +160,19 @@ async def test_the_phone_asks_once_and_remembers_the_browsers_key(browser, serve
         await phone.close()
 
 
-async def test_a_phone_held_by_the_hosts_adb_server_is_used_through_it(browser, sim, served, tmp_path):
-    adb = await asyncio.to_thread(IsolatedAdbServer, tmp_path)
-    try:
-        serial = f"127.0.0.1:{sim.port}"
-        await asyncio.to_thread(adb.run, "connect", serial)
-        for _ in range(50):
-            if f"{serial}\tdevice" in (await asyncio.to_thread(adb.run, "devices")).decode():
-                break
-            await asyncio.sleep(0.2)
-        url = f"{served.base}/?device=adb-server:{serial}&adbServer=127.0.0.1:{adb.port}"
-        async with open_page(browser, url) as (page, _watch):
-            await connected(page)
-            await page.uncheck("#live-toggle")
-            assert "(adb server)" in await page.text_content("#device-state")
-            status = json.loads((await page.webmcp.call_tool("get_device_status", {}))["content"][0]["text"])
-            assert status["connected"] and status["transport"] == "adb-server"
-            assert status["serial"] == sim.serial
-            shot = await page.webmcp.call_tool("take_screenshot", {})
-            assert not shot.get("isError"), shot
-            png = base64.b64decode(shot["content"][0]["data"])
-            reference = await asyncio.to_thread(adb.run, "-s", serial, "exec-out", "screencap", "-p")
-            assert png == reference
-    finally:
-        await asyncio.to_thread(adb.stop)
+async def test_a_phone_held_by_the_hosts_adb_server_is_used_through_it(browser, sim, served, debian_adb):
+    serial = f"127.0.0.1:{sim.port}"
+    await debian_adb.output("connect", serial)
+    assert await debian_adb.wait_for_state(serial, "device") == "device"
+    url = f"{served.base}/?device=adb-server:{serial}&adbServer=127.0.0.1:{debian_adb.port}"
+    async with open_page(browser, url) as (page, _watch):
+        await connected(page)
+        await page.uncheck("#live-toggle")
+        assert "(adb server)" in await page.text_content("#device-state")
+        status = json.loads((await page.webmcp.call_tool("get_device_status", {}))["content"][0]["text"])
+        assert status["connected"] and status["transport"] == "adb-server"
+        assert status["serial"] == sim.serial
+        shot = await page.webmcp.call_tool("take_screenshot", {})
+        assert not shot.get("isError"), shot
+        png = base64.b64decode(shot["content"][0]["data"])
+        assert png == await debian_adb.output("-s", serial, "exec-out", "screencap", "-p")

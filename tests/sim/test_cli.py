@@ -7,18 +7,12 @@ import json
 import os
 import re
 import signal
-import socket
 import sys
 
 import pytest
 
 from tests.sim.raw_host import RawHost
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tests.support import free_port
 
 
 async def start(*args: str) -> asyncio.subprocess.Process:

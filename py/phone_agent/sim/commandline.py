@@ -14,6 +14,8 @@ import signal
 import sys
 from typing import TYPE_CHECKING, Any
 
+from phone_agent.cli import port_number
+
 if TYPE_CHECKING:
     from phone_agent.sim.server import SimulatedPhoneServer
 
@@ -22,21 +24,11 @@ log = logging.getLogger("phone_agent.sim")
 DEFAULT_SIM_PORT = 5555
 
 
-def _port(text: str) -> int:
-    try:
-        port = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
-    if not 0 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"port out of range: {port}")
-    return port
-
-
 def add_sim_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``sim`` subcommand's options."""
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     parser.add_argument(
-        "--port", type=_port, default=DEFAULT_SIM_PORT, help=f"adb port (default {DEFAULT_SIM_PORT})"
+        "--port", type=port_number, default=DEFAULT_SIM_PORT, help=f"adb port (default {DEFAULT_SIM_PORT})"
     )
     parser.add_argument("--serial", default=None, help="the phone's serial number (ro.serialno)")
     parser.add_argument(
@@ -48,7 +40,7 @@ def add_sim_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--control-port",
-        type=_port,
+        type=port_number,
         default=None,
         help="serve the JSON control endpoint on 127.0.0.1:PORT (0 picks a free port; default off)",
     )
