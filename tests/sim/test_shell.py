@@ -126,3 +126,18 @@ def test_small_toybox_commands(sh):
     assert run(sh, "sleep 0.01 && echo ok")[0] == b"ok\n"
     # What `adb logcat` sends: it must end, not stream forever.
     assert b"beginning of main" in run(sh, 'export ANDROID_LOG_TAGS=""; exec logcat')[0]
+
+
+def test_android_commands_resolve_relative_paths_against_the_working_directory():
+    class WritingPhone(EchoPhone):
+        def command_names(self) -> frozenset[str]:
+            return frozenset({"screencap"})
+
+        def run(self, argv, stdin, fs) -> CommandResult:
+            fs.write_file(argv[-1], b"PNG")
+            return CommandResult()
+
+    fs = VirtualFileSystem()
+    shell = Shell(fs, WritingPhone())
+    assert shell.run("cd /sdcard && screencap -p shot.png").exit_code == 0
+    assert fs.read_file("/sdcard/shot.png") == b"PNG"

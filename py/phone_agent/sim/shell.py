@@ -48,6 +48,21 @@ class AndroidCommands(Protocol):
     def run(self, argv: list[str], stdin: bytes, fs: VirtualFileSystem) -> object: ...
 
 
+class WorkingDirFiles:
+    """The files an Android command sees: relative paths resolve against the shell's current
+    directory (``cd /sdcard && screencap shot.png`` writes /sdcard/shot.png, as on a phone)."""
+
+    def __init__(self, fs: VirtualFileSystem, cwd: str) -> None:
+        self.fs = fs
+        self.cwd = cwd
+
+    def read_file(self, path: str) -> bytes:
+        return self.fs.read_file(self.fs.normalize(path, self.cwd))
+
+    def write_file(self, path: str, data: bytes) -> None:
+        self.fs.write_file(self.fs.normalize(path, self.cwd), data)
+
+
 class ShellSyntaxError(Exception):
     """An unterminated quote or a misplaced operator."""
 
@@ -395,7 +410,7 @@ class Shell:
         if builtin is not None:
             return builtin([base, *argv[1:]], stdin)  # type: ignore[arg-type]
         if self.phone is not None and base in self.phone.command_names():
-            result = self.phone.run([base, *argv[1:]], stdin or b"", self.fs)
+            result = self.phone.run([base, *argv[1:]], stdin or b"", WorkingDirFiles(self.fs, self.cwd))
             return ShellResult(
                 getattr(result, "stdout", b""),
                 getattr(result, "stderr", b""),
