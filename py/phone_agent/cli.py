@@ -67,6 +67,19 @@ def _tool_timeout(text: str) -> tuple[str, int]:
     return name, value
 
 
+MODEL_KEY_ENV = "PHONE_AGENT_MODEL_API_KEY"
+OPENAI_KEY_ENV = "OPENAI_API_KEY"
+
+
+def model_api_key() -> str | None:
+    """The model's API key from the environment (never from the command line, where ps shows it)."""
+    for name in (MODEL_KEY_ENV, OPENAI_KEY_ENV):
+        value = os.environ.get(name, "").strip()
+        if value:
+            return value
+    return None
+
+
 def default_port() -> int:
     """The port when ``--port`` is not given: ``PHONE_AGENT_WS_PORT``, else 7788."""
     from .server.runtime import DEFAULT_PORT, PORT_ENV
@@ -120,6 +133,16 @@ def add_server_options(parser: argparse.ArgumentParser) -> None:
         help=argparse.SUPPRESS,
     )
     parser.add_argument("--self-check-delay", type=float, default=None, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--model-base-url",
+        metavar="URL",
+        default=None,
+        help="default OpenAI-compatible base URL for the page's agent, e.g. http://127.0.0.1:11434/v1 "
+        f"(the API key comes from ${MODEL_KEY_ENV}, else ${OPENAI_KEY_ENV}); the page's Settings win",
+    )
+    parser.add_argument(
+        "--model", metavar="NAME", default=None, help="default model name for the page's agent"
+    )
     parser.add_argument(
         "--sim", action="store_true", help="also start the simulated phone (see `phone-agent sim`)"
     )
@@ -179,6 +202,9 @@ def server_options(args: argparse.Namespace) -> ServerOptions:
         if args.self_check_delay is None
         else args.self_check_delay,
         verbose=args.verbose,
+        model_base_url=args.model_base_url,
+        model_name=args.model,
+        model_api_key=model_api_key() if (args.model_base_url or args.model) else None,
     )
 
 

@@ -115,7 +115,13 @@ def request_images(request: dict[str, Any]) -> list[Image.Image]:
 
 
 class ScriptedModelServer:
-    def __init__(self, script: list[Reply] | None = None) -> None:
+    """``allow_origin`` (e.g. a page's origin, or ``*``) makes it answer CORS preflights and send
+    ``Access-Control-Allow-Origin``, so a browser page on another port can call it; None (the default)
+    sends no CORS headers at all, like a provider that does not allow the page."""
+
+    def __init__(self, script: list[Reply] | None = None, allow_origin: str | None = None) -> None:
+        self.allow_origin = allow_origin
+        self.preflights = 0
         self.script: list[Reply] = list(script or [])
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
@@ -167,6 +173,10 @@ class ScriptedModelServer:
         while (line := await reader.readline()) not in (b"\r\n", b"\n", b""):
             name, _, value = line.decode("latin-1").partition(":")
             headers[name.strip().lower()] = value.strip()
+        if request_line.split(b" ", 1)[0] == b"OPTIONS":
+            self._preflight(writer, headers)
+            await writer.drain()
+            return
         body = await reader.readexactly(int(headers.get("content-length", "0")))
         request = json.loads(body)
         self.requests.append(request)
@@ -241,9 +251,26 @@ class ScriptedModelServer:
             ],
         }
 
-    @staticmethod
-    def _head(writer: asyncio.StreamWriter, code: int, content_type: str, body: bytes | None) -> None:
+    def _cors_lines(self) -> list[str]:
+        if self.allow_origin is None:
+            return []
+        return [f"Access-Control-Allow-Origin: {self.allow_origin}", "Vary: Origin"]
+
+    def _preflight(self, writer: asyncio.StreamWriter, headers: dict[str, str]) -> None:
+        self.preflights += 1
+        lines = ["HTTP/1.1 204 No Content", "Connection: close", "Content-Length: 0", *self._cors_lines()]
+        if self.allow_origin is not None:
+            asked = headers.get("access-control-request-headers", "content-type, authorization")
+            lines += [
+                "Access-Control-Allow-Methods: POST, OPTIONS",
+                f"Access-Control-Allow-Headers: {asked}",
+                "Access-Control-Max-Age: 600",
+            ]
+        writer.write(("\r\n".join(lines) + "\r\n\r\n").encode())
+
+    def _head(self, writer: asyncio.StreamWriter, code: int, content_type: str, body: bytes | None) -> None:
         lines = [f"HTTP/1.1 {code} X", f"Content-Type: {content_type}", "Connection: close"]
+        lines += self._cors_lines()
         if body is not None:
             lines.append(f"Content-Length: {len(body)}")
         writer.write(("\r\n".join(lines) + "\r\n\r\n").encode() + (body or b""))

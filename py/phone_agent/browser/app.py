@@ -15,6 +15,7 @@ from .. import __version__
 from ..adb.services import exec_into
 from ..context import McpServiceContext
 from ..relay_frames import relay_settings
+from .agent_page import AgentPage
 from .interop import to_js_json
 from .phone import PhonePanel
 from .relay_client import McpRelayClient
@@ -29,6 +30,7 @@ class PhoneAgentPage:
     webmcp: WebMcpService
     relay: McpRelayClient
     phone: PhonePanel
+    agent: AgentPage
     phone_connecting: asyncio.Future[None] | None = None
 
 
@@ -50,6 +52,10 @@ async def start() -> PhoneAgentPage:
     context.add_call_listener(ui.log_call)
 
     server_config = await fetch_server_config()
+    # The agent (settings, chat panel, task history) before the channels: a call arriving at once
+    # already finds the restored history and the configured model.
+    agent = AgentPage(context, server_config)
+    await agent.start()
     settings = relay_settings(str(js.location.href), server_config)
     relay = McpRelayClient(
         context,
@@ -64,7 +70,7 @@ async def start() -> PhoneAgentPage:
     ui.set_webmcp_status(await webmcp.register(), webmcp.registered)
     relay.connect()
     phone = PhonePanel(context, (server_config or {}).get("adbBridge"))
-    page = PhoneAgentPage(context, ui, webmcp, relay, phone)
+    page = PhoneAgentPage(context, ui, webmcp, relay, phone, agent)
     page.phone_connecting = asyncio.ensure_future(phone.connect_at_load((server_config or {}).get("device")))
     expose_console_api(page)
     ui.ready()

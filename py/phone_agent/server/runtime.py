@@ -59,6 +59,21 @@ class ServerOptions:
     allow_device_hosts: tuple[str, ...] = ()
     # The device the page connects to at load unless told otherwise, e.g. "tcp:127.0.0.1:5555" (--sim).
     default_device: str | None = None
+    # The model the page uses unless its own Settings name one (--model-base-url, --model, and the key
+    # from PHONE_AGENT_MODEL_API_KEY or OPENAI_API_KEY). The key stays out of repr: never logged.
+    model_base_url: str | None = None
+    model_name: str | None = None
+    model_api_key: str | None = field(default=None, repr=False)
+
+    def page_model_defaults(self) -> dict[str, str] | None:
+        """The ``model`` entry of ``/api/config``: None when no model was given on the command line."""
+        if not self.model_base_url and not self.model_name:
+            return None
+        defaults = {"provider": "custom", "baseUrl": self.model_base_url or ""}
+        defaults["model"] = self.model_name or ""
+        if self.model_api_key:
+            defaults["apiKey"] = self.model_api_key
+        return defaults
 
 
 class StartupError(Exception):
@@ -144,7 +159,7 @@ class WebServer:
             options.root,
             policy,
             bridge=BridgePolicy(frozenset(host.lower() for host in options.allow_device_hosts)),
-            page_defaults={"device": options.default_device},
+            page_defaults={"device": options.default_device, "model": options.page_model_defaults()},
         )
         config = uvicorn.Config(
             app,
@@ -181,6 +196,13 @@ class WebServer:
             log.warning("%s has no static/vendor/pyodide: run scripts/setup to vendor the runtime", root)
         print(f"phone-agent: serving {self.options.root} (page and relay on one port)", file=sys.stderr)
         print(f"phone-agent: WebSocket relay on {relay_url}", file=sys.stderr)
+        if self.options.model_base_url or self.options.model_name:
+            key = "set" if self.options.model_api_key else "not set"
+            print(
+                f"phone-agent: the page's default model: {self.options.model_name or '(none)'} at "
+                f"{self.options.model_base_url or '(no base URL)'} (API key {key})",
+                file=sys.stderr,
+            )
         print(f"phone-agent: open {self.url} in Chrome", file=sys.stderr, flush=True)
 
     @property

@@ -1,0 +1,162 @@
+"""The Settings card: which model the agent asks (provider, base URL, API key, model), kept in
+IndexedDB ("settings" store) and resolved against the defaults the server hands the page
+(``phone-agent serve|mcp --model-base-url … --model …``): the page's own settings win when set.
+
+The API key lives in a password field and in IndexedDB only; what the card shows and logs is
+``ModelSettings.to_public_json`` (whether a key is set, never the key).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import js  # type: ignore[import-not-found]
+from pyodide.ffi import create_proxy  # type: ignore[import-not-found]
+
+from ..agent.settings import PROVIDERS, ModelSettings, resolve_model_settings
+from .prompt_api import builtin_availability, unavailable_text
+from .storage import IndexedDbStore
+
+SETTINGS_KEY = "model"
+FIELDS = ("provider", "baseUrl", "apiKey", "model")
+FIELD_IDS = {
+    "provider": "settings-provider",
+    "baseUrl": "settings-base-url",
+    "apiKey": "settings-api-key",
+    "model": "settings-model",
+}
+
+
+class SettingsCard:
+    """The model settings: stored, shown, and resolved into the ``ModelSettings`` the agent uses."""
+
+    def __init__(self, server_defaults: dict[str, Any] | None, on_change: Callable[[], None]) -> None:
+        self._doc = js.document
+        self._store = IndexedDbStore("settings")
+        self._server = server_defaults if isinstance(server_defaults, dict) else None
+        self._page: dict[str, Any] | None = None
+        self._on_change = on_change
+        self._proxies: list[Any] = []
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self.builtin = "unknown"
+        select = self._field("provider")
+        select.replaceChildren()
+        for key, (label, _url, _advice) in PROVIDERS.items():
+            option = self._doc.createElement("option")
+            option.value = key
+            option.textContent = label
+            select.append(option)
+        self._bind("settings-form", "submit", self._on_submit)
+        self._bind("settings-clear", "click", lambda _e: self._spawn(self.clear()))
+        self._bind("settings-provider", "change", lambda _e: self._provider_changed())
+
+    # -- wiring ---------------------------------------------------------------------------------
+
+    def _field(self, name: str) -> Any:
+        return self._doc.getElementById(FIELD_IDS[name])
+
+    def _bind(self, element_id: str, event: str, handler: Any) -> None:
+        proxy = create_proxy(handler)
+        self._proxies.append(proxy)
+        self._doc.getElementById(element_id).addEventListener(event, proxy)
+
+    def _spawn(self, coroutine: Any) -> None:
+        task = asyncio.ensure_future(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # -- state ----------------------------------------------------------------------------------
+
+    def resolved(self) -> ModelSettings | None:
+        """The settings to use now: the page's when complete, else the server's, else None."""
+        return resolve_model_settings(self._page, self._server)
+
+    async def load(self) -> None:
+        """Read the stored settings (a broken store only loses them) and show what is in use."""
+        try:
+            stored = await self._store.get(SETTINGS_KEY)
+        except Exception as exc:  # IndexedDB refused (private mode, quota): the server's defaults apply
+            js.console.warn(f"[settings] could not read the stored model settings: {exc}")
+            stored = None
+        self._page = stored if isinstance(stored, dict) else None
+        self._fill(self._page or {})
+        await self._check_builtin()
+        self._show()
+
+    async def save(self, values: dict[str, Any]) -> None:
+        page = {name: str(values.get(name) or "").strip() for name in FIELDS}
+        self._page = page
+        await self._store.put(SETTINGS_KEY, page)
+        self._fill(page)
+        self._show()
+        self._on_change()
+
+    async def clear(self) -> None:
+        self._page = None
+        await self._store.delete(SETTINGS_KEY)
+        self._fill({})
+        self._show()
+        self._on_change()
+
+    # -- the card ---------------------------------------------------------------------------------
+
+    def _on_submit(self, event: Any) -> None:
+        event.preventDefault()
+        values = {name: str(self._field(name).value) for name in FIELDS}
+        self._spawn(self.save(values))
+
+    def _provider_changed(self) -> None:
+        provider = str(self._field("provider").value)
+        default_url = PROVIDERS.get(provider, ("", "", ""))[1]
+        self._field("baseUrl").placeholder = default_url or "http://127.0.0.1:11434/v1"
+        chrome = provider == "chrome"
+        for name in ("baseUrl", "apiKey", "model"):
+            self._field(name).disabled = chrome
+        self._spawn(self._check_builtin())
+
+    def _fill(self, values: dict[str, Any]) -> None:
+        server = self._server or {}
+        provider = values.get("provider") or "custom"
+        self._field("provider").value = provider if provider in PROVIDERS else "custom"
+        for name in ("baseUrl", "apiKey", "model"):
+            self._field(name).value = values.get(name) or ""
+        # The server's defaults show as placeholders: what applies when the field stays empty.
+        self._field("baseUrl").placeholder = (
+            server.get("baseUrl")
+            or PROVIDERS[self._field("provider").value][1]
+            or "http://127.0.0.1:11434/v1"
+        )
+        self._field("model").placeholder = server.get("model") or "e.g. qwen2.5-vl-7b-instruct"
+        self._field("apiKey").placeholder = "set by the server" if server.get("apiKey") else "(none)"
+        chrome = self._field("provider").value == "chrome"
+        for name in ("baseUrl", "apiKey", "model"):
+            self._field(name).disabled = chrome
+
+    async def _check_builtin(self) -> None:
+        self.builtin = await builtin_availability()
+        node = self._doc.getElementById("settings-builtin")
+        node.dataset.availability = self.builtin
+        if self.builtin == "available":
+            node.textContent = "Chrome built-in model: available (Prompt API with image input)."
+        else:
+            node.textContent = unavailable_text(self.builtin)
+
+    def _show(self) -> None:
+        node = self._doc.getElementById("settings-state")
+        settings = self.resolved()
+        page_complete = self._page is not None and ModelSettings.from_json(self._page).is_complete
+        if settings is None:
+            node.textContent = "No model configured: choose a provider and a model, then Save."
+            node.dataset.source = "none"
+        else:
+            source = "these settings" if page_complete else "the server's defaults (phone-agent --model)"
+            what = (
+                settings.provider_label
+                if settings.provider == "chrome"
+                else f"{settings.model} at {settings.base_url}"
+            )
+            key = ", API key set" if settings.api_key else ""
+            node.textContent = f"Using {what}{key} — from {source}."
+            node.dataset.source = "page" if page_complete else "server"

@@ -1,0 +1,165 @@
+"""The chat panel: a person types a goal and presses Run, watches the plan and the steps unfold live
+(📋 ▶️ 💭 🔧 → ✅/❌/⏭️) and can press Abort; tasks that MCP clients start show here too, because the
+panel listens to the agent itself, whichever channel started the task.
+
+Thinking arrives token by token into one 💭 line (the relay gets it as one line when it is flushed).
+Text goes in through ``textContent`` only: a model's words cannot inject markup.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import js  # type: ignore[import-not-found]
+from pyodide.ffi import create_proxy  # type: ignore[import-not-found]
+
+from ..agent.progress import ProgressEvent
+from ..errors import ToolError
+from ..tasks import AgentTask, TaskStatus
+from .interop import is_nullish
+
+TASKS_SHOWN = 20  # older tasks leave the panel (their results stay in the history)
+STATUS_ICONS = {
+    TaskStatus.FINISHED: "✅",
+    TaskStatus.FAILED: "❌",
+    TaskStatus.ABORTED: "⏹️",
+}
+
+RunGoal = Callable[[str], Any]  # a coroutine function: runs the goal, raises ToolError when refused
+AbortTask = Callable[[], None]
+
+
+def _el(tag: str, text: str = "", cls: str = "") -> Any:
+    node = js.document.createElement(tag)
+    if text:
+        node.textContent = text
+    if cls:
+        node.className = cls
+    return node
+
+
+class ChatPanel:
+    """The Agent card: goal form, Run and Abort, the live log of the running task, past tasks."""
+
+    def __init__(self, run_goal: RunGoal, abort: AbortTask) -> None:
+        self._doc = js.document
+        self._run_goal = run_goal
+        self._abort = abort
+        self._proxies: list[Any] = []
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._lines: Any = None  # the <ol> of the task being shown live
+        self._thinking: Any = None  # the 💭 line receiving tokens
+        self._current: AgentTask | None = None
+        self._bind("agent-form", "submit", self._on_submit)
+        self._bind("agent-abort", "click", self._on_abort)
+        self._set_running(False)
+
+    def _bind(self, element_id: str, event: str, handler: Any) -> None:
+        proxy = create_proxy(handler)
+        self._proxies.append(proxy)
+        self._doc.getElementById(element_id).addEventListener(event, proxy)
+
+    def _say(self, text: str, kind: str = "") -> None:
+        node = self._doc.getElementById("agent-state")
+        node.textContent = text
+        node.dataset.kind = kind
+
+    def _set_running(self, running: bool) -> None:
+        self._doc.documentElement.dataset.agent = "running" if running else "idle"
+        self._doc.getElementById("agent-run").disabled = running
+        self._doc.getElementById("agent-abort").disabled = not running
+
+    # -- the person's controls ------------------------------------------------------------------
+
+    def _on_submit(self, event: Any) -> None:
+        event.preventDefault()
+        goal_field = self._doc.getElementById("agent-goal")
+        goal = str(goal_field.value).strip()
+        if not goal:
+            self._say("Type a goal first, e.g. “Turn Wi-Fi on”.", "error")
+            return
+        task = asyncio.ensure_future(self._run(goal))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _run(self, goal: str) -> None:
+        try:
+            await self._run_goal(goal)
+        except ToolError as exc:
+            self._say(exc.message, "error")
+
+    def _on_abort(self, _event: Any = None) -> None:
+        try:
+            self._abort()
+            self._say("Aborting…", "busy")
+        except ToolError as exc:
+            self._say(exc.message, "error")
+
+    # -- a task's life (called by the page's agent runner) --------------------------------------
+
+    def task_started(self, task: AgentTask, origin: str) -> None:
+        listing = self._doc.getElementById("agent-tasks")
+        empty = self._doc.getElementById("agent-empty")
+        if not is_nullish(empty):
+            empty.remove()
+        item = _el("li", cls="chat-task")
+        item.dataset.taskId = task.id
+        item.dataset.status = "running"
+        head = _el("div", cls="chat-task__head")
+        head.append(
+            _el("span", "🎯", "chat-task__icon"),
+            _el("span", task.goal, "chat-task__goal"),
+            _el("span", origin, "chat-task__origin"),
+        )
+        self._lines = _el("ol", cls="chat-lines")
+        item.append(head, self._lines)
+        listing.prepend(item)
+        while listing.children.length > TASKS_SHOWN:
+            listing.lastElementChild.remove()
+        self._thinking = None
+        self._current = task
+        self._set_running(True)
+        self._say(f"Running: {task.goal}", "busy")
+
+    def task_ended(self, task: AgentTask) -> None:
+        item = self._doc.querySelector(f'.chat-task[data-task-id="{task.id}"]')
+        icon = STATUS_ICONS.get(task.status, "⏹️")
+        detail = task.conclusion if task.status is TaskStatus.FINISHED else task.error
+        text = f"{icon} Task {task.status}" + (f": {detail}" if detail else "")
+        if not is_nullish(item):
+            item.dataset.status = str(task.status)
+            item.append(_el("p", text, f"chat-task__end chat-task__end--{task.status}"))
+        self._thinking = None
+        self._lines = None
+        self._current = None
+        self._set_running(False)
+        self._say(text, "ok" if task.status is TaskStatus.FINISHED else "error")
+
+    def on_event(self, event: ProgressEvent) -> None:
+        """One lifecycle event of the running task (the agent's listener)."""
+        lines = self._lines
+        if lines is None:
+            return
+        if event.kind == "step_text":
+            delta = str(event.data.get("delta", ""))
+            if self._thinking is None:
+                self._thinking = _el("li", "💭 ", "chat-line chat-line--thinking chat-line--live")
+                lines.append(self._thinking)
+            self._thinking.textContent = str(self._thinking.textContent) + delta
+            return
+        if event.kind == "thinking":
+            # The flushed line (as the relay sends it) replaces the tokens gathered so far.
+            if self._thinking is not None:
+                self._thinking.textContent = event.text or ""
+                self._thinking.classList.remove("chat-line--live")
+                self._thinking = None
+                return
+        if event.text is None:
+            return
+        self._thinking = None
+        line = _el("li", event.text, f"chat-line chat-line--{event.kind}")
+        if event.kind == "step_end":
+            line.dataset.status = str(event.data.get("status", ""))
+        lines.append(line)

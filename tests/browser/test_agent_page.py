@@ -1,0 +1,251 @@
+"""run_agent_task for real in the page: the Plan-and-Resolve agent in Pyodide, asking the scripted
+OpenAI-compatible model server over ``fetch`` (streamed SSE, CORS), scaling and stitching screenshots
+with the canvas codec, driving the simulated phone over the server's ADB bridge.
+
+One page is booted for the module (``phone-agent serve --model-base-url … --model scripted``, so the
+model comes from the server's defaults); Channel A tests start ``phone-agent mcp`` as a separate
+relay the page reaches with ``?relay=``. Results are checked by the phone's state, not by the agent's
+word.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import pytest
+
+from phone_agent.sim.android.data import CATALOG_ITEMS
+from phone_agent.sim.android.screens import catalog_max_scroll
+from phone_agent.sim.server import SimulatedPhoneServer
+from tests.agent.model_server import ScriptedModelServer, call, plan, request_images, tap_on, text
+from tests.support import ServedPhoneAgent, eventually, free_port, mcp_stdio_session, open_page, result_text
+
+pytestmark = pytest.mark.browser
+
+API_KEY = "sk-page-test-SECRET-42"
+ALLOWED_CONSOLE = (
+    r"WebSocket connection to .* failed",  # the relay is not always running between tests
+    r"Failed to load resource",  # the model's HTTP 500 and the CORS test's refused request
+    r"has been blocked by CORS policy",
+)
+
+
+@dataclass
+class Rig:
+    sim: SimulatedPhoneServer
+    model: ScriptedModelServer
+    served: ServedPhoneAgent
+    relay_port: int
+    page: object
+    watch: object
+
+    def relay_args(self, *extra: str) -> tuple[str, ...]:
+        return (
+            "--port",
+            str(self.relay_port),
+            "--self-check-delay",
+            "0",
+            "--allow-origin",
+            self.served.base,
+            *extra,
+        )
+
+    async def webmcp(self, tool: str, args: dict) -> dict:
+        result = await self.page.webmcp.call_tool(tool, args)
+        return result
+
+    async def webmcp_json(self, tool: str, args: dict) -> dict:
+        result = await self.webmcp(tool, args)
+        assert not result.get("isError"), result
+        return json.loads(result["content"][0]["text"])
+
+    async def relay_connected(self) -> None:
+        async def ready() -> bool:
+            classes = await self.page.get_attribute("#relay-badge", "class")
+            return "mcp-badge--ready" in classes.split()
+
+        await eventually(ready, timeout_s=15)
+
+    async def idle(self) -> None:
+        async def idle() -> bool:
+            return await self.page.get_attribute("html", "data-agent") == "idle"
+
+        await eventually(idle, timeout_s=10)
+
+
+@pytest.fixture(scope="module")
+async def rig(browser) -> AsyncIterator[Rig]:
+    sim = SimulatedPhoneServer("127.0.0.1", free_port(), auth="accept")
+    sim.phone.clock = lambda: "12:00"
+    await sim.start()
+    model = await ScriptedModelServer().start()
+    old_key = os.environ.get("PHONE_AGENT_MODEL_API_KEY")
+    os.environ["PHONE_AGENT_MODEL_API_KEY"] = API_KEY
+    try:
+        served = await asyncio.to_thread(
+            ServedPhoneAgent, "--model-base-url", model.base_url, "--model", "scripted"
+        )
+    finally:
+        if old_key is None:
+            os.environ.pop("PHONE_AGENT_MODEL_API_KEY", None)
+        else:
+            os.environ["PHONE_AGENT_MODEL_API_KEY"] = old_key
+    model.allow_origin = served.base  # the page fetches another port: CORS for exactly its origin
+    relay_port = free_port()
+    url = (
+        f"{served.base}/?device=tcp:127.0.0.1:{sim.port}&relay=ws://127.0.0.1:{relay_port}/relay"
+        "&relayRetryMs=300&agentSettleMs=0"
+    )
+    try:
+        async with open_page(browser, url, allowed_console=ALLOWED_CONSOLE) as (page, watch):
+            await page.wait_for_selector("html[data-phone=connected]", state="attached", timeout=30_000)
+            await page.uncheck("#live-toggle")  # the agent alone uses the phone
+            yield Rig(sim, model, served, relay_port, page, watch)
+    finally:
+        log = await asyncio.to_thread(served.stop)
+        await model.stop()
+        await sim.close()
+    assert API_KEY not in log, "the API key reached the server's log"
+
+
+@pytest.fixture
+async def fresh(rig: Rig) -> Rig:
+    """A clean script and an idle agent before each test."""
+    await rig.idle()
+    rig.model.script.clear()
+    rig.sim.phone.reset()
+    return rig
+
+
+def wifi_script() -> list:
+    return [
+        plan("Open Settings", "Turn Wi-Fi on"),
+        tap_on("Settings", "The Settings app is on the home screen."),
+        call("finish_step", summary="Settings is open"),
+        tap_on("Network & internet"),
+        tap_on("Wi-Fi"),
+        call("finish_task", conclusion="Wi-Fi is on"),
+    ]
+
+
+async def test_the_server_hands_the_page_its_model_and_the_builtin_model_is_reported(fresh: Rig):
+    page = fresh.page
+    state = await page.text_content("#settings-state")
+    assert state.startswith("Using scripted at " + fresh.model.base_url), state
+    assert "API key set" in state and API_KEY not in state
+    assert await page.get_attribute("#settings-state", "data-source") == "server"
+    builtin = page.locator("#settings-builtin")
+    assert await builtin.get_attribute("data-availability") == "unavailable"
+    assert "unavailable in this browser" in await builtin.text_content()
+    # The key is in the page's config (the page needs it) but never shown in a field or the log.
+    assert await page.input_value("#settings-api-key") == ""
+
+
+async def test_turn_wifi_on_through_webmcp(fresh: Rig):
+    fresh.sim.phone.set_wifi(False)
+    fresh.model.add(*wifi_script())
+    answer = await fresh.webmcp_json("run_agent_task", {"goal": "Turn Wi-Fi on"})
+    assert answer["status"] == "finished", answer
+    assert answer["conclusion"] == "Wi-Fi is on"
+    assert (answer["stepsCompleted"], answer["totalSteps"], answer["error"]) == (2, 2, None)
+    assert fresh.sim.phone.state()["wifi"] is True
+    # The model was asked with the server's key, streaming, with a screenshot the canvas scaled.
+    assert fresh.model.headers[0]["authorization"] == f"Bearer {API_KEY}"
+    assert all(request.get("stream") is True for request in fresh.model.requests)
+    assert fresh.model.preflights >= 1
+
+    # The chat panel showed the task live, whoever started it.
+    task = fresh.page.locator(f'.chat-task[data-task-id="{answer["taskId"]}"]')
+    assert await task.get_attribute("data-status") == "finished"
+    lines = await task.locator(".chat-line").all_text_contents()
+    assert lines[0].startswith("💭 Planning the steps.")
+    assert lines[1].startswith("📋 Execution plan generated (2 steps total)")
+    assert any(line.startswith("▶️ Step 1: Open Settings") for line in lines)
+    assert any(line.startswith("💭 The Settings app is on the home screen.") for line in lines)
+    assert any(line.startswith('🔧 Calling tap({"x":') for line in lines)
+    assert any(line.startswith("✅ Step 2 completed (success") for line in lines)
+    assert "WebMCP" in await task.locator(".chat-task__origin").text_content()
+
+    latest = await fresh.webmcp_json("get_latest_task", {})
+    assert latest["taskId"] == answer["taskId"] and latest["status"] == "finished"
+    assert [step["status"] for step in latest["steps"]] == ["success", "success"]
+
+
+async def test_send_a_message_through_the_relay_with_ordered_progress(fresh: Rig):
+    fresh.model.add(
+        plan("Open the chat with Zhang San", "Send the message"),
+        call("open_app", "I open Messages.", packageName="com.google.android.apps.messaging"),
+        tap_on("Zhang San"),
+        call("finish_step", summary="The chat is open"),
+        tap_on("Text message"),
+        call("type_text", text="see you tomorrow"),
+        tap_on("Send SMS"),
+        call("finish_step", summary="Sent"),
+    )
+    progressed: list[tuple[float, str | None]] = []
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        progressed.append((value, message))
+
+    async with mcp_stdio_session(*fresh.relay_args()) as session:
+        await fresh.relay_connected()
+        result = await session.call_tool(
+            "run_agent_task", {"goal": 'Send "see you tomorrow" to Zhang San'}, progress_callback=on_progress
+        )
+    report = result_text(result)
+    assert result.is_error is not True, report
+    assert report.startswith("## ✅ Agent Task Completed"), report
+    assert '**Goal**: Send "see you tomorrow" to Zhang San' in report
+    assert "**Steps**: 2/2 succeeded" in report
+    assert "### ✅ Step 2: Send the message" in report
+    assert '`type_text({"text":"see you tomorrow"})`' in report
+    assert fresh.sim.phone.state()["sent"] == [{"to": "Zhang San", "text": "see you tomorrow"}]
+
+    values = [value for value, _ in progressed]
+    assert values == sorted(values) and len(set(values)) == len(values) and values[0] == 1
+    messages = [message or "" for _, message in progressed]
+    assert messages[0].startswith("💭 Planning the steps.")
+    assert messages[1].startswith("📋 Execution plan generated (2 steps total)\n1. Open the chat")
+    assert "💭 I open Messages." in messages
+    assert '🔧 Calling open_app({"packageName":"com.google.android.apps.messaging"})' in messages
+    assert messages[-1].startswith("✅ Step 2 completed (success, duration")
+    # Thinking is buffered: never one notification per token.
+    assert not any(message.strip() in ("💭 I", "💭 open") for message in messages)
+    origin = fresh.page.locator(".chat-task").first.locator(".chat-task__origin")
+    assert await origin.text_content() == "MCP client"
+
+
+async def test_extract_the_first_20_catalog_titles_without_a_progress_token(fresh: Rig):
+    titles = "\n".join(item.title for item in CATALOG_ITEMS[:20])
+    fresh.model.add(
+        plan("Extract the first 20 item titles of the Catalog"),
+        call("open_app", packageName="com.phoneagent.catalog"),
+        call("extract_scrolling_content", instruction="the first 20 item titles"),
+        text(titles),
+    )
+    logged: list[str] = []
+
+    async def on_log(params) -> None:
+        logged.append(str(params.data))
+
+    async with mcp_stdio_session(*fresh.relay_args(), logging_callback=on_log) as session:
+        await fresh.relay_connected()
+        result = await session.call_tool("run_agent_task", {"goal": "Extract the first 20 Catalog titles"})
+        latest = json.loads(result_text(await session.call_tool("get_latest_task", {})))
+    report = result_text(result)
+    assert report.startswith("## ✅ Agent Task Completed"), report
+    assert latest["conclusion"] == titles
+    assert fresh.sim.phone.state()["catalog_scroll"] == catalog_max_scroll()
+    stitched = 2400 + catalog_max_scroll()
+    extraction = latest["steps"][0]["toolCalls"][-1]["result"]
+    assert f"stitched {stitched} px (reached the end)" in extraction, extraction
+    # The stitched pages the model got, made by the page's canvas: 720 px wide, all rows there.
+    images = request_images(fresh.model.requests[-1])
+    assert {image.width for image in images} == {720}
+    assert abs(sum(image.height for image in images) - stitched * 720 / 1080) <= len(images)
+    assert any(line.startswith("📋 Execution plan generated") for line in logged), logged
+    assert any(line.startswith("🔧 Calling extract_scrolling_content") for line in logged)
