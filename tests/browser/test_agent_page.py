@@ -13,15 +13,27 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 import pytest
 
+from phone_agent.browser.task_history import INTERRUPTED_ERROR
 from phone_agent.sim.android.data import CATALOG_ITEMS
 from phone_agent.sim.android.screens import catalog_max_scroll
 from phone_agent.sim.server import SimulatedPhoneServer
-from tests.agent.model_server import ScriptedModelServer, call, plan, request_images, tap_on, text
+from tests.agent.model_server import (
+    ScriptedModelServer,
+    call,
+    dynamic,
+    plan,
+    request_images,
+    stall,
+    status,
+    tap_on,
+    text,
+)
 from tests.support import ServedPhoneAgent, eventually, free_port, mcp_stdio_session, open_page, result_text
 
 pytestmark = pytest.mark.browser
@@ -42,6 +54,7 @@ class Rig:
     relay_port: int
     page: object
     watch: object
+    finished_ids: list[str]
 
     def relay_args(self, *extra: str) -> tuple[str, ...]:
         return (
@@ -69,6 +82,18 @@ class Rig:
             return "mcp-badge--ready" in classes.split()
 
         await eventually(ready, timeout_s=15)
+
+    async def running(self) -> None:
+        async def running() -> bool:
+            return await self.page.get_attribute("html", "data-agent") == "running"
+
+        await eventually(running, timeout_s=10)
+
+    async def requests_at_least(self, count: int) -> None:
+        async def enough() -> bool:
+            return len(self.model.requests) >= count
+
+        await eventually(enough, timeout_s=10)
 
     async def idle(self) -> None:
         async def idle() -> bool:
@@ -104,7 +129,7 @@ async def rig(browser) -> AsyncIterator[Rig]:
         async with open_page(browser, url, allowed_console=ALLOWED_CONSOLE) as (page, watch):
             await page.wait_for_selector("html[data-phone=connected]", state="attached", timeout=30_000)
             await page.uncheck("#live-toggle")  # the agent alone uses the phone
-            yield Rig(sim, model, served, relay_port, page, watch)
+            yield Rig(sim, model, served, relay_port, page, watch, [])
     finally:
         log = await asyncio.to_thread(served.stop)
         await model.stop()
@@ -117,6 +142,8 @@ async def fresh(rig: Rig) -> Rig:
     """A clean script and an idle agent before each test."""
     await rig.idle()
     rig.model.script.clear()
+    rig.model.requests.clear()
+    rig.model.headers.clear()
     rig.sim.phone.reset()
     return rig
 
@@ -170,6 +197,7 @@ async def test_turn_wifi_on_through_webmcp(fresh: Rig):
     assert any(line.startswith("✅ Step 2 completed (success") for line in lines)
     assert "WebMCP" in await task.locator(".chat-task__origin").text_content()
 
+    fresh.finished_ids.append(answer["taskId"])
     latest = await fresh.webmcp_json("get_latest_task", {})
     assert latest["taskId"] == answer["taskId"] and latest["status"] == "finished"
     assert [step["status"] for step in latest["steps"]] == ["success", "success"]
@@ -249,3 +277,217 @@ async def test_extract_the_first_20_catalog_titles_without_a_progress_token(fres
     assert abs(sum(image.height for image in images) - stitched * 720 / 1080) <= len(images)
     assert any(line.startswith("📋 Execution plan generated") for line in logged), logged
     assert any(line.startswith("🔧 Calling extract_scrolling_content") for line in logged)
+
+
+BUSY = "Agent is already running. Please wait or call abort_task first."
+
+
+def stalling_script() -> list:
+    """Step 1 finishes; in step 2 the model starts streaming and then goes silent."""
+    return [
+        plan("Open Settings", "Wait for the model"),
+        tap_on("Settings"),
+        call("finish_step", summary="Settings is open"),
+        stall(),
+    ]
+
+
+async def test_a_person_runs_a_goal_in_the_panel_and_aborts_it(fresh: Rig):
+    page = fresh.page
+    fresh.model.add(*stalling_script())
+    await page.fill("#agent-goal", "Open Settings and wait")
+    await page.click("#agent-run")
+    await fresh.running()
+    await fresh.requests_at_least(4)  # step 2's model turn is streaming (and stalls)
+    task = page.locator(".chat-task").first
+    assert await task.locator(".chat-task__origin").text_content() == "this page"
+    await eventually(lambda: _has_line(task, "▶️ Step 2: Wait for the model"))
+
+    # One task at a time, on either channel.
+    second = await fresh.webmcp("run_agent_task", {"goal": "Another goal"})
+    assert second["isError"] is True and second["content"][0]["text"] == BUSY
+
+    started = time.monotonic()
+    await page.click("#agent-abort")
+    await fresh.idle()
+    elapsed = time.monotonic() - started
+    assert elapsed < 1.5, f"the abort took {elapsed:.2f} s"
+    latest = await fresh.webmcp_json("get_latest_task", {})
+    assert latest["status"] == "aborted" and latest["error"] == "Aborted by abort_task."
+    assert [step["status"] for step in latest["steps"]] == ["success", "failed"]
+    assert latest["steps"][0]["toolCalls"][0]["name"] == "tap"
+    assert await task.get_attribute("data-status") == "aborted"
+    assert "⏹️ Task aborted: Aborted by abort_task." in await task.locator(".chat-task__end").text_content()
+
+
+async def _has_line(task, prefix: str) -> bool:
+    lines = await task.locator(".chat-line").all_text_contents()
+    return any(line.startswith(prefix) for line in lines)
+
+
+async def test_abort_task_stops_a_webmcp_task_within_a_second(fresh: Rig):
+    fresh.model.add(*stalling_script())
+    run = asyncio.ensure_future(fresh.webmcp("run_agent_task", {"goal": "Open Settings and wait"}))
+    await fresh.requests_at_least(4)
+    started = time.monotonic()
+    aborted = await fresh.webmcp("abort_task", {})
+    assert aborted["content"][0]["text"] == "Task aborted."
+    answer = json.loads((await asyncio.wait_for(run, 10))["content"][0]["text"])
+    assert time.monotonic() - started < 1.5
+    assert answer["status"] == "aborted" and answer["error"] == "Aborted by abort_task."
+    assert (answer["stepsCompleted"], answer["totalSteps"]) == (1, 2)
+    again = await fresh.webmcp("abort_task", {})
+    assert again["isError"] is True and again["content"][0]["text"] == "No task is currently running."
+
+
+async def test_a_relay_cancel_aborts_the_task(fresh: Rig):
+    fresh.model.add(*stalling_script())
+    args = fresh.relay_args("--tool-timeout", "run_agent_task=2500")
+    async with mcp_stdio_session(*args) as session:
+        await fresh.relay_connected()
+        result = await session.call_tool("run_agent_task", {"goal": "Open Settings and wait"})
+        assert result.is_error is True
+        assert result_text(result) == 'Tool "run_agent_task" timed out after 2500ms'
+        await fresh.idle()  # the server's cancel frame reached the page and stopped the task
+        latest = json.loads(result_text(await session.call_tool("get_latest_task", {})))
+    assert latest["status"] == "aborted" and latest["error"] == "Cancelled by the caller."
+    assert [step["status"] for step in latest["steps"]] == ["success", "failed"]
+
+
+async def test_a_small_timeout_ends_the_task_aborted(fresh: Rig):
+    fresh.model.add(*stalling_script())
+    started = time.monotonic()
+    answer = await fresh.webmcp_json("run_agent_task", {"goal": "Open Settings and wait", "timeoutMs": 1500})
+    elapsed = time.monotonic() - started
+    assert answer["status"] == "aborted" and answer["error"] == "Timed out after 1500 ms."
+    assert answer["stepsCompleted"] == 1
+    assert 1.4 < elapsed < 3.5, elapsed
+
+
+async def test_the_model_answering_http_500_fails_the_task_clearly(fresh: Rig):
+    body = '{"error": {"message": "the GPU caught fire"}}'
+    fresh.model.add(status(500, body), status(500, body))  # one retry, then the task fails
+    answer = await fresh.webmcp_json("run_agent_task", {"goal": "Turn Wi-Fi on"})
+    assert answer["status"] == "failed"
+    assert answer["error"].startswith("Model error: OpenAI-compatible server (")
+    assert "failed (HTTP 500): the GPU caught fire." in answer["error"]
+    assert len(fresh.model.requests) == 2
+
+
+async def test_a_provider_without_cors_fails_with_advice(fresh: Rig):
+    page = fresh.page
+    no_cors = await ScriptedModelServer().start()  # sends no Access-Control-Allow-Origin at all
+    try:
+        await page.select_option("#settings-provider", "custom")
+        await page.fill("#settings-base-url", no_cors.base_url)
+        await page.fill("#settings-model", "no-cors-model")
+        await page.click("#settings-save")
+
+        async def from_page() -> bool:
+            return await page.get_attribute("#settings-state", "data-source") == "page"
+
+        await eventually(from_page)
+        assert "no-cors-model at " + no_cors.base_url in await page.text_content("#settings-state")
+        answer = await fresh.webmcp_json("run_agent_task", {"goal": "Turn Wi-Fi on"})
+        assert answer["status"] == "failed"
+        error = answer["error"]
+        assert (
+            f"Could not reach the OpenAI-compatible server model no-cors-model at {no_cors.base_url}" in error
+        )
+        assert "Failed to fetch" in error
+        assert f"does not allow requests from {fresh.served.base} (CORS)" in error
+        assert f"OLLAMA_ORIGINS={fresh.served.base}" in error
+        assert no_cors.requests == []  # the browser stopped at the preflight
+    finally:
+        await page.click("#settings-clear")
+        await no_cors.stop()
+
+    async def from_server() -> bool:
+        return await page.get_attribute("#settings-state", "data-source") == "server"
+
+    await eventually(from_server)
+
+
+async def test_the_phone_going_away_mid_task_fails_it_clearly(fresh: Rig):
+    page = fresh.page
+    other = SimulatedPhoneServer("127.0.0.1", free_port(), auth="accept")
+    await other.start()
+    closing: list[asyncio.Future] = []
+    try:
+        await page.fill("#tcp-target", f"127.0.0.1:{other.port}")
+        await page.click("#connect-tcp-button")
+
+        async def on_other() -> bool:
+            status = await fresh.webmcp_json("get_device_status", {})
+            return status.get("serial") == other.serial
+
+        await eventually(on_other, timeout_s=20)
+
+        def unplug(request):
+            closing.append(asyncio.ensure_future(other.close()))  # gone as the model answers
+            return call("tap", x=100, y=100)
+
+        fresh.model.add(plan("Tap"), dynamic(unplug))
+        started = time.monotonic()
+        answer = await fresh.webmcp_json("run_agent_task", {"goal": "Tap the screen"})
+        assert time.monotonic() - started < 20
+        assert answer["status"] == "failed"
+        assert answer["error"].startswith("The phone stopped answering: "), answer["error"]
+        status_now = await fresh.webmcp_json("get_device_status", {})
+        assert status_now == {"connected": False}
+    finally:
+        await asyncio.wait(closing, timeout=5) if closing else None
+        await other.close()
+        await page.fill("#tcp-target", f"127.0.0.1:{fresh.sim.port}")
+        await page.click("#connect-tcp-button")
+        await page.wait_for_selector("html[data-phone=connected]", state="attached", timeout=30_000)
+
+
+async def test_no_model_configured_is_a_clear_error(browser, served, rig: Rig):
+    # The session's plain `phone-agent serve` hands no model; this page has no Settings of its own.
+    url = f"{served.base}/?device=tcp:127.0.0.1:{rig.sim.port}"
+    async with open_page(browser, url) as (page, _watch):
+        await page.wait_for_selector("html[data-phone=connected]", state="attached", timeout=30_000)
+        await page.uncheck("#live-toggle")
+        assert await page.get_attribute("#settings-state", "data-source") == "none"
+        result = await page.webmcp.call_tool("run_agent_task", {"goal": "Turn Wi-Fi on"})
+        assert result["isError"] is True
+        text_ = result["content"][0]["text"]
+        assert text_ == "No model configured: open Settings in the page and choose a model provider."
+        latest = await page.webmcp.call_tool("get_latest_task", {})
+        assert latest["isError"] is True  # the refused call left no task behind
+        await page.fill("#agent-goal", "Turn Wi-Fi on")
+        await page.click("#agent-run")
+        await eventually(lambda: _state_is(page, text_))
+
+
+async def _state_is(page, wanted: str) -> bool:
+    return await page.text_content("#agent-state") == wanted
+
+
+async def test_tasks_survive_a_reload_and_a_running_task_comes_back_aborted(fresh: Rig):
+    page = fresh.page
+    assert fresh.finished_ids, "the Wi-Fi test ran first and finished a task"
+    fresh.model.add(*stalling_script())
+    run = asyncio.ensure_future(fresh.webmcp("run_agent_task", {"goal": "Open Settings and wait"}))
+    await fresh.requests_at_least(4)
+    running = await fresh.webmcp_json("get_latest_task", {})
+    assert running["status"] == "executing"
+    await page.reload()
+    await page.wait_for_selector("html[data-state=ready]", state="attached", timeout=60_000)
+    await asyncio.wait({run}, timeout=10)
+    assert run.done()
+    run.exception() if not run.cancelled() else None  # the call died with the page: either way is fine
+
+    latest = await fresh.webmcp_json("get_latest_task", {})
+    assert latest["taskId"] == running["taskId"]
+    assert latest["status"] == "aborted" and latest["error"] == INTERRUPTED_ERROR
+    assert [step["status"] for step in latest["steps"]] == ["success", "failed"]
+    earlier = await fresh.webmcp_json("get_task_result", {"taskId": fresh.finished_ids[0]})
+    assert earlier["status"] == "finished" and earlier["conclusion"] == "Wi-Fi is on"
+    assert earlier["steps"][0]["toolCalls"][0]["name"] == "tap"
+    brief = await fresh.webmcp_json(
+        "get_task_result", {"taskId": fresh.finished_ids[0], "includeSteps": False}
+    )
+    assert "steps" not in brief
+    await page.wait_for_selector("html[data-phone=connected]", state="attached", timeout=30_000)

@@ -3,9 +3,9 @@ the Prompt API), plugs it into the shared McpServiceContext, and keeps the task 
 
 ``PageAgentRunner`` is what ``context.agent`` holds (context.py's AgentRunner): it runs each task on
 the PlanAndResolveAgent and around it tells the chat panel and stores the task (at its start, after
-the plan and each step, and at its end), so get_task_result and get_latest_task still answer after a
-reload. Settings decide the model at every task's start; with none configured ``context.agent`` is
-None and run_agent_task answers the "No model configured" error.
+the plan, each step and each action, and at its end), so get_task_result and get_latest_task still
+answer after a reload. Settings decide the model at every task's start; with none configured,
+``context.agent`` is None and run_agent_task answers the "No model configured" error.
 
 Hidden page parameter for tests and slow phones: ``?agentSettleMs=N`` (the wait after each action and
 each scroll before the next screenshot; default 500 and 400 ms).
@@ -135,7 +135,7 @@ class PageAgentRunner:
 
     def _on_event(self, event: ProgressEvent) -> None:
         self.panel.on_event(event)
-        if self._task is not None and event.kind in ("planned", "step_end"):
+        if self._task is not None and event.kind in ("planned", "step_start", "tool_result", "step_end"):
             self.history.save(self._task)
 
 

@@ -1,0 +1,95 @@
+"""The page's task history and model defaults, in CPython: stored tasks come back as they were (a
+task interrupted by a reload comes back aborted), and ``serve|mcp --model-base-url --model`` hand the
+page a model whose key comes from the environment and never shows in the options' repr."""
+
+from __future__ import annotations
+
+from phone_agent.browser.task_history import (
+    HISTORY_LIMIT,
+    INTERRUPTED_ERROR,
+    restore_order,
+    task_from_record,
+    task_record,
+)
+from phone_agent.cli import build_parser, server_options
+from phone_agent.server.app import api_config
+from phone_agent.tasks import AgentStep, AgentTask, StepStatus, TaskStatus, ToolCallRecord
+
+
+def finished_task(task_id: str = "t1", created: int = 1_000) -> AgentTask:
+    task = AgentTask(task_id, "Turn Wi-Fi on", created)
+    task.move_to(TaskStatus.PLANNING, created + 1)
+    task.steps = [
+        AgentStep(
+            f"{task_id}-s1",
+            1,
+            "Open Settings",
+            "Open it.",
+            summary="open",
+            status=StepStatus.SUCCESS,
+            tool_calls=[ToolCallRecord("tap", {"x": 1, "y": 2}, "tapped at (2,4)", 12, True)],
+            before_screenshot="data:image/jpeg;base64,AAAA",
+            started_at=created + 2,
+            finished_at=created + 50,
+        ),
+    ]
+    task.move_to(TaskStatus.EXECUTING, created + 2)
+    task.conclusion = "Wi-Fi is on"
+    task.move_to(TaskStatus.FINISHED, created + 60)
+    return task
+
+
+def test_a_finished_task_round_trips_without_its_screenshots():
+    task = finished_task()
+    record = task_record(task)
+    assert "data:image" not in str(record)
+    again = task_from_record(record, now_ms=99_999)
+    assert again.to_json() == task.to_json()
+    assert again.steps[0].before_screenshot is None
+
+
+def test_a_task_running_at_reload_comes_back_aborted_with_its_finished_steps():
+    task = finished_task()
+    task.status = TaskStatus.EXECUTING
+    task.finished_at = None
+    task.conclusion = None
+    task.steps.append(AgentStep("t1-s2", 2, "Turn it on", status=StepStatus.RUNNING, started_at=1_070))
+    task.steps.append(AgentStep("t1-s3", 3, "Check"))
+    again = task_from_record(task_record(task), now_ms=2_000)
+    assert again.status is TaskStatus.ABORTED and again.error == INTERRUPTED_ERROR
+    assert [s.status for s in again.steps] == [StepStatus.SUCCESS, StepStatus.FAILED, StepStatus.SKIPPED]
+    assert again.finished_at == 2_000 and again.steps[1].error == INTERRUPTED_ERROR
+    planning = AgentTask("t2", "g", 5)
+    assert task_from_record(task_record(planning), now_ms=9).status is TaskStatus.ABORTED
+
+
+def test_restore_orders_by_creation_keeps_the_newest_and_drops_unreadable_records():
+    records = [task_record(finished_task(f"t{i}", 1_000 + i)) for i in range(HISTORY_LIMIT + 3)]
+    records.reverse()
+    records.append({"taskId": "broken", "status": "no-such-status"})
+    tasks, drop = restore_order(records, now_ms=10**9)
+    assert [t.id for t in tasks] == [f"t{i}" for i in range(3, HISTORY_LIMIT + 3)]
+    assert sorted(drop) == sorted(["broken", "t0", "t1", "t2"])
+
+
+def test_model_defaults_reach_the_page_config_with_the_key_from_the_environment(monkeypatch):
+    monkeypatch.delenv("PHONE_AGENT_MODEL_API_KEY", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-XYZ")
+    args = build_parser().parse_args(
+        ["mcp", "--model-base-url", "http://127.0.0.1:11434/v1", "--model", "qwen"]
+    )
+    options = server_options(args)
+    model = options.page_model_defaults()
+    assert model == {
+        "provider": "custom",
+        "baseUrl": "http://127.0.0.1:11434/v1",
+        "model": "qwen",
+        "apiKey": "sk-openai-XYZ",
+    }
+    assert "sk-openai-XYZ" not in repr(options)
+    monkeypatch.setenv("PHONE_AGENT_MODEL_API_KEY", "sk-phone-agent")
+    assert server_options(args).page_model_defaults()["apiKey"] == "sk-phone-agent"
+    assert api_config({"model": model})["model"] == model
+
+    bare = server_options(build_parser().parse_args(["serve"]))
+    assert bare.page_model_defaults() is None and bare.model_api_key is None
