@@ -37,6 +37,7 @@ class WebSocketAdbTransport:
         self._closed = False
         self._close_reason = "the bridge closed"
         self._eof_is_clean = False
+        self._held_header: bytes | None = None
         self._proxies: list[Any] = []
 
     async def open(self) -> None:
@@ -81,6 +82,13 @@ class WebSocketAdbTransport:
         # readyState 1 is OPEN; a closing socket would drop the bytes with a console error.
         if self._closed or self._socket is None or self._socket.readyState != 1:
             raise ConnectionError(self._close_reason)
+        # Unlike USB, the bridge needs no separate header transfer: a header that announces a payload
+        # waits for it, so each packet is one WebSocket message (half the messages and hops).
+        if self._held_header is not None:
+            chunk, self._held_header = self._held_header + chunk, None
+        elif len(chunk) == HEADER_SIZE and struct.unpack_from("<I", chunk, 12)[0] > 0:
+            self._held_header = chunk
+            return
         self._socket.send(to_js(chunk))
 
     async def receive(self) -> bytes:
