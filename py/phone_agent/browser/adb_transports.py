@@ -29,9 +29,12 @@ IN_USE_MESSAGE = (
 class WebSocketAdbTransport:
     """adbd through ``ws://…/adb?target=HOST:PORT`` (the server relays the bytes to TCP)."""
 
-    def __init__(self, url: str, description: str) -> None:
+    def __init__(self, url: str, description: str, *, adb_packets: bool = True) -> None:
         self.url = url
         self.description = description
+        # True when the bytes are ADB packets (a direct adbd); False for the adb server's smart-socket
+        # protocol, whose requests are raw strings that must go out as they are.
+        self.adb_packets = adb_packets
         self._socket: Any = None
         self._incoming: asyncio.Queue[bytes | None] = asyncio.Queue()
         self._closed = False
@@ -86,7 +89,7 @@ class WebSocketAdbTransport:
         # waits for it, so each packet is one WebSocket message (half the messages and hops).
         if self._held_header is not None:
             chunk, self._held_header = self._held_header + chunk, None
-        elif len(chunk) == HEADER_SIZE and struct.unpack_from("<I", chunk, 12)[0] > 0:
+        elif self.adb_packets and len(chunk) == HEADER_SIZE and struct.unpack_from("<I", chunk, 12)[0] > 0:
             self._held_header = chunk
             return
         self._socket.send(to_js(chunk))

@@ -188,7 +188,9 @@ class PhonePanel:
             self._say("Asking the adb server on this computer for its phones…", "busy")
 
             async def open_pipe() -> WebSocketAdbTransport:
-                pipe = WebSocketAdbTransport(self._bridge_url(self.adb_server_target), "the adb server")
+                pipe = WebSocketAdbTransport(
+                    self._bridge_url(self.adb_server_target), "the adb server", adb_packets=False
+                )
                 await pipe.open()
                 return pipe
 
