@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import time
 from dataclasses import dataclass
@@ -110,7 +111,17 @@ def expose_console_api(page: PhoneAgentPage) -> None:
         first_ms = ((first[0] if first else ended) - started) * 1000
         return to_js_json({"bytes": size, "ms": (ended - started) * 1000, "firstByteMs": first_ms})
 
+    async def bench_agent(variant: str, steps: int, png_base64: str, model_url: str = "") -> Any:
+        """One benchmark task of the agent in this page (bench/bench_agent_page.py uses this)."""
+        from .agent_bench import probe_codec, run_variant  # only the benchmark loads it
+
+        png = base64.b64decode(png_base64)
+        if variant == "probe":
+            return to_js_json(await probe_codec(png, int(steps)))
+        return to_js_json(await run_variant(variant, int(steps), png, model_url))
+
     for name, method in (
+        ("benchAgent", bench_agent),
         ("unregisterWebMcp", unregister_webmcp),
         ("registerWebMcp", register_webmcp),
         ("reconnectRelay", reconnect_relay),

@@ -42,7 +42,17 @@ async def _encode(canvas: Any, mime: str, quality: float) -> bytes:
 class CanvasImageCodec:
     """``ImageCodec`` over createImageBitmap and OffscreenCanvas."""
 
+    def __init__(self) -> None:
+        # The last image ``scale`` made and the canvas it was drawn on: the agent decodes that image
+        # again at once for its screen-change thumbnail, and drawing from the canvas saves a decode.
+        self._last: tuple[bytes, Any] | None = None
+
     async def decode(self, image: bytes, width: int, height: int) -> RgbaImage:
+        last = self._last
+        if last is not None and image is last[0]:
+            _node, context = _canvas(width, height, "high")
+            context.drawImage(last[1], 0, 0, width, height)
+            return RgbaImage(width, height, context.getImageData(0, 0, width, height).data.to_bytes())
         bitmap = await _bitmap(image)
         try:
             # Rows must stay rows when only the width changes (see the module's docstring): "low" is
@@ -62,7 +72,9 @@ class CanvasImageCodec:
             context.drawImage(bitmap, 0, 0, width, height)
         finally:
             bitmap.close()
-        return await _encode(canvas, mime, quality)
+        encoded = await _encode(canvas, mime, quality)
+        self._last = (encoded, canvas)
+        return encoded
 
     async def stitch(self, crops: Sequence[Crop], width: int, mime: str, quality: float) -> bytes:
         bitmaps: dict[int, Any] = {}  # by id of the PNG: a frame cut into several crops is decoded once
