@@ -408,6 +408,37 @@ async def test_a_provider_without_cors_fails_with_advice(fresh: Rig):
     await eventually(from_server)
 
 
+async def test_chrome_builtin_model_where_it_cannot_run_says_so(fresh: Rig):
+    page = fresh.page
+    await page.select_option("#settings-provider", "chrome")
+    assert await page.is_disabled("#settings-base-url")
+    await page.click("#settings-save")
+    try:
+
+        async def from_page() -> bool:
+            return await page.get_attribute("#settings-state", "data-source") == "page"
+
+        await eventually(from_page)
+        assert (
+            await page.text_content("#settings-state") == "Using Chrome built-in model — from these settings."
+        )
+        answer = await fresh.webmcp_json("run_agent_task", {"goal": "Turn Wi-Fi on"})
+        assert answer["status"] == "failed"
+        assert answer["error"].startswith(
+            "Model error: Chrome's built-in model is unavailable in this browser"
+        )
+        assert "Choose an OpenAI-compatible provider in Settings instead." in answer["error"]
+        assert fresh.model.requests == []
+    finally:
+        await page.click("#settings-clear")
+
+    async def from_server() -> bool:
+        return await page.get_attribute("#settings-state", "data-source") == "server"
+
+    await eventually(from_server)
+    assert not await page.is_disabled("#settings-base-url")
+
+
 async def test_the_phone_going_away_mid_task_fails_it_clearly(fresh: Rig):
     page = fresh.page
     other = SimulatedPhoneServer("127.0.0.1", free_port(), auth="accept")
@@ -490,4 +521,8 @@ async def test_tasks_survive_a_reload_and_a_running_task_comes_back_aborted(fres
         "get_task_result", {"taskId": fresh.finished_ids[0], "includeSteps": False}
     )
     assert "steps" not in brief
+    # The panel lists them too, as earlier tasks.
+    past = page.locator(f'.chat-task--past[data-task-id="{running["taskId"]}"]')
+    assert await past.get_attribute("data-status") == "aborted"
+    assert INTERRUPTED_ERROR in await past.locator(".chat-task__end").text_content()
     await page.wait_for_selector("html[data-phone=connected]", state="attached", timeout=30_000)

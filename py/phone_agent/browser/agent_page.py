@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
+from collections.abc import Callable
 from typing import Any
 
 import js  # type: ignore[import-not-found]
@@ -61,8 +62,8 @@ class TaskHistory:
         self._store = IndexedDbStore("tasks")
         self._last: asyncio.Future[None] | None = None
 
-    async def restore(self, context: McpServiceContext) -> int:
-        """Put the stored tasks back into the context (oldest first); how many."""
+    async def restore(self, context: McpServiceContext, panel: ChatPanel) -> int:
+        """Put the stored tasks back into the context (oldest first) and the panel; how many."""
         try:
             records = await self._store.values()
         except Exception as exc:  # a broken store loses the history, never the page
@@ -76,6 +77,7 @@ class TaskHistory:
         tasks, drop = restore_order(records, _now_ms())
         for task in tasks:
             context.remember_task(task)
+            panel.show_past(task)
             if task.id in unfinished:
                 self.save(task)  # interrupted by the reload: stored as the aborted task it now is
         for task_id in drop:
@@ -107,7 +109,14 @@ class TaskHistory:
 class PageAgentRunner:
     """context.py's AgentRunner for the page: the PlanAndResolveAgent plus the panel and the history."""
 
-    def __init__(self, agent: PlanAndResolveAgent, panel: ChatPanel, history: TaskHistory) -> None:
+    def __init__(
+        self,
+        agent: PlanAndResolveAgent,
+        panel: ChatPanel,
+        history: TaskHistory,
+        on_ended: Callable[[], None] | None = None,
+    ) -> None:
+        self.on_ended = on_ended
         self.agent = agent
         self.panel = panel
         self.history = history
@@ -132,6 +141,9 @@ class PageAgentRunner:
             self._task = None
             self.history.save(task)
             self.panel.task_ended(task)
+            if self.on_ended is not None:
+                # After the context has let the task go: settings changed meanwhile apply now.
+                asyncio.get_event_loop().call_soon(self.on_ended)
 
     def _on_event(self, event: ProgressEvent) -> None:
         self.panel.on_event(event)
@@ -152,10 +164,10 @@ class AgentPage:
         self.panel = ChatPanel(self.run_from_panel, context.abort)
         config = agent_config(str(js.location.href))
         self.agent = PlanAndResolveAgent(self.current_model, self.codec, config=config)
-        self.runner = PageAgentRunner(self.agent, self.panel, self.history)
+        self.runner = PageAgentRunner(self.agent, self.panel, self.history, on_ended=self.refresh)
 
     async def start(self) -> None:
-        restored = await self.history.restore(self.context)
+        restored = await self.history.restore(self.context, self.panel)
         if restored:
             js.console.log(f"[agent] restored {restored} task(s) from this browser's history")
         await self.settings.load()

@@ -123,6 +123,31 @@ class ChatPanel:
         self._set_running(True)
         self._say(f"Running: {task.goal}", "busy")
 
+    def show_past(self, task: AgentTask) -> None:
+        """A task from this browser's history (before the last reload): its goal and how it ended."""
+        listing = self._doc.getElementById("agent-tasks")
+        empty = self._doc.getElementById("agent-empty")
+        if not is_nullish(empty):
+            empty.remove()
+        item = _el("li", cls="chat-task chat-task--past")
+        item.dataset.taskId = task.id
+        item.dataset.status = str(task.status)
+        head = _el("div", cls="chat-task__head")
+        head.append(
+            _el("span", "🎯", "chat-task__icon"),
+            _el("span", task.goal, "chat-task__goal"),
+            _el("span", "earlier", "chat-task__origin"),
+        )
+        icon = STATUS_ICONS.get(task.status, "⏹️")
+        detail = task.conclusion if task.status is TaskStatus.FINISHED else task.error
+        end = f"{icon} Task {task.status}, {task.steps_completed}/{len(task.steps)} steps" + (
+            f": {detail}" if detail else ""
+        )
+        item.append(head, _el("p", end, f"chat-task__end chat-task__end--{task.status}"))
+        listing.prepend(item)
+        while listing.children.length > TASKS_SHOWN:
+            listing.lastElementChild.remove()
+
     def task_ended(self, task: AgentTask) -> None:
         item = self._doc.querySelector(f'.chat-task[data-task-id="{task.id}"]')
         icon = STATUS_ICONS.get(task.status, "⏹️")
