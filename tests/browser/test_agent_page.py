@@ -354,6 +354,31 @@ async def test_a_relay_cancel_aborts_the_task(fresh: Rig):
     assert [step["status"] for step in latest["steps"]] == ["success", "failed"]
 
 
+START_WITH_SIGNAL = """async (goal) => {
+  const mc = document.modelContext;
+  const tool = (await mc.getTools()).find((t) => t.name === "run_agent_task");
+  window.__agentCall = new AbortController();
+  window.__agentResult = mc.executeTool(tool, {goal}, {signal: window.__agentCall.signal}).then(
+    (text) => ({text}), (error) => ({error: String(error)}));
+}"""
+
+
+async def test_a_webmcp_caller_cancelling_its_signal_aborts_the_task(fresh: Rig):
+    # What an in-page agent does: executeTool with an AbortSignal, then abort it.
+    fresh.model.add(*stalling_script())
+    await fresh.page.evaluate(START_WITH_SIGNAL, "Open Settings and wait")
+    await fresh.requests_at_least(4)
+    started = time.monotonic()
+    await fresh.page.evaluate("window.__agentCall.abort()")
+    await fresh.idle()
+    assert time.monotonic() - started < 1.5
+    outcome = await fresh.page.evaluate("window.__agentResult")
+    assert outcome, outcome  # settled (Chrome answers the cancelled call itself)
+    latest = await fresh.webmcp_json("get_latest_task", {})
+    assert latest["status"] == "aborted" and latest["error"] == "Cancelled by the caller."
+    assert [step["status"] for step in latest["steps"]] == ["success", "failed"]
+
+
 async def test_a_small_timeout_ends_the_task_aborted(fresh: Rig):
     fresh.model.add(*stalling_script())
     started = time.monotonic()
