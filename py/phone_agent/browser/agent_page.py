@@ -65,7 +65,7 @@ class TaskHistory:
     async def restore(self, context: McpServiceContext, panel: ChatPanel) -> int:
         """Put the stored tasks back into the context (oldest first) and the panel; how many."""
         try:
-            records = await self._store.values()
+            records = await asyncio.wait_for(self._store.values(), 10)
         except Exception as exc:  # a broken store loses the history, never the page
             js.console.warn(f"[agent] could not read the task history: {exc}")
             return 0

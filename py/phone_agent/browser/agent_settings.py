@@ -20,6 +20,7 @@ from .prompt_api import builtin_availability, unavailable_text
 from .storage import IndexedDbStore
 
 SETTINGS_KEY = "model"
+STORE_LIMIT_S = 10.0  # IndexedDB answers in milliseconds; a stuck store must not stall the page
 FIELDS = ("provider", "baseUrl", "apiKey", "model")
 FIELD_IDS = {
     "provider": "settings-provider",
@@ -76,7 +77,7 @@ class SettingsCard:
     async def load(self) -> None:
         """Read the stored settings (a broken store only loses them) and show what is in use."""
         try:
-            stored = await self._store.get(SETTINGS_KEY)
+            stored = await asyncio.wait_for(self._store.get(SETTINGS_KEY), STORE_LIMIT_S)
         except Exception as exc:  # IndexedDB refused (private mode, quota): the server's defaults apply
             js.console.warn(f"[settings] could not read the stored model settings: {exc}")
             stored = None
@@ -86,19 +87,28 @@ class SettingsCard:
         self._show()
 
     async def save(self, values: dict[str, Any]) -> None:
+        """Use these settings from now on, and keep them (a store that fails only loses the keeping)."""
         page = {name: str(values.get(name) or "").strip() for name in FIELDS}
         self._page = page
-        await self._store.put(SETTINGS_KEY, page)
         self._fill(page)
         self._show()
         self._on_change()
+        await self._keep(self._store.put(SETTINGS_KEY, page))
 
     async def clear(self) -> None:
+        """Forget this page's settings: the server's defaults apply again."""
         self._page = None
-        await self._store.delete(SETTINGS_KEY)
         self._fill({})
         self._show()
         self._on_change()
+        await self._keep(self._store.delete(SETTINGS_KEY))
+
+    async def _keep(self, write: Any) -> None:
+        try:
+            await asyncio.wait_for(write, STORE_LIMIT_S)
+        except Exception as exc:  # the settings apply anyway; say they will not survive a reload
+            node = self._doc.getElementById("settings-state")
+            node.textContent = f"{node.textContent} (not stored in this browser: {exc})"
 
     # -- the card ---------------------------------------------------------------------------------
 
