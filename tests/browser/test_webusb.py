@@ -63,9 +63,13 @@ def check_framing(out: list[dict], packet_size: int = 64) -> int:
         assert command in ADB_COMMANDS and magic == command ^ 0xFFFFFFFF
         i += 1
         if length:
+            if i == len(out):
+                break  # the last packet is still being sent (the live view keeps the link busy)
             assert out[i]["length"] == length, "the payload must follow its header as one transfer"
             i += 1
             if length % packet_size == 0:
+                if i == len(out):
+                    break
                 assert out[i]["length"] == 0, "a payload of whole packets must be ended by a ZLP"
                 zlps += 1
                 i += 1
