@@ -1,8 +1,10 @@
-"""Pure-Python ADB: the wire protocol as bytes in, packets out.
+"""Pure-Python ADB, shared by the simulated phone (device side) and the page (host side).
 
-No sockets, threads, asyncio or ``js`` here: these modules run unchanged in CPython (the simulated
-phone, tests) and in Pyodide (the page's ADB host). ``packet`` frames messages; ``keys`` handles
-Android's RSA public-key format and the AUTH signature.
+No sockets, threads or ``js`` here: these modules run unchanged in CPython and in Pyodide. The wire
+layer is sans-I/O (bytes in, packets and events out): ``packet`` frames messages, ``keys`` handles
+Android's RSA key format and the AUTH signature, ``host`` is the host's connection state machine,
+``shell_protocol`` and ``sync_protocol`` the service codecs. On top, ``client`` (an asyncio driver
+over any byte transport), ``services``, ``smart_socket`` (the adb server) and ``device`` (AdbDevice).
 """
 
 from phone_agent.adb.packet import (
