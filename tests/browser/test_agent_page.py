@@ -203,6 +203,37 @@ async def test_turn_wifi_on_through_webmcp(fresh: Rig):
     assert [step["status"] for step in latest["steps"]] == ["success", "success"]
 
 
+async def test_the_page_own_settings_win_and_can_ask_for_whole_answers(fresh: Rig):
+    page = fresh.page
+    fresh.sim.phone.set_wifi(False)
+    fresh.model.add(*wifi_script())
+    await page.fill("#settings-base-url", fresh.model.base_url)
+    await page.fill("#settings-model", "scripted-whole")
+    await page.uncheck("#settings-stream")
+    await page.click("#settings-save")
+    try:
+
+        async def from_page() -> bool:
+            return await page.get_attribute("#settings-state", "data-source") == "page"
+
+        await eventually(from_page)
+        assert "whole answers (no streaming)" in await page.text_content("#settings-state")
+        answer = await fresh.webmcp_json("run_agent_task", {"goal": "Turn Wi-Fi on"})
+        assert answer["status"] == "finished", answer
+        assert fresh.sim.phone.state()["wifi"] is True
+        assert {request["model"] for request in fresh.model.requests} == {"scripted-whole"}
+        assert not any(request.get("stream") for request in fresh.model.requests)
+        assert "authorization" not in fresh.model.headers[0]  # the page's settings have no key
+    finally:
+        await page.click("#settings-clear")
+
+    async def cleared() -> bool:
+        return await page.get_attribute("#settings-state", "data-source") == "server"
+
+    await eventually(cleared)
+    assert await page.is_checked("#settings-stream")
+
+
 async def test_send_a_message_through_the_relay_with_ordered_progress(fresh: Rig):
     fresh.model.add(
         plan("Open the chat with Zhang San", "Send the message"),

@@ -88,7 +88,8 @@ class SettingsCard:
 
     async def save(self, values: dict[str, Any]) -> None:
         """Use these settings from now on, and keep them (a store that fails only loses the keeping)."""
-        page = {name: str(values.get(name) or "").strip() for name in FIELDS}
+        page: dict[str, Any] = {name: str(values.get(name) or "").strip() for name in FIELDS}
+        page["stream"] = values.get("stream") is not False
         self._page = page
         self._fill(page)
         self._show()
@@ -114,7 +115,8 @@ class SettingsCard:
 
     def _on_submit(self, event: Any) -> None:
         event.preventDefault()
-        values = {name: str(self._field(name).value) for name in FIELDS}
+        values: dict[str, Any] = {name: str(self._field(name).value) for name in FIELDS}
+        values["stream"] = bool(self._doc.getElementById("settings-stream").checked)
         self._spawn(self.save(values))
 
     def _provider_changed(self) -> None:
@@ -132,6 +134,7 @@ class SettingsCard:
         self._field("provider").value = provider if provider in PROVIDERS else "custom"
         for name in ("baseUrl", "apiKey", "model"):
             self._field(name).value = values.get(name) or ""
+        self._doc.getElementById("settings-stream").checked = values.get("stream") is not False
         # The server's defaults show as placeholders: what applies when the field stays empty.
         self._field("baseUrl").placeholder = (
             server.get("baseUrl")
@@ -168,5 +171,6 @@ class SettingsCard:
                 else f"{settings.model} at {settings.base_url}"
             )
             key = ", API key set" if settings.api_key else ""
-            node.textContent = f"Using {what}{key} — from {source}."
+            whole = ", whole answers (no streaming)" if not settings.stream else ""
+            node.textContent = f"Using {what}{key}{whole} — from {source}."
             node.dataset.source = "page" if page_complete else "server"
