@@ -12,7 +12,8 @@ import struct
 import pytest
 
 from phone_agent.adb.packet import AdbPacket, Command
-from phone_agent.sim.services import ShellProtocolReader, shell_packet
+from phone_agent.adb.shell_protocol import ShellPacketDecoder
+from phone_agent.sim.services import shell_packet
 from tests.sim.raw_host import RawHost
 
 WINDOW = struct.pack("<I", 32 * 1024 * 1024)
@@ -78,13 +79,13 @@ async def test_received_writes_are_acknowledged_with_their_size(burst_host):
     for chunk in chunks:  # sent back to back: the window allows it
         burst_host.send(AdbPacket(Command.WRTE, 8, remote, chunk))
     acks, out = [], bytearray()
-    reader = ShellProtocolReader()
+    reader = ShellPacketDecoder()
     while True:
         packet = await burst_host.recv()
         if packet.command == Command.OKAY:
             acks.append(struct.unpack("<I", packet.payload)[0])
         elif packet.command == Command.WRTE:
-            out += b"".join(data for pid, data in reader.receive_data(packet.payload) if pid == 1)
+            out += b"".join(p.data for p in reader.receive_data(packet.payload) if p.id == 1)
         elif packet.command == Command.CLSE:
             break
     assert acks == [len(c) for c in chunks]

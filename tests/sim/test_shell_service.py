@@ -5,7 +5,8 @@ from __future__ import annotations
 import struct
 
 from phone_agent.adb.packet import AdbPacket, Command
-from phone_agent.sim.services import ShellProtocolReader, shell_packet
+from phone_agent.adb.shell_protocol import ShellPacketDecoder
+from phone_agent.sim.services import shell_packet
 from tests.sim.raw_host import RawHost
 
 STDIN, STDOUT, STDERR, EXIT, CLOSE_STDIN, WINDOW_SIZE = range(6)
@@ -13,13 +14,13 @@ STDIN, STDOUT, STDERR, EXIT, CLOSE_STDIN, WINDOW_SIZE = range(6)
 
 async def collect(host: RawHost, local: int, remote: int, until_exit: bool = True) -> list[tuple[int, bytes]]:
     """Shell-protocol packets the sim sends until it closes the stream."""
-    reader, packets = ShellProtocolReader(), []
+    reader, packets = ShellPacketDecoder(), []
     while True:
         packet = await host.recv()
         if packet.command == Command.CLSE:
             return packets
         if packet.command == Command.WRTE:
-            packets += reader.receive_data(packet.payload)
+            packets += [(p.id, p.data) for p in reader.receive_data(packet.payload)]
             host.send(AdbPacket(Command.OKAY, local, remote))
 
 
@@ -66,14 +67,14 @@ async def test_v1_shell_and_exec_are_raw_with_stderr_merged(raw_host):
 async def test_pty_session_echoes_and_uses_crlf(sim, raw_host):
     local, remote = await raw_host.open("shell,v2,TERM=xterm-256color,pty:")
     prompt = f"{sim.phone.props['ro.product.device']}:/ $ ".encode()
-    reader, out = ShellProtocolReader(), bytearray()
+    reader, out = ShellPacketDecoder(), bytearray()
 
     async def read_until(marker: bytes) -> bytes:
         while not out.endswith(marker):
             packet = await raw_host.recv()
             assert packet.command == Command.WRTE, packet
             raw_host.send(AdbPacket(Command.OKAY, local, remote))
-            out.extend(b"".join(data for pid, data in reader.receive_data(packet.payload) if pid == STDOUT))
+            out.extend(b"".join(p.data for p in reader.receive_data(packet.payload) if p.id == STDOUT))
         text = bytes(out)
         out.clear()
         return text

@@ -10,9 +10,14 @@ line up with WRTE boundaries, so input is buffered.
 from __future__ import annotations
 
 import asyncio
-import struct
 from typing import TYPE_CHECKING
 
+from phone_agent.adb.shell_protocol import (
+    ShellId,
+    ShellPacketDecoder,
+    ShellProtocolError,
+    encode_shell_packet,
+)
 from phone_agent.sim.connection import AdbStream, ServiceHandler, StreamClosed
 from phone_agent.sim.shell import Shell, ShellResult
 from phone_agent.sim.sync_service import serve_sync
@@ -20,33 +25,15 @@ from phone_agent.sim.sync_service import serve_sync
 if TYPE_CHECKING:
     from phone_agent.sim.server import SimulatedPhoneServer
 
-STDIN, STDOUT, STDERR, EXIT, CLOSE_STDIN, WINDOW_SIZE = range(6)
-_SHELL_HEADER = struct.Struct("<BI")
+STDIN, STDOUT, STDERR, EXIT, CLOSE_STDIN = (
+    ShellId.STDIN,
+    ShellId.STDOUT,
+    ShellId.STDERR,
+    ShellId.EXIT,
+    ShellId.CLOSE_STDIN,
+)
 STDIN_TIMEOUT = 60.0  # how long a command that reads stdin waits for the host to close it
-
-
-def shell_packet(packet_id: int, data: bytes = b"") -> bytes:
-    """One shell-protocol packet."""
-    return _SHELL_HEADER.pack(packet_id, len(data)) + data
-
-
-class ShellProtocolReader:
-    """Sans-I/O parser of shell-protocol packets arriving in arbitrary chunks."""
-
-    def __init__(self) -> None:
-        self._buffer = bytearray()
-
-    def receive_data(self, data: bytes) -> list[tuple[int, bytes]]:
-        self._buffer += data
-        packets = []
-        while len(self._buffer) >= _SHELL_HEADER.size:
-            packet_id, length = _SHELL_HEADER.unpack_from(self._buffer)
-            end = _SHELL_HEADER.size + length
-            if len(self._buffer) < end:
-                break
-            packets.append((packet_id, bytes(self._buffer[_SHELL_HEADER.size : end])))
-            del self._buffer[:end]
-        return packets
+shell_packet = encode_shell_packet  # the device side writes the same packets the host decodes
 
 
 class StdinPump:
@@ -67,7 +54,7 @@ class StdinPump:
         self.task = asyncio.get_running_loop().create_task(self._pump())
 
     async def _pump(self) -> None:
-        parser = ShellProtocolReader()
+        parser = ShellPacketDecoder()
         try:
             while True:
                 chunk = await self.stream.read()
@@ -77,10 +64,14 @@ class StdinPump:
                     if not await self._add(chunk):
                         return
                     continue
-                for packet_id, data in parser.receive_data(chunk):
-                    if packet_id == STDIN and not await self._add(data):
+                try:
+                    packets = parser.receive_data(chunk)
+                except ShellProtocolError:
+                    return  # a host that does not speak the shell protocol: its stdin ends here
+                for packet in packets:
+                    if packet.id == STDIN and not await self._add(packet.data):
                         return
-                    if packet_id == CLOSE_STDIN:
+                    if packet.id == CLOSE_STDIN:
                         return
         finally:
             if self._pending_line:
