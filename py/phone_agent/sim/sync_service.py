@@ -14,17 +14,13 @@ import posixpath
 import stat
 import struct
 
+from phone_agent.adb.sync_protocol import DATA_MAX, DENT_V1, DENT_V2, PATH_MAX, REQUEST, STAT_V1, STAT_V2
 from phone_agent.sim.connection import AdbStream
 from phone_agent.sim.vfs import FileStat, VirtualFileSystem
 
-SYNC_DATA_MAX = 64 * 1024
-SYNC_PATH_MAX = 1024
-
-_REQUEST = struct.Struct("<4sI")
-_STAT_V1 = struct.Struct("<4sIII")
-_STAT_V2 = struct.Struct("<4sIQQIIIIQqqq")
-_DENT_V1 = struct.Struct("<4sIIII")
-_DENT_V2 = struct.Struct("<4sIQQIIIIQqqqI")
+# The wire formats are shared with the host side (adb/sync_protocol.py).
+SYNC_DATA_MAX = DATA_MAX
+SYNC_PATH_MAX = PATH_MAX
 
 
 class SyncReader:
@@ -49,8 +45,8 @@ class SyncReader:
 
 def _stat_v2(request: bytes, info: FileStat | None, error: int = 0) -> bytes:
     if info is None:
-        return _STAT_V2.pack(request, error, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-    return _STAT_V2.pack(
+        return STAT_V2.pack(request, error, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+    return STAT_V2.pack(
         request,
         0,
         1,
@@ -78,17 +74,17 @@ def _errno_of(exc: OSError) -> int:
 
 def _fail(message: str) -> bytes:
     data = message.encode()
-    return _REQUEST.pack(b"FAIL", len(data)) + data
+    return REQUEST.pack(b"FAIL", len(data)) + data
 
 
 async def serve_sync(fs: VirtualFileSystem, stream: AdbStream) -> None:
     """Answer sync requests until QUIT, an error, or the stream's end."""
     reader = SyncReader(stream)
     while True:
-        header = await reader.read_exact(_REQUEST.size)
+        header = await reader.read_exact(REQUEST.size)
         if header is None:
             return
-        request, length = _REQUEST.unpack(header)
+        request, length = REQUEST.unpack(header)
         if length > SYNC_PATH_MAX:
             await stream.write(_fail("path too long"))
             return
@@ -101,9 +97,9 @@ async def serve_sync(fs: VirtualFileSystem, stream: AdbStream) -> None:
         if request == b"STAT":
             try:
                 info = fs.stat(path)
-                await stream.write(_STAT_V1.pack(b"STAT", info.mode, info.size & 0xFFFFFFFF, info.mtime))
+                await stream.write(STAT_V1.pack(b"STAT", info.mode, info.size & 0xFFFFFFFF, info.mtime))
             except OSError:
-                await stream.write(_STAT_V1.pack(b"STAT", 0, 0, 0))
+                await stream.write(STAT_V1.pack(b"STAT", 0, 0, 0))
         elif request in (b"STA2", b"LST2"):
             try:
                 await stream.write(_stat_v2(request, fs.stat(path)))
@@ -132,14 +128,14 @@ def _list(fs: VirtualFileSystem, path: str, *, v2: bool) -> bytes:
     for name, entry in entries:
         encoded = name.encode()
         if v2:
-            out += _DENT_V2.pack(
+            out += DENT_V2.pack(
                 b"DNT2", 0, 1, entry.ino, entry.mode, entry.nlink, entry.uid, entry.gid, entry.size,
                 entry.mtime, entry.mtime, entry.mtime, len(encoded),
             )  # fmt: skip
         else:
-            out += _DENT_V1.pack(b"DENT", entry.mode, entry.size & 0xFFFFFFFF, entry.mtime, len(encoded))
+            out += DENT_V1.pack(b"DENT", entry.mode, entry.size & 0xFFFFFFFF, entry.mtime, len(encoded))
         out += encoded
-    out += _DENT_V2.pack(b"DONE", *[0] * 12) if v2 else _DENT_V1.pack(b"DONE", 0, 0, 0, 0)
+    out += DENT_V2.pack(b"DONE", *[0] * 12) if v2 else DENT_V1.pack(b"DONE", 0, 0, 0, 0)
     return bytes(out)
 
 
@@ -158,10 +154,10 @@ async def _receive_file(fs: VirtualFileSystem, reader: SyncReader, stream: AdbSt
             return False
     chunks: list[bytes] = []
     while True:
-        header = await reader.read_exact(_REQUEST.size)
+        header = await reader.read_exact(REQUEST.size)
         if header is None:
             return False
-        request, length = _REQUEST.unpack(header)
+        request, length = REQUEST.unpack(header)
         if request == b"DATA":
             if length > SYNC_DATA_MAX:
                 await stream.write(_fail(f"data chunk of {length} bytes exceeds {SYNC_DATA_MAX}"))
@@ -193,7 +189,7 @@ async def _receive_file(fs: VirtualFileSystem, reader: SyncReader, stream: AdbSt
     except OSError as exc:
         await stream.write(_fail(f"couldn't create file: {_describe(exc)}"))
         return False
-    await stream.write(_REQUEST.pack(b"OKAY", 0))
+    await stream.write(REQUEST.pack(b"OKAY", 0))
     return True
 
 
@@ -204,17 +200,17 @@ async def _send_file(fs: VirtualFileSystem, stream: AdbStream, path: str) -> boo
         await stream.write(_fail(f"open failed: {_describe(exc)}"))
         return False
     # Pack as many 64 KiB DATA messages into each WRTE as the negotiated payload allows.
-    limit = max(stream.connection.max_payload, SYNC_DATA_MAX + _REQUEST.size)
+    limit = max(stream.connection.max_payload, SYNC_DATA_MAX + REQUEST.size)
     view = memoryview(data)
     batch = bytearray()
     for offset in range(0, len(view), SYNC_DATA_MAX):
         chunk = view[offset : offset + SYNC_DATA_MAX]
-        if len(batch) + _REQUEST.size + len(chunk) > limit:
+        if len(batch) + REQUEST.size + len(chunk) > limit:
             await stream.write(batch)
             batch = bytearray()
-        batch += _REQUEST.pack(b"DATA", len(chunk))
+        batch += REQUEST.pack(b"DATA", len(chunk))
         batch += chunk
-    batch += _REQUEST.pack(b"DONE", 0)
+    batch += REQUEST.pack(b"DONE", 0)
     await stream.write(batch)
     return True
 
