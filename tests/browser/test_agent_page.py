@@ -27,6 +27,7 @@ from tests.agent.model_server import (
     ScriptedModelServer,
     call,
     dynamic,
+    malformed,
     plan,
     request_images,
     stall,
@@ -428,6 +429,27 @@ async def test_the_model_answering_http_500_fails_the_task_clearly(fresh: Rig):
     assert answer["error"].startswith("Model error: OpenAI-compatible server (")
     assert "failed (HTTP 500): the GPU caught fire." in answer["error"]
     assert len(fresh.model.requests) == 2
+
+
+async def test_bad_answers_go_back_to_the_model_and_malformed_json_fails_the_task(fresh: Rig):
+    fresh.model.add(
+        plan("Tap"),
+        call("fly", to="the moon"),
+        call("tap", x=5000, y=5000),
+        call("finish_task", conclusion="recovered"),
+    )
+    answer = await fresh.webmcp_json("run_agent_task", {"goal": "Tap"})
+    assert answer["status"] == "finished" and answer["conclusion"] == "recovered"
+    calls = (await fresh.webmcp_json("get_task_result", {"taskId": answer["taskId"]}))["steps"][0][
+        "toolCalls"
+    ]
+    assert [(c["name"], c["ok"]) for c in calls] == [("fly", False), ("tap", False), ("finish_task", True)]
+    assert calls[0]["result"].startswith("Error: unknown tool 'fly'")
+    assert "off the screen" in calls[1]["result"]
+
+    fresh.model.add(malformed(), malformed())  # retried once, then the task fails
+    answer = await fresh.webmcp_json("run_agent_task", {"goal": "Tap"})
+    assert answer["status"] == "failed" and "malformed JSON" in answer["error"], answer
 
 
 async def test_a_provider_without_cors_fails_with_advice(fresh: Rig):
