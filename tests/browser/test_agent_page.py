@@ -167,7 +167,11 @@ async def test_the_server_hands_the_page_its_model_and_the_builtin_model_is_repo
     assert "API key set" in state and API_KEY not in state
     assert await page.get_attribute("#settings-state", "data-source") == "server"
     builtin = page.locator("#settings-builtin")
-    assert await builtin.get_attribute("data-availability") == "unavailable"
+
+    async def checked() -> bool:
+        return await builtin.get_attribute("data-availability") == "unavailable"
+
+    await eventually(checked)
     assert "unavailable in this browser" in await builtin.text_content()
     # The key is in the page's config (the page needs it) but never shown in a field or the log.
     assert await page.input_value("#settings-api-key") == ""

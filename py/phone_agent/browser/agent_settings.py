@@ -83,8 +83,8 @@ class SettingsCard:
             stored = None
         self._page = stored if isinstance(stored, dict) else None
         self._fill(self._page or {})
-        await self._check_builtin()
         self._show()
+        self._spawn(self._check_builtin())  # in the background: the page's start never waits on it
 
     async def save(self, values: dict[str, Any]) -> None:
         """Use these settings from now on, and keep them (a store that fails only loses the keeping)."""
