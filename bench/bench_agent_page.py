@@ -1,7 +1,7 @@
 """The agent's overhead per step in the page itself (Pyodide 3.14 in Chromium), outside the model's
 and the phone's time. Target: ≤ 50 ms per step.
 
-    .venv/bin/python bench/bench_agent_page.py [--steps 20] [--runs 3]
+    .venv/bin/python bench/bench_agent_page.py [--steps 20] [--runs 3] [--probe]
 
 The page runs real PlanAndResolveAgent tasks (``window.phoneAgent.benchAgent``, in
 py/phone_agent/browser/agent_bench.py) against an instant in-memory phone that returns the simulated
@@ -13,6 +13,9 @@ Three set-ups, so the differences say what costs what:
           461x1024 JPEG) and rendering the 48x96 thumbnail;
 - fetch:  the canvas codec and the page's fetch client streaming each answer from a scripted model
           server on loopback (CORS preflight, SSE read chunk by chunk); the server answers at once.
+
+``--probe`` also times the stages of one canvas ``scale`` alone (median of 10): the Blob,
+createImageBitmap, drawImage, convertToBlob, arrayBuffer, to_bytes, and the codec's whole call.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ async def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--probe", action="store_true", help="also time the stages of one canvas scale")
     args = parser.parse_args(argv)
     from playwright.async_api import async_playwright
 
@@ -87,6 +91,11 @@ async def main(argv: list[str]) -> None:
                     f"{variant:7s} {per_step:6.1f} ms per step, {per_turn:5.1f} ms per model turn "
                     f"(runs: {spread} ms)"
                 )
+            if args.probe:
+                stages = await page.evaluate(
+                    "([png]) => window.phoneAgent.benchAgent('probe', 10, png, '')", [png_b64]
+                )
+                print("one scale, by stage: " + ", ".join(f"{k} {v:.1f} ms" for k, v in stages.items()))
             await browser.close()
     finally:
         await model.stop()
