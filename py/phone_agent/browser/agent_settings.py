@@ -13,9 +13,9 @@ from collections.abc import Callable
 from typing import Any
 
 import js  # type: ignore[import-not-found]
-from pyodide.ffi import create_proxy  # type: ignore[import-not-found]
 
 from ..agent.settings import PROVIDERS, ModelSettings, resolve_model_settings
+from .dom import PanelEvents
 from .prompt_api import builtin_availability, unavailable_text
 from .storage import IndexedDbStore
 
@@ -39,8 +39,7 @@ class SettingsCard:
         self._server = server_defaults if isinstance(server_defaults, dict) else None
         self._page: dict[str, Any] | None = None
         self._on_change = on_change
-        self._proxies: list[Any] = []
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._events = PanelEvents()
         self.builtin = "unknown"
         select = self._field("provider")
         select.replaceChildren()
@@ -49,24 +48,14 @@ class SettingsCard:
             option.value = key
             option.textContent = label
             select.append(option)
-        self._bind("settings-form", "submit", self._on_submit)
-        self._bind("settings-clear", "click", lambda _e: self._spawn(self.clear()))
-        self._bind("settings-provider", "change", lambda _e: self._provider_changed())
+        self._events.listen("settings-form", "submit", self._on_submit)
+        self._events.listen("settings-clear", "click", lambda _e: self._events.spawn(self.clear()))
+        self._events.listen("settings-provider", "change", lambda _e: self._provider_changed())
 
     # -- wiring ---------------------------------------------------------------------------------
 
     def _field(self, name: str) -> Any:
         return self._doc.getElementById(FIELD_IDS[name])
-
-    def _bind(self, element_id: str, event: str, handler: Any) -> None:
-        proxy = create_proxy(handler)
-        self._proxies.append(proxy)
-        self._doc.getElementById(element_id).addEventListener(event, proxy)
-
-    def _spawn(self, coroutine: Any) -> None:
-        task = asyncio.ensure_future(coroutine)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
 
     # -- state ----------------------------------------------------------------------------------
 
@@ -84,7 +73,7 @@ class SettingsCard:
         self._page = stored if isinstance(stored, dict) else None
         self._fill(self._page or {})
         self._show()
-        self._spawn(self._check_builtin())  # in the background: the page's start never waits on it
+        self._events.spawn(self._check_builtin())  # in the background: the page's start never waits on it
 
     async def save(self, values: dict[str, Any]) -> None:
         """Use these settings from now on, and keep them (a store that fails only loses the keeping)."""
@@ -117,7 +106,7 @@ class SettingsCard:
         event.preventDefault()
         values: dict[str, Any] = {name: str(self._field(name).value) for name in FIELDS}
         values["stream"] = bool(self._doc.getElementById("settings-stream").checked)
-        self._spawn(self.save(values))
+        self._events.spawn(self.save(values))
 
     def _provider_changed(self) -> None:
         provider = str(self._field("provider").value)
@@ -126,7 +115,7 @@ class SettingsCard:
         chrome = provider == "chrome"
         for name in ("baseUrl", "apiKey", "model"):
             self._field(name).disabled = chrome
-        self._spawn(self._check_builtin())
+        self._events.spawn(self._check_builtin())
 
     def _fill(self, values: dict[str, Any]) -> None:
         server = self._server or {}

@@ -8,16 +8,15 @@ Text goes in through ``textContent`` only: a model's words cannot inject markup.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from typing import Any
 
 import js  # type: ignore[import-not-found]
-from pyodide.ffi import create_proxy  # type: ignore[import-not-found]
 
 from ..agent.progress import ProgressEvent
 from ..errors import ToolError
 from ..tasks import AgentTask, TaskStatus
+from .dom import PanelEvents, element
 from .interop import is_nullish
 
 TASKS_SHOWN = 20  # older tasks leave the panel (their results stay in the history)
@@ -31,15 +30,6 @@ RunGoal = Callable[[str], Any]  # a coroutine function: runs the goal, raises To
 AbortTask = Callable[[], None]
 
 
-def _el(tag: str, text: str = "", cls: str = "") -> Any:
-    node = js.document.createElement(tag)
-    if text:
-        node.textContent = text
-    if cls:
-        node.className = cls
-    return node
-
-
 class ChatPanel:
     """The Agent card: goal form, Run and Abort, the live log of the running task, past tasks."""
 
@@ -47,19 +37,13 @@ class ChatPanel:
         self._doc = js.document
         self._run_goal = run_goal
         self._abort = abort
-        self._proxies: list[Any] = []
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._events = PanelEvents()
         self._lines: Any = None  # the <ol> of the task being shown live
         self._thinking: Any = None  # the 💭 line receiving tokens
         self._current: AgentTask | None = None
-        self._bind("agent-form", "submit", self._on_submit)
-        self._bind("agent-abort", "click", self._on_abort)
+        self._events.listen("agent-form", "submit", self._on_submit)
+        self._events.listen("agent-abort", "click", self._on_abort)
         self._set_running(False)
-
-    def _bind(self, element_id: str, event: str, handler: Any) -> None:
-        proxy = create_proxy(handler)
-        self._proxies.append(proxy)
-        self._doc.getElementById(element_id).addEventListener(event, proxy)
 
     def _say(self, text: str, kind: str = "") -> None:
         node = self._doc.getElementById("agent-state")
@@ -80,9 +64,7 @@ class ChatPanel:
         if not goal:
             self._say("Type a goal first, e.g. “Turn Wi-Fi on”.", "error")
             return
-        task = asyncio.ensure_future(self._run(goal))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._events.spawn(self._run(goal))
 
     async def _run(self, goal: str) -> None:
         try:
@@ -104,16 +86,16 @@ class ChatPanel:
         empty = self._doc.getElementById("agent-empty")
         if not is_nullish(empty):
             empty.remove()
-        item = _el("li", cls="chat-task")
+        item = element("li", cls="chat-task")
         item.dataset.taskId = task.id
         item.dataset.status = "running"
-        head = _el("div", cls="chat-task__head")
+        head = element("div", cls="chat-task__head")
         head.append(
-            _el("span", "🎯", "chat-task__icon"),
-            _el("span", task.goal, "chat-task__goal"),
-            _el("span", origin, "chat-task__origin"),
+            element("span", "🎯", "chat-task__icon"),
+            element("span", task.goal, "chat-task__goal"),
+            element("span", origin, "chat-task__origin"),
         )
-        self._lines = _el("ol", cls="chat-lines")
+        self._lines = element("ol", cls="chat-lines")
         item.append(head, self._lines)
         listing.prepend(item)
         while listing.children.length > TASKS_SHOWN:
@@ -129,21 +111,21 @@ class ChatPanel:
         empty = self._doc.getElementById("agent-empty")
         if not is_nullish(empty):
             empty.remove()
-        item = _el("li", cls="chat-task chat-task--past")
+        item = element("li", cls="chat-task chat-task--past")
         item.dataset.taskId = task.id
         item.dataset.status = str(task.status)
-        head = _el("div", cls="chat-task__head")
+        head = element("div", cls="chat-task__head")
         head.append(
-            _el("span", "🎯", "chat-task__icon"),
-            _el("span", task.goal, "chat-task__goal"),
-            _el("span", "earlier", "chat-task__origin"),
+            element("span", "🎯", "chat-task__icon"),
+            element("span", task.goal, "chat-task__goal"),
+            element("span", "earlier", "chat-task__origin"),
         )
         icon = STATUS_ICONS.get(task.status, "⏹️")
         detail = task.conclusion if task.status is TaskStatus.FINISHED else task.error
         end = f"{icon} Task {task.status}, {task.steps_completed}/{len(task.steps)} steps" + (
             f": {detail}" if detail else ""
         )
-        item.append(head, _el("p", end, f"chat-task__end chat-task__end--{task.status}"))
+        item.append(head, element("p", end, f"chat-task__end chat-task__end--{task.status}"))
         listing.prepend(item)
         while listing.children.length > TASKS_SHOWN:
             listing.lastElementChild.remove()
@@ -155,7 +137,7 @@ class ChatPanel:
         text = f"{icon} Task {task.status}" + (f": {detail}" if detail else "")
         if not is_nullish(item):
             item.dataset.status = str(task.status)
-            item.append(_el("p", text, f"chat-task__end chat-task__end--{task.status}"))
+            item.append(element("p", text, f"chat-task__end chat-task__end--{task.status}"))
         self._thinking = None
         self._lines = None
         self._current = None
@@ -170,7 +152,7 @@ class ChatPanel:
         if event.kind == "step_text":
             delta = str(event.data.get("delta", ""))
             if self._thinking is None:
-                self._thinking = _el("li", "💭 ", "chat-line chat-line--thinking chat-line--live")
+                self._thinking = element("li", "💭 ", "chat-line chat-line--thinking chat-line--live")
                 lines.append(self._thinking)
             self._thinking.textContent = str(self._thinking.textContent) + delta
             return
@@ -184,7 +166,7 @@ class ChatPanel:
         if event.text is None:
             return
         self._thinking = None
-        line = _el("li", event.text, f"chat-line chat-line--{event.kind}")
+        line = element("li", event.text, f"chat-line chat-line--{event.kind}")
         if event.kind == "step_end":
             line.dataset.status = str(event.data.get("status", ""))
         lines.append(line)

@@ -13,7 +13,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import js  # type: ignore[import-not-found]
-from pyodide.ffi import create_proxy, to_js  # type: ignore[import-not-found]
+from pyodide.ffi import to_js  # type: ignore[import-not-found]
 
 from ..adb.client import AdbClient, AdbError
 from ..adb.device import AdbDevice
@@ -28,6 +28,7 @@ from .adb_transports import (
     allowed_usb_devices,
     request_usb_device,
 )
+from .dom import PanelEvents
 from .interop import is_nullish, to_js_json
 
 ADB_SERVER_TARGET = "127.0.0.1:5037"
@@ -61,12 +62,16 @@ class PhonePanel:
         self._live: asyncio.Task[None] | None = None
         self._busy = False
         self._screen_url: str | None = None
-        self._proxies: list[Any] = []
-        self._bind("connect-usb", "click", lambda _e: self._spawn(self.connect_usb_prompt()))
-        self._bind("connect-tcp", "submit", self._on_tcp_submit)
-        self._bind("connect-adb-server", "click", lambda _e: self._spawn(self.connect_adb_server()))
-        self._bind("disconnect", "click", lambda _e: self._spawn(self.disconnect("Disconnected.")))
-        self._bind("live-toggle", "change", lambda _e: self._sync_live_view())
+        self._events = PanelEvents()
+        self._events.listen("connect-usb", "click", lambda _e: self._events.spawn(self.connect_usb_prompt()))
+        self._events.listen("connect-tcp", "submit", self._on_tcp_submit)
+        self._events.listen(
+            "connect-adb-server", "click", lambda _e: self._events.spawn(self.connect_adb_server())
+        )
+        self._events.listen(
+            "disconnect", "click", lambda _e: self._events.spawn(self.disconnect("Disconnected."))
+        )
+        self._events.listen("live-toggle", "change", lambda _e: self._sync_live_view())
         if is_nullish(getattr(js.navigator, "usb", None)):
             button = self._doc.getElementById("connect-usb")
             button.disabled = True
@@ -76,7 +81,6 @@ class PhonePanel:
                 node = self._doc.getElementById(element_id)
                 node.disabled = True
                 node.title = "Needs the page to be served by phone-agent (its ADB bridge)"
-        self._tasks: set[asyncio.Task[Any]] = set()
         # ?adbServer=HOST:PORT when the host's adb server is not on its usual port.
         self.adb_server_target = query_param(str(js.location.href), "adbServer") or ADB_SERVER_TARGET
 
@@ -87,20 +91,10 @@ class PhonePanel:
 
     # -- wiring -------------------------------------------------------------------------------
 
-    def _bind(self, element_id: str, event: str, handler: Any) -> None:
-        proxy = create_proxy(handler)
-        self._proxies.append(proxy)
-        self._doc.getElementById(element_id).addEventListener(event, proxy)
-
-    def _spawn(self, coroutine: Any) -> None:
-        task = asyncio.ensure_future(coroutine)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
     def _on_tcp_submit(self, event: Any) -> None:
         event.preventDefault()
         target = str(self._doc.getElementById("tcp-target").value).strip()
-        self._spawn(self.connect_tcp(target))
+        self._events.spawn(self.connect_tcp(target))
 
     def _say(self, text: str, kind: str = "") -> None:
         node = self._doc.getElementById("device-state")
@@ -240,10 +234,10 @@ class PhonePanel:
         if state is ConnectionState.WAITING_FOR_USER:
             self._say("Accept the prompt on your phone (Allow USB debugging?).", "busy")
         elif state is ConnectionState.CLOSED and self._device is not None:
-            self._spawn(self.disconnect("The phone was disconnected."))
+            self._events.spawn(self.disconnect("The phone was disconnected."))
 
     def _on_usb_gone(self) -> None:
-        self._spawn(self.disconnect("The phone was unplugged."))
+        self._events.spawn(self.disconnect("The phone was unplugged."))
 
     async def disconnect(self, message: str | None) -> None:
         """Forget the phone: the tools answer "No phone device connected." from now on."""

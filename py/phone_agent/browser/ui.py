@@ -10,24 +10,15 @@ from collections.abc import Callable
 from typing import Any
 
 import js  # type: ignore[import-not-found]
-from pyodide.ffi import create_proxy  # type: ignore[import-not-found]
 
 from ..context import CallRecord
 from ..tools import TOOLS, Channel
+from .dom import PanelEvents, element
 from .interop import is_nullish
 
 RELAY_READY_TOOLTIP = "MCP Relay connected: OpenClaw / Qoder can call the phone Agent"
 RELAY_OFF_TOOLTIP = "MCP Relay disconnected: please start the local MCP server (phone-agent mcp)"
 ACTIVITY_LIMIT = 200
-
-
-def _el(tag: str, text: str = "", cls: str = "") -> Any:
-    node = js.document.createElement(tag)
-    if text:
-        node.textContent = text
-    if cls:
-        node.className = cls
-    return node
 
 
 def _result_preview(result: dict[str, Any]) -> str:
@@ -43,7 +34,7 @@ def _result_preview(result: dict[str, Any]) -> str:
 class PageUi:
     def __init__(self) -> None:
         self._doc = js.document
-        self._proxies: list[Any] = []
+        self._events = PanelEvents()
         self.badge = self._doc.getElementById("relay-badge")
         self.set_relay_status(False)
         self._render_tools()
@@ -71,10 +62,7 @@ class PageUi:
     def show_relay_target(self, url: str, retry_ms: int, on_reconnect: Callable[[], None]) -> None:
         self._doc.getElementById("relay-url").textContent = url
         self._doc.getElementById("relay-retry").textContent = f"retries every {retry_ms / 1000:g} s"
-        button = self._doc.getElementById("relay-reconnect")
-        proxy = create_proxy(lambda _event=None: on_reconnect())
-        self._proxies.append(proxy)
-        button.addEventListener("click", proxy)
+        self._events.listen("relay-reconnect", "click", lambda _event=None: on_reconnect())
 
     def set_webmcp_status(self, available: bool, names: list[str]) -> None:
         node = self._doc.getElementById("webmcp-state")
@@ -90,17 +78,17 @@ class PageUi:
         listing = self._doc.getElementById("tool-list")
         listing.replaceChildren()
         for spec in TOOLS:
-            item = _el("li", cls="tool")
-            head = _el("div", cls="tool__head")
+            item = element("li", cls="tool")
+            head = element("div", cls="tool__head")
             head.append(
-                _el("code", spec.name),
-                _el(
+                element("code", spec.name),
+                element(
                     "span",
                     "read" if spec.read_only else "write",
                     "tag tag--read" if spec.read_only else "tag tag--write",
                 ),
             )
-            item.append(head, _el("p", spec.description, "tool__desc"))
+            item.append(head, element("p", spec.description, "tool__desc"))
             listing.append(item)
 
     def log_call(self, record: CallRecord) -> None:
@@ -109,15 +97,15 @@ class PageUi:
         if not is_nullish(empty):
             empty.remove()
         failed = bool(record.result.get("isError"))
-        row = _el("li", cls="activity__row" + (" activity__row--error" if failed else ""))
+        row = element("li", cls="activity__row" + (" activity__row--error" if failed else ""))
         channel = "A · relay" if record.channel is Channel.RELAY else "B · WebMCP"
         row.append(
-            _el("span", time.strftime("%H:%M:%S"), "activity__time"),
-            _el("span", channel, "activity__channel"),
-            _el("code", record.tool, "activity__tool"),
-            _el("span", "✗" if failed else "✓", "activity__status"),
-            _el("span", _result_preview(record.result), "activity__text"),
-            _el("span", f"{record.duration_ms} ms", "activity__ms"),
+            element("span", time.strftime("%H:%M:%S"), "activity__time"),
+            element("span", channel, "activity__channel"),
+            element("code", record.tool, "activity__tool"),
+            element("span", "✗" if failed else "✓", "activity__status"),
+            element("span", _result_preview(record.result), "activity__text"),
+            element("span", f"{record.duration_ms} ms", "activity__ms"),
         )
         listing.prepend(row)
         while listing.children.length > ACTIVITY_LIMIT:
