@@ -1,0 +1,178 @@
+"""An instant phone, codec and model for measuring the agent's own time (bench/ in CPython, and
+``window.phoneAgent.benchAgent`` in the page): everything answers at once, so what a benchmark times
+is the agent's work — prompts, JSON, stream parsing, validation, bookkeeping — plus what it chooses
+to include (a real codec, a real HTTP client).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any
+
+from ..device import Bounds, UiNode
+from .ports import Crop, RgbaImage
+
+WIDTH, HEIGHT = 1080, 2400
+MODEL_IMAGE_BYTES = 70_000  # a 461x1024 JPEG of a phone screen is 40-90 kB
+ACTIONS_PER_STEP = 3  # taps per step, then finish_step: 4 model turns per step
+
+
+def ui_nodes(count: int = 60) -> list[UiNode]:
+    """A screen's worth of nodes: a frame and ``count`` rows, some clickable, some labelled."""
+    nodes = [UiNode(Bounds(0, 0, WIDTH, HEIGHT), class_name="android.widget.FrameLayout")]
+    for i in range(count):
+        top = 120 + i * 36
+        nodes.append(
+            UiNode(
+                Bounds(40, top, 1040, top + 30),
+                text=f"Row {i} with a label" if i % 3 else "",
+                clickable=i % 2 == 0,
+                class_name="android.widget.TextView",
+                resource_id=f"com.example:id/row{i}",
+            )
+        )
+    return nodes
+
+
+class InstantPhone:
+    """A Device that answers at once with a fixed screenshot and UI tree."""
+
+    def __init__(self, png: bytes) -> None:
+        self.png = png
+        self.nodes = ui_nodes()
+
+    async def info(self) -> dict[str, Any]:
+        return {}
+
+    async def screenshot_png(self) -> bytes:
+        return self.png
+
+    async def tap(self, x: int, y: int) -> None: ...
+
+    async def long_press(self, x: int, y: int, duration_ms: int = 800) -> None: ...
+
+    async def swipe(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int = 300) -> None: ...
+
+    async def type_text(self, text: str) -> None: ...
+
+    async def press_key(self, key: str) -> None: ...
+
+    async def open_app(self, package: str) -> None: ...
+
+    async def list_apps(self, third_party_only: bool = False) -> list[str]:
+        return []
+
+    async def current_app(self) -> str | None:
+        return "com.example/.Main"
+
+    async def ui_nodes(self) -> list[UiNode]:
+        return self.nodes
+
+    async def shell(self, command: str, timeout_ms: int = 10_000) -> Any:
+        raise NotImplementedError
+
+
+class NullCodec:
+    """Image work excluded: a fixed 70 kB 'JPEG'; thumbnails alternate so the screen 'changes'."""
+
+    def __init__(self) -> None:
+        self.image = random.Random(1).randbytes(MODEL_IMAGE_BYTES)
+        self.thumbs = [bytes([i]) * (48 * 96 * 4) for i in (10, 200)]
+        self.calls = 0
+
+    async def decode(self, image: bytes, width: int, height: int) -> RgbaImage:
+        self.calls += 1
+        size = width * height * 4
+        return RgbaImage(width, height, self.thumbs[self.calls % 2][:size].ljust(size))
+
+    async def scale(self, png: bytes, width: int, height: int, mime: str, quality: float) -> bytes:
+        return self.image
+
+    async def stitch(self, crops: Sequence[Crop], width: int, mime: str, quality: float) -> bytes:
+        return self.image
+
+
+class TimedCodec:
+    """Wraps a codec and adds up the time spent in each of its methods (ms)."""
+
+    def __init__(self, codec: Any) -> None:
+        self.codec = codec
+        self.ms: dict[str, float] = {"scale": 0.0, "decode": 0.0, "stitch": 0.0}
+
+    async def _timed(self, name: str, *args: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return await getattr(self.codec, name)(*args)
+        finally:
+            self.ms[name] += (time.perf_counter() - started) * 1000
+
+    async def decode(self, image: bytes, width: int, height: int) -> RgbaImage:
+        return await self._timed("decode", image, width, height)
+
+    async def scale(self, png: bytes, width: int, height: int, mime: str, quality: float) -> bytes:
+        return await self._timed("scale", png, width, height, mime, quality)
+
+    async def stitch(self, crops: Sequence[Crop], width: int, mime: str, quality: float) -> bytes:
+        return await self._timed("stitch", crops, width, mime, quality)
+
+
+def script(steps: int, actions_per_step: int = ACTIONS_PER_STEP) -> list[tuple[str, dict[str, Any]]]:
+    """The model's answers for a task of ``steps`` steps: a plan, then taps and finish_step each."""
+    plan = [{"title": f"Step {i}", "description": "Tap around."} for i in range(steps)]
+    answers: list[tuple[str, dict[str, Any]]] = [("submit_plan", {"steps": plan})]
+    for i in range(steps):
+        answers += [("tap", {"x": 100 + i % 300, "y": 200 + j * 50}) for j in range(actions_per_step)]
+        answers.append(("finish_step", {"summary": f"step {i} done"}))
+    return answers
+
+
+def sse_reply(name: str, args: dict[str, Any], thinking_words: int = 40) -> bytes:
+    """A streamed chat-completions answer: some thinking, then one tool call in small pieces."""
+    events: list[dict[str, Any]] = [
+        {"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}
+    ]
+    events += [{"choices": [{"index": 0, "delta": {"content": f"word{i} "}}]} for i in range(thinking_words)]
+    arguments = json.dumps(args)
+    first = {"index": 0, "id": "call_1", "type": "function", "function": {"name": name, "arguments": ""}}
+    events.append({"choices": [{"index": 0, "delta": {"tool_calls": [first]}}]})
+    for start in range(0, len(arguments), 6):
+        piece = {"index": 0, "function": {"arguments": arguments[start : start + 6]}}
+        events.append({"choices": [{"index": 0, "delta": {"tool_calls": [piece]}}]})
+    events.append({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]})
+    return b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in events) + b"data: [DONE]\n\n"
+
+
+class RecordedResponse:
+    """An HTTP answer already in memory, handed out in 512-byte chunks as a stream would."""
+
+    status = 200
+    headers: Mapping[str, str] = {"content-type": "text/event-stream"}
+
+    def __init__(self, body: bytes) -> None:
+        self.body = body
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        for start in range(0, len(self.body), 512):
+            yield self.body[start : start + 512]
+
+    async def read(self) -> bytes:
+        return self.body
+
+    async def aclose(self) -> None: ...
+
+
+class InstantHttp:
+    """Replies from a script at once (the request body is still built and encoded by the client)."""
+
+    def __init__(self, replies: list[bytes]) -> None:
+        self.replies = replies
+        self.sent = 0  # request bytes, to report the body size per turn
+
+    async def post(
+        self, url: str, body: bytes, headers: Mapping[str, str], timeout_ms: int
+    ) -> RecordedResponse:
+        self.sent += len(body)
+        return RecordedResponse(self.replies.pop(0))
