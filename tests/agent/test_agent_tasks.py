@@ -3,8 +3,11 @@ the agent's word, says whether they were done."""
 
 from __future__ import annotations
 
+import io
 import json
 import re
+
+from PIL import Image
 
 from phone_agent.context import McpServiceContext
 from phone_agent.tasks import AgentTask, StepStatus, TaskStatus
@@ -212,3 +215,30 @@ async def test_open_app_by_name_and_a_refused_package(agent, device, model_serve
     assert not ambiguous.ok and "matches several packages" in ambiguous.result
     assert found.ok and found.result == "opened com.phoneagent.catalog"
     assert device.phone.state()["package"] == "com.phoneagent.catalog"
+
+
+async def test_a_step_starts_from_the_screen_the_previous_step_left():
+    """Nothing acts on the phone between two steps: the next step reuses the last screenshot."""
+    from phone_agent.agent import AgentConfig, ModelSettings, OpenAIChatModel, PlanAndResolveAgent
+    from phone_agent.agent.benchkit import InstantHttp, InstantPhone, NullCodec, script, sse_reply
+    from phone_agent.tasks import AgentTask, TaskStatus
+
+    class CountingPhone(InstantPhone):
+        shots = 0
+
+        async def screenshot_png(self):
+            self.shots += 1
+            return await super().screenshot_png()
+
+    steps, taps = 3, 2
+    http = InstantHttp([sse_reply(name, args) for name, args in script(steps, taps)])
+    settings = ModelSettings(base_url="http://model.invalid/v1", model="m", api_key="k")
+    agent = PlanAndResolveAgent(OpenAIChatModel(settings, http), NullCodec(), config=AgentConfig(settle_ms=0))
+    screen = io.BytesIO()
+    Image.new("RGB", (1080, 2400), "white").save(screen, "PNG")
+    phone = CountingPhone(screen.getvalue())
+    task = AgentTask("t", "tap around", 0)
+    await agent.run(task, phone, 60_000, None)
+    assert task.status is TaskStatus.FINISHED, task.error
+    # One for the plan, then one after each tap; none at a step's start.
+    assert phone.shots == 1 + steps * taps

@@ -77,6 +77,9 @@ class _TaskFailure(Exception):
 class _StepOutcome:
     task_done: bool = False
     conclusion: str | None = None
+    # The screen as the step left it: nothing acts on the phone between two steps, so the next step
+    # starts from it instead of a new screenshot (on a real phone one screencap and UI dump less).
+    last_observation: Observation | None = None
 
 
 class PlanAndResolveAgent:
@@ -217,7 +220,8 @@ class PlanAndResolveAgent:
                 index += 1
                 if step.status is not StepStatus.PENDING:
                     continue
-                outcome = await self._run_step(task, step, device, model, reporter)
+                outcome = await self._run_step(task, step, device, model, reporter, observation)
+                observation = outcome.last_observation
                 if outcome.task_done:
                     self._end_finished(task, reporter, outcome.conclusion)
                     return
@@ -323,13 +327,21 @@ class PlanAndResolveAgent:
     # -- one step ------------------------------------------------------------------------------------
 
     async def _run_step(
-        self, task: AgentTask, step: AgentStep, device: Device, model: ChatModel, reporter: ProgressReporter
+        self,
+        task: AgentTask,
+        step: AgentStep,
+        device: Device,
+        model: ChatModel,
+        reporter: ProgressReporter,
+        observation: Observation | None = None,
     ) -> _StepOutcome:
+        """Run one step; ``observation`` is the screen as it stands now, when already known."""
         config = self.config
         step.status = StepStatus.RUNNING
         step.started_at = self.clock()
         reporter.on_step_start(step)
-        observation = await self._observe(device)
+        if observation is None:
+            observation = await self._observe(device)
         if config.keep_screenshots:
             step.before_screenshot = observation.data_url()
         history: list[Message] = []
@@ -445,6 +457,7 @@ class PlanAndResolveAgent:
         if config.keep_screenshots:
             step.after_screenshot = observation.data_url()
         reporter.on_step_end(step)
+        outcome.last_observation = observation
         return outcome
 
     def _text_action(self, text: str) -> ToolCall | None:
