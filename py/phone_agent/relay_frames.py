@@ -88,27 +88,51 @@ class ProgressSequence:
 class RelaySettings:
     url: str
     retry_ms: int
+    # Why a ``?relay=`` was not used, for the page's console; empty when it was, or when none was given.
+    refused: str = ""
+
+
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+def loopback_relay(url: str) -> bool:
+    """Whether ``url`` is a ws:// or wss:// URL on this machine. The relay sends the page tool calls
+    (screenshots, agent goals): a link in a web page must not be able to point it elsewhere."""
+    try:
+        parts = urlsplit(url)
+        return parts.scheme in ("ws", "wss") and (parts.hostname or "") in LOOPBACK_HOSTS and parts.port != 0
+    except ValueError:
+        return False
 
 
 def relay_settings(page_url: str, server_config: dict[str, Any] | None) -> RelaySettings:
     """Where the page's relay client connects, and how often it retries.
 
-    ``?relay=ws://…`` wins; a page served by phone-agent (``server_config`` from ``/api/config``)
-    uses its own origin; any other page uses ws://localhost:7788. ``?relayRetryMs=`` shortens the
+    ``?relay=ws://…`` on this machine wins (any other is refused and said so); a page served by
+    phone-agent (``server_config`` from ``/api/config``) uses its own origin; any other page uses
+    ws://localhost:7788. ``?relayRetryMs=`` shortens the
     30 s retry (tests).
     """
     parts = urlsplit(page_url)
     query = parse_qs(parts.query)
     url = DEFAULT_RELAY_URL
-    if query.get("relay"):
-        url = query["relay"][0]
-    elif server_config and server_config.get("server") == "phone-agent":
+    refused = ""
+    if server_config and server_config.get("server") == "phone-agent":
         scheme = "wss" if parts.scheme == "https" else "ws"
         url = f"{scheme}://{parts.netloc}{server_config.get('relay', '/relay')}"
+    if query.get("relay"):
+        wanted = query["relay"][0]
+        if loopback_relay(wanted):
+            url = wanted
+        else:
+            refused = (
+                f"?relay={wanted} is ignored: the relay must be a ws:// URL on this machine "
+                "(127.0.0.1, localhost or [::1]), because it receives this page's screenshots and tasks"
+            )
     retry_ms = DEFAULT_RETRY_MS
     if query.get("relayRetryMs"):
         try:
             retry_ms = max(100, int(query["relayRetryMs"][0]))
         except ValueError:
             pass
-    return RelaySettings(url=url, retry_ms=retry_ms)
+    return RelaySettings(url=url, retry_ms=retry_ms, refused=refused)

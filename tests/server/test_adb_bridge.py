@@ -108,3 +108,9 @@ async def test_the_bridge_checks_origin_like_the_relay(bridge_server, echo_serve
     with pytest.raises(InvalidStatus):
         async with connect(url, origin="http://evil.example"):
             pass
+
+
+def test_odd_port_digits_are_a_bad_target_not_a_crash():
+    for bad in ("127.0.0.1:\u00b2", "127.0.0.1:" + "9" * 5000, "127.0.0.1:\u0661\u0662"):
+        with pytest.raises(BadTarget):
+            parse_target(bad)

@@ -231,3 +231,13 @@ async def test_the_self_check_asks_a_new_page_for_its_device_status(serve_proc: 
         assert 'phone-agent: page connected; device status: {"connected":false}' in log
     finally:
         await peer.close()
+
+
+def test_no_other_site_may_frame_the_page_and_bad_dates_are_ignored(serve_proc: ServeProcess) -> None:
+    for path in ("/", "/api/config"):
+        _, headers, _ = request(serve_proc.port, path)
+        assert headers["x-frame-options"] == "DENY", path
+        assert headers["content-security-policy"] == "frame-ancestors 'none'", path
+    bad = "Mon, 01 Jan 99999999999999999999 00:00:00 GMT"
+    status, _, body = request(serve_proc.port, "/py/main.py", headers={"If-Modified-Since": bad})
+    assert status == 200 and body

@@ -61,3 +61,21 @@ def test_retry_interval_defaults_to_thirty_seconds_and_has_a_floor():
     assert relay_settings("http://x/", None).retry_ms == 30_000
     assert relay_settings("http://x/?relayRetryMs=1", None).retry_ms == 100
     assert relay_settings("http://x/?relayRetryMs=abc", None).retry_ms == 30_000
+
+
+def test_a_relay_off_this_machine_is_refused():
+    served = {"server": "phone-agent", "relay": "/relay"}
+    for hostile in (
+        "wss://attacker.example/",
+        "ws://10.0.0.5:7788",
+        "http://127.0.0.1:7788",
+        "ws://127.0.0.1.attacker.example/",
+        "javascript:alert(1)",
+        "ws://[::1",
+    ):
+        settings = relay_settings(f"http://127.0.0.1:9000/?relay={hostile}", served)
+        assert settings.url == "ws://127.0.0.1:9000/relay", hostile
+        assert "is ignored" in settings.refused
+    for fine in ("ws://localhost:7788", "ws://[::1]:7788/relay", "wss://127.0.0.1:8443/relay"):
+        settings = relay_settings(f"http://127.0.0.1:9000/?relay={fine}", served)
+        assert settings.url == fine and settings.refused == ""

@@ -58,6 +58,8 @@ async def start() -> PhoneAgentPage:
     agent = AgentPage(context, server_config)
     await agent.start()
     settings = relay_settings(str(js.location.href), server_config)
+    if settings.refused:
+        js.console.warn(f"[MCP relay] {settings.refused}")
     relay = McpRelayClient(
         context,
         settings.url,

@@ -53,7 +53,7 @@ def parse_target(text: str | None) -> tuple[str, int]:
     if not text:
         raise BadTarget("missing ?target=HOST:PORT")
     host, sep, port_text = text.rpartition(":")
-    if not sep or not host or not port_text.isdigit():
+    if not sep or not host or not (port_text.isascii() and port_text.isdigit() and len(port_text) <= 5):
         raise BadTarget(f"target must be HOST:PORT, not {text!r}")
     port = int(port_text)
     if not 0 < port < 65536:

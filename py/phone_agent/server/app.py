@@ -24,7 +24,7 @@ from .. import __version__
 from .access import AccessGuard, AccessPolicy
 from .adb_bridge import BridgePolicy, serve_bridge
 from .relay import Relay
-from .static_files import PageFiles
+from .static_files import NO_FRAMING, PageFiles
 
 log = logging.getLogger("phone_agent.app")
 
@@ -68,7 +68,14 @@ def build_app(
     answer = api_config(page_defaults)
 
     async def config(request: Request) -> Response:
-        return JSONResponse(answer, headers={"Cache-Control": "no-store"})
+        return JSONResponse(
+            answer,
+            headers={
+                "Cache-Control": "no-store",
+                "Cross-Origin-Resource-Policy": "same-origin",
+                **NO_FRAMING,
+            },
+        )
 
     async def adb_bridge(websocket: WebSocket) -> None:
         await serve_bridge(websocket, bridge_policy)

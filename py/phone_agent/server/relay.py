@@ -38,6 +38,9 @@ DEFAULT_SELF_CHECK_DELAY_S = 3.0
 # How long a finished call waits for its queued progress to be delivered before it answers anyway.
 PROGRESS_DRAIN_S = 2.0
 LINK_CLOSE_S = 2.0
+# Progress is a narration, not data: a page that floods it loses the excess, never the call.
+MAX_QUEUED_PROGRESS = 1000
+MAX_PROGRESS_CHARS = 4000
 
 
 class PageLink(Protocol):
@@ -99,7 +102,10 @@ class Relay:
         elif isinstance(event, CallProgress):
             log.debug("progress %d for %s (%s)", event.seq, event.call.id, event.call.tool)
             state: _CallState = event.call.context
-            state.progress.put_nowait((event.seq, event.message))
+            if state.progress.qsize() >= MAX_QUEUED_PROGRESS:
+                log.debug("progress for %s dropped: the MCP client is not keeping up", event.call.id)
+            else:
+                state.progress.put_nowait((event.seq, event.message[:MAX_PROGRESS_CHARS]))
         else:
             log.debug("ignored a frame from the page: %s", event.reason)
 
@@ -127,7 +133,9 @@ class Relay:
         pump: asyncio.Task[None] | None = None
         try:
             try:
-                await link.send_text(self.core.request_frame(call))
+                # A page whose socket stopped draining must not hold the call past its own limit.
+                async with asyncio.timeout(call.timeout_ms / 1000):
+                    await link.send_text(self.core.request_frame(call))
             except Exception as exc:
                 log.info("could not send %s to the page: %s", call.tool, exc)
                 self.core.end_call(call.id)
@@ -203,7 +211,8 @@ class Relay:
         if link is None:
             return
         try:
-            await link.send_text(self.core.cancel_frame(call.id))
+            async with asyncio.timeout(LINK_CLOSE_S):
+                await link.send_text(self.core.cancel_frame(call.id))
         except Exception as exc:
             log.debug("could not send cancel for %s: %s", call.id, exc)
 
@@ -241,7 +250,8 @@ def _interrupted(calls: list[PendingCall]) -> str:
 def _result_text(result: dict[str, Any], limit: int = 500) -> str:
     """A short text of a result for the log: its text content, never image data."""
     parts = []
-    for item in result.get("content") or []:
+    content = result.get("content") if isinstance(result, dict) else None
+    for item in content if isinstance(content, list) else []:
         if isinstance(item, dict) and item.get("type") == "text":
             parts.append(str(item.get("text", "")))
         elif isinstance(item, dict):

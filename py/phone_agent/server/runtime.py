@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import ipaddress
 import logging
 import os
 import signal
@@ -131,6 +132,17 @@ def bind_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
+def is_loopback(host: str) -> bool:
+    """Whether binding ``host`` keeps the server on this machine."""
+    name = host.strip("[]").lower()
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
 def page_url(host: str, port: int) -> str:
     shown = DEFAULT_HOST if host_for_url(host) in ("", "0.0.0.0", "[::]") else host_for_url(host)
     return f"http://{shown}:{port}/"
@@ -154,12 +166,24 @@ class WebServer:
         self._sock = bind_socket(options.host, options.port)
         self.port: int = self._sock.getsockname()[1]
         policy = AccessPolicy.for_server(options.host, self.port, options.allow_origins)
+        model = options.page_model_defaults()
+        if not is_loopback(options.host):
+            # Host and Origin checks stop browsers, not scripts that forge the headers: on a shared
+            # network whoever reaches the port can drive the phone, so say so, and keep the key home.
+            log.warning(
+                "listening on %s, not only on this machine: anyone who can reach port %d can drive the "
+                "phone; prefer the default 127.0.0.1",
+                options.host,
+                self.port,
+            )
+            if model and model.pop("apiKey", None):
+                log.warning("the model API key is not handed to the page while listening beyond loopback")
         app = build_app(
             self.relay,
             options.root,
             policy,
             bridge=BridgePolicy(frozenset(host.lower() for host in options.allow_device_hosts)),
-            page_defaults={"device": options.default_device, "model": options.page_model_defaults()},
+            page_defaults={"device": options.default_device, "model": model},
         )
         config = uvicorn.Config(
             app,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import mimetypes
 import os
 import stat
+from datetime import UTC
 from email.utils import formatdate, parsedate_to_datetime
 from pathlib import Path, PurePosixPath
 
@@ -114,11 +115,23 @@ def _not_modified(request: Request, tag: str, info: os.stat_result) -> bool:
     if_modified_since = request.headers.get("if-modified-since")
     if if_modified_since:
         try:
-            since = parsedate_to_datetime(if_modified_since).timestamp()
-        except (TypeError, ValueError):
+            when = parsedate_to_datetime(if_modified_since)
+            if when.tzinfo is None:  # "-0000": HTTP dates are UTC
+                when = when.replace(tzinfo=UTC)
+            since = when.timestamp()
+        except (TypeError, ValueError, OverflowError, IndexError):
             return False
         return int(info.st_mtime) <= since
     return False
+
+
+# The page offers the phone to whoever drives it: no other site may frame it (clickjacking), nothing
+# is sniffed into another type.
+NO_FRAMING = {
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Content-Security-Policy": "frame-ancestors 'none'",
+}
 
 
 def not_found() -> Response:
@@ -141,7 +154,7 @@ class PageFiles:
             "Cache-Control": cache_control(relative),
             "ETag": tag,
             "Last-Modified": formatdate(info.st_mtime, usegmt=True),
-            "X-Content-Type-Options": "nosniff",
+            **NO_FRAMING,
         }
         if _not_modified(request, tag, info):
             return Response(status_code=304, headers=headers)
