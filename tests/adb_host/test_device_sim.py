@@ -96,20 +96,38 @@ async def test_non_ascii_text_goes_through_adbkeyboard(device, sim):
     assert sim.phone.state()["focused_text"] == "héllo 你好 👋"
 
 
-async def test_non_ascii_without_adbkeyboard_is_a_clear_error(device, sim):
-    await device.shell("ime disable com.android.adbkeyboard/.AdbIME")
+def hide_packages(sim, *packages: str):
+    """Make ``pm list packages`` on the sim leave out ``packages`` (as on a phone without them)."""
     original = sim.phone.run
 
-    def without_keyboard(argv, stdin, fs):
+    def run(argv, stdin, fs):
+        result = original(argv, stdin, fs)
         if argv[:3] == ["pm", "list", "packages"]:
-            result = original(argv, stdin, fs)
-            result.stdout = result.stdout.replace(b"package:com.android.adbkeyboard\n", b"")
-            return result
-        return original(argv, stdin, fs)
+            for package in packages:
+                result.stdout = result.stdout.replace(f"package:{package}\n".encode(), b"")
+        return result
 
-    sim.phone.run = without_keyboard
+    sim.phone.run = run
+    return original
+
+
+async def test_non_ascii_without_adbkeyboard_goes_through_the_clipboard(device, sim):
+    await focus_a_text_field(device)
+    await device.shell("ime disable com.android.adbkeyboard/.AdbIME")
+    original = hide_packages(sim, "com.android.adbkeyboard")
     try:
-        with pytest.raises(DeviceError, match="ADBKeyBoard is not installed") as caught:
+        await device.type_text("见到你 'soon'")
+        assert sim.phone.state()["focused_text"] == "见到你 'soon'"
+        assert sim.phone.state()["clipboard"] == "见到你 'soon'"
+    finally:
+        sim.phone.run = original
+
+
+async def test_non_ascii_without_adbkeyboard_or_clipper_is_a_clear_error(device, sim):
+    await device.shell("ime disable com.android.adbkeyboard/.AdbIME")
+    original = hide_packages(sim, "com.android.adbkeyboard", "ca.zgrs.clipper")
+    try:
+        with pytest.raises(DeviceError, match="neither ADBKeyBoard nor Clipper is installed") as caught:
             await device.type_text("你好")
         assert "Install ADBKeyBoard" in caught.value.remedy
     finally:

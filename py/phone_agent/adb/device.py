@@ -22,6 +22,9 @@ from phone_agent.errors import ToolError, no_device
 
 ADB_KEYBOARD_PACKAGE = "com.android.adbkeyboard"
 ADB_KEYBOARD_IME = "com.android.adbkeyboard/.AdbIME"
+# Clipper (github.com/majido/clipper) sets the clipboard from a broadcast; KEYCODE_PASTE then pastes.
+CLIPPER_PACKAGE = "ca.zgrs.clipper"
+KEYCODE_PASTE = 279
 UI_DUMP_PATH = "/sdcard/window_dump.xml"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -168,34 +171,52 @@ class AdbDevice:
         )
 
     async def type_text(self, text: str) -> None:
-        """ASCII through ``input text``; anything else through ADBKeyBoard, else DeviceError."""
+        """ASCII through ``input text``; anything else through ADBKeyBoard, else clipboard and paste
+        (Clipper), else DeviceError."""
         if not text:
             return
         if is_input_text_safe(text):
             await self._check(f"input text {escape_input_text(text)}")
             return
-        await self._ensure_adb_keyboard()
-        encoded = base64.b64encode(text.encode("utf-8")).decode()
-        out = await self._check(f"am broadcast -a ADB_INPUT_B64 --es msg {encoded}")
-        if "Broadcast completed" not in out:
-            raise DeviceError(f"ADBKeyBoard did not take the text: {out.strip()[:200]}")
+        if await self._ensure_adb_keyboard():
+            encoded = base64.b64encode(text.encode("utf-8")).decode()
+            out = await self._check(f"am broadcast -a ADB_INPUT_B64 --es msg {encoded}")
+            if "Broadcast completed" not in out:
+                raise DeviceError(f"ADBKeyBoard did not take the text: {out.strip()[:200]}")
+            return
+        if await self._installed(CLIPPER_PACKAGE):
+            await self._paste(text)
+            return
+        raise DeviceError(
+            "this text has characters `input text` cannot type (non-ASCII), and neither ADBKeyBoard "
+            "nor Clipper is installed",
+            remedy="Install ADBKeyBoard (github.com/senzhk/ADBKeyBoard) on the phone (or Clipper, "
+            "github.com/majido/clipper, for clipboard and paste), or type ASCII text only.",
+            retryable=False,
+        )
 
-    async def _ensure_adb_keyboard(self) -> None:
+    async def _paste(self, text: str) -> None:
+        """Type ``text`` by putting it on the clipboard (Clipper) and pasting it."""
+        out = await self._check(f"am broadcast -a clipper.set -e text {quote(text)}")
+        if "Broadcast completed" not in out:
+            raise DeviceError(f"Clipper did not take the text: {out.strip()[:200]}")
+        await self._check(f"input keyevent {KEYCODE_PASTE}")
+
+    async def _installed(self, package: str) -> bool:
+        packages = await self._check(f"pm list packages {package}")
+        return f"package:{package}" in packages.split()
+
+    async def _ensure_adb_keyboard(self) -> bool:
+        """Make ADBKeyBoard the input method; False when it is not installed."""
         enabled = (await self._check("ime list -s")).split()
         if ADB_KEYBOARD_IME not in enabled:
-            packages = await self._check(f"pm list packages {ADB_KEYBOARD_PACKAGE}")
-            if f"package:{ADB_KEYBOARD_PACKAGE}" not in packages.split():
-                raise DeviceError(
-                    "this text has characters `input text` cannot type (non-ASCII) and ADBKeyBoard "
-                    "is not installed",
-                    remedy="Install ADBKeyBoard (github.com/senzhk/ADBKeyBoard) on the phone, or type "
-                    "ASCII text only.",
-                    retryable=False,
-                )
+            if not await self._installed(ADB_KEYBOARD_PACKAGE):
+                return False
             await self._check(f"ime enable {ADB_KEYBOARD_IME}")
         current = (await self._check("settings get secure default_input_method")).strip()
         if current != ADB_KEYBOARD_IME:
             await self._check(f"ime set {ADB_KEYBOARD_IME}")
+        return True
 
     async def press_key(self, key: str) -> None:
         try:
