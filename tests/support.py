@@ -277,3 +277,35 @@ class DebianAdbServer:
             self.process.kill()
             self.process.wait(timeout=5)
         self._log.close()
+
+
+PYODIDE = ROOT / "static" / "vendor" / "pyodide"
+_NODE_PYODIDE_LOADER = """
+import { loadPyodide } from "%(pyodide)s/pyodide.mjs";
+import { readFileSync } from "fs";
+const py = await loadPyodide({ indexURL: "%(pyodide)s/" });
+py.FS.mkdirTree("/mnt/py");
+py.FS.mount(py.FS.filesystems.NODEFS, { root: "%(py)s" }, "/mnt/py");
+try {
+  await py.runPythonAsync(readFileSync("%(check)s", "utf8"));
+} catch (error) {
+  console.log(String(error.message || error).slice(-3000));  // the Python traceback, not Node's dump
+  process.exit(1);
+}
+process.exit(0);  // asyncio timers left behind (bounded waits) would keep Node alive until they fire
+"""
+
+
+def run_in_node_pyodide(check: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """Run the Python ``check`` (top-level await allowed; the repository's py/ is at /mnt/py) in the
+    vendored Pyodide under Node. Skips when Node or the vendored Pyodide is missing."""
+    node = shutil.which("node")
+    if node is None or not (PYODIDE / "pyodide.asm.wasm").exists():
+        pytest.skip("needs node and the vendored Pyodide (scripts/setup)")
+    (tmp_path / "check.py").write_text(check)
+    loader = tmp_path / "run.mjs"
+    loader.write_text(
+        _NODE_PYODIDE_LOADER
+        % {"pyodide": PYODIDE.as_posix(), "py": (ROOT / "py").as_posix(), "check": tmp_path / "check.py"}
+    )
+    return subprocess.run([node, str(loader)], capture_output=True, text=True, timeout=120)

@@ -4,14 +4,7 @@ the real OpenAI-compatible client and SSE parser, against an in-memory phone, mo
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-
-import pytest
-
-from tests.support import ROOT
-
-PYODIDE = ROOT / "static" / "vendor" / "pyodide"
+from tests.support import run_in_node_pyodide
 
 CHECK = r"""
 import json, struct, sys, zlib
@@ -122,31 +115,7 @@ async def main():
 await main()
 """
 
-LOADER = """
-import { loadPyodide } from "%(pyodide)s/pyodide.mjs";
-import { readFileSync } from "fs";
-const py = await loadPyodide({ indexURL: "%(pyodide)s/" });
-py.FS.mkdirTree("/mnt/py");
-py.FS.mount(py.FS.filesystems.NODEFS, { root: "%(py)s" }, "/mnt/py");
-try {
-  await py.runPythonAsync(readFileSync("%(check)s", "utf8"));
-} catch (error) {
-  console.log(String(error.message || error).slice(-3000));  // the Python traceback, not Node's dump
-  process.exit(1);
-}
-process.exit(0);  // asyncio timers left behind (bounded waits) would keep Node alive until they fire
-"""
-
 
 def test_the_agent_runs_in_pyodide(tmp_path):
-    node = shutil.which("node")
-    if node is None or not (PYODIDE / "pyodide.asm.wasm").exists():
-        pytest.skip("needs node and the vendored Pyodide (scripts/setup)")
-    (tmp_path / "check.py").write_text(CHECK)
-    loader = tmp_path / "run.mjs"
-    loader.write_text(
-        LOADER
-        % {"pyodide": PYODIDE.as_posix(), "py": (ROOT / "py").as_posix(), "check": tmp_path / "check.py"}
-    )
-    done = subprocess.run([node, str(loader)], capture_output=True, text=True, timeout=120)
+    done = run_in_node_pyodide(CHECK, tmp_path)
     assert done.returncode == 0 and "PYODIDE-OK 3.1" in done.stdout, (done.stdout + done.stderr)[-3000:]
