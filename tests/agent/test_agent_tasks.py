@@ -242,3 +242,28 @@ async def test_a_step_starts_from_the_screen_the_previous_step_left():
     assert task.status is TaskStatus.FINISHED, task.error
     # One for the plan, then one after each tap; none at a step's start.
     assert phone.shots == 1 + steps * taps
+
+
+async def test_after_a_failed_extraction_the_model_sees_where_the_scrolling_left_the_screen(
+    agent, device, model_server
+):
+    from phone_agent.sim.android.data import CATALOG_ITEMS
+
+    model_server.add(
+        plan("Open Catalog", "Extract the titles"),
+        call("open_app", packageName="com.phoneagent.catalog"),
+        call("finish_step", summary="Catalog is open"),
+        call("extract_scrolling_content", instruction="all titles"),
+        text(""),  # the extraction answers nothing
+        call("fail_step", reason="nothing extracted"),
+        plan("Give up"),
+        call("finish_step", summary="gave up"),
+    )
+    task = await agent.run(new_task("Extract the Catalog's titles"), device, 30_000, None)
+
+    assert task.status is TaskStatus.FINISHED, task.error
+    failed = task.steps[1].tool_calls[0]
+    assert not failed.ok and "extracted nothing" in failed.result
+    # The turn after the failed extraction describes the scrolled-down list, not the first screen.
+    after = json.dumps(model_server.requests[5])
+    assert CATALOG_ITEMS[-1].title in after and CATALOG_ITEMS[0].title not in after

@@ -232,7 +232,7 @@ class PlanAndResolveAgent:
                     for later in task.steps[index:]:
                         if later.status is StepStatus.PENDING:
                             later.status = StepStatus.SKIPPED
-                    observation = await self._observe(device)
+                    observation = await self._observe(device, observation)
                     planned = await self._plan(task, observation, model, reporter, replan_history(task, step))
                     new_steps = self._add_steps(task, planned)
                     reporter.on_planned(new_steps, replanned=True)
@@ -264,7 +264,8 @@ class PlanAndResolveAgent:
         task.steps.extend(steps)
         return steps
 
-    async def _observe(self, device: Device) -> Observation:
+    async def _observe(self, device: Device, previous: Observation | None = None) -> Observation:
+        """The screen now; ``previous`` is the last look, whose scaled image serves again if nothing moved."""
         config = self.config
         return await observe(
             device,
@@ -273,6 +274,8 @@ class PlanAndResolveAgent:
             mime=config.image_mime,
             quality=config.image_quality,
             with_nodes=config.with_ui_tree,
+            with_app=config.with_current_app,
+            previous=previous,
         )
 
     async def _ask(
@@ -350,13 +353,12 @@ class PlanAndResolveAgent:
         note = ""
         outcome = _StepOutcome()
         for turn_number in range(config.max_actions_per_step):
-            current_app = await self._current_app(device)
             context = {"role": "user", "content": step_context(task, step)}
             messages = [
                 step_system(observation),
                 context,
                 *history,
-                screen_message(observation, current_app, note),
+                screen_message(observation, observation.current_app, note),
             ]
             note = ""
             turn = await self._ask(model, messages, ACTION_TOOLS, reporter.on_step_text)
@@ -405,6 +407,7 @@ class PlanAndResolveAgent:
                         )
                     except ExtractionError as exc:
                         ok, result = False, f"Error: {exc}"
+                        after = await self._observe(device, observation)  # it may have scrolled
                     else:
                         step.summary = extraction.summary
                         outcome = _StepOutcome(True, extraction.summary)
@@ -413,7 +416,7 @@ class PlanAndResolveAgent:
                     ok, result = await self._execute(device, action, observation.mapping)
                     if config.settle_ms:
                         await self.sleep(config.settle_ms / 1000)
-                    after = await self._observe(device)
+                    after = await self._observe(device, observation)
                     changed = screen_changed(observation.thumb, after.thumb)
                     signature = (action.name, json.dumps(action.args, sort_keys=True))
                     if ok and not changed:
@@ -465,14 +468,6 @@ class PlanAndResolveAgent:
         if call is not None and call.normalized and self.config.text_coordinates == "pixels":
             call = dataclasses.replace(call, normalized=False)
         return call
-
-    async def _current_app(self, device: Device) -> str | None:
-        if not self.config.with_current_app:
-            return None
-        try:
-            return await device.current_app()
-        except DeviceError:
-            return None
 
     async def _execute(self, device: Device, action: Action, mapping: ScreenMapping) -> tuple[bool, str]:
         """Run a device action; a refusal goes back to the model, a phone that stopped answering raises."""

@@ -9,6 +9,7 @@ lands inside the node.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 from dataclasses import dataclass, field
 
@@ -71,6 +72,7 @@ class Observation:
     nodes: list[NodeSummary] = field(default_factory=list)
     thumb: bytes = b""  # a tiny RGBA rendering, to tell whether the screen changed
     nodes_error: str | None = None
+    current_app: str | None = None  # the foreground app, when asked for and known
 
     def data_url(self) -> str:
         return f"data:{self.image_mime};base64,{base64.b64encode(self.image).decode('ascii')}"
@@ -142,24 +144,51 @@ async def observe(
     mime: str = "image/jpeg",
     quality: float = 0.8,
     with_nodes: bool = True,
+    with_app: bool = False,
+    previous: Observation | None = None,
 ) -> Observation:
-    """Screenshot, scale for the model, read the UI tree (optional: a failure only loses the nodes)."""
-    png = await device.screenshot_png()
+    """Screenshot, scale for the model, read the UI tree and the foreground app.
+
+    The phone's three answers are asked for at once (each is its own ADB stream; on a real phone
+    ``screencap`` and ``uiautomator dump`` take 1–3 s each), and the screenshot is scaled while the UI
+    dump is still running. A failed UI tree only loses the nodes, a failed app query only the app's
+    name; a failed screenshot raises. A screenshot byte for byte the same as ``previous``'s reuses its
+    scaled image instead of scaling it again.
+    """
+    nodes_task = asyncio.ensure_future(device.ui_nodes()) if with_nodes else None
+    app_task = asyncio.ensure_future(device.current_app()) if with_app else None
     try:
-        width, height = png_size(png)
-    except ValueError:
-        raise DeviceError("the phone's screenshot is not a PNG image") from None
-    mapping = ScreenMapping.fit(width, height, max_side)
-    image = await codec.scale(png, mapping.image_width, mapping.image_height, mime, quality)
-    # From the small scaled image, not the full PNG: decoding that again would cost as much as scaling.
-    thumb = await codec.decode(image, THUMB_WIDTH, THUMB_HEIGHT)
-    observation = Observation(png, mapping, image, mime, thumb=thumb.data)
-    if with_nodes:
+        png = await device.screenshot_png()
         try:
-            observation.nodes = summarize_nodes(await device.ui_nodes(), mapping)
-        except DeviceError as exc:
-            observation.nodes_error = exc.message
-    return observation
+            width, height = png_size(png)
+        except ValueError:
+            raise DeviceError("the phone's screenshot is not a PNG image") from None
+        mapping = ScreenMapping.fit(width, height, max_side)
+        if previous is not None and previous.png == png and previous.mapping == mapping:
+            image, thumb = previous.image, previous.thumb
+        else:
+            image = await codec.scale(png, mapping.image_width, mapping.image_height, mime, quality)
+            # From the small scaled image, not the full PNG: decoding that again costs as much as scaling.
+            thumb = (await codec.decode(image, THUMB_WIDTH, THUMB_HEIGHT)).data
+        observation = Observation(png, mapping, image, mime, thumb=thumb)
+        if nodes_task is not None:
+            try:
+                observation.nodes = summarize_nodes(await nodes_task, mapping)
+            except DeviceError as exc:
+                observation.nodes_error = exc.message
+        if app_task is not None:
+            try:
+                observation.current_app = await app_task
+            except DeviceError:
+                observation.current_app = None
+        return observation
+    finally:
+        # Reached with work still pending only when something raised (or the task was cancelled).
+        for pending in (nodes_task, app_task):
+            if pending is not None and not pending.done():
+                pending.cancel()
+            elif pending is not None and not pending.cancelled():
+                pending.exception()  # retrieved, so asyncio does not log it as never retrieved
 
 
 def screen_changed(before: bytes, after: bytes, ignore_rows: int = 8, tolerance: int = 24) -> bool:
