@@ -39,13 +39,13 @@ from phone_agent.agent.stitch import match_frames, row_keys
 from phone_agent.tasks import AgentTask, TaskStatus
 
 
-def blank_png(width: int, height: int) -> bytes:
-    """A valid PNG of the given size (pure Python: zlib only)."""
+def blank_png(width: int, height: int, shade: int = 0xF0) -> bytes:
+    """A valid one-colour PNG of the given size (pure Python: zlib only)."""
 
     def chunk(kind: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
-    raw = b"".join(b"\x00" + b"\xf0" * (width * 3) for _ in range(height))
+    raw = b"".join(b"\x00" + bytes([shade]) * (width * 3) for _ in range(height))
     header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
     return (
         b"\x89PNG\r\n\x1a\n"
@@ -63,12 +63,18 @@ def pillow_variant():
     except ImportError:
         return None
     phone = VirtualPhone()
-    phone.launch("com.android.settings")
-    return PillowCodec(), phone.screenshot_png()
+    screens = []
+    for package in ("com.android.settings", "com.google.android.apps.messaging"):
+        phone.launch(package)
+        screens.append(phone.screenshot_png())
+    return PillowCodec(), screens
 
 
-async def run_task(steps: int, codec, png: bytes, actions_per_step: int = 3) -> tuple[float, int, int]:
-    """A task of ``steps`` steps, each ``actions_per_step`` taps and a finish_step: realistic history."""
+async def run_task(
+    steps: int, codec, screens: list[bytes], actions_per_step: int = 3
+) -> tuple[float, int, int]:
+    """A task of ``steps`` steps, each ``actions_per_step`` taps and a finish_step: realistic history.
+    The phone alternates between ``screens`` after each action, so every look is a new image."""
     replies = [sse_reply(name, args) for name, args in script(steps, actions_per_step)]
     turns = len(replies)
     http = InstantHttp(replies)
@@ -78,7 +84,7 @@ async def run_task(steps: int, codec, png: bytes, actions_per_step: int = 3) -> 
     progress: list[str] = []
     task = AgentTask("bench", "Tap around", 0)
     started = time.perf_counter()
-    await agent.run(task, InstantPhone(png), 600_000, progress.append)
+    await agent.run(task, InstantPhone(screens), 600_000, progress.append)
     elapsed = time.perf_counter() - started
     assert task.status is TaskStatus.FINISHED, task.error
     return elapsed, turns, http.sent
@@ -110,7 +116,7 @@ async def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
 
     print(f"Python {sys.version.split()[0]} on {sys.platform}")
-    blank = blank_png(WIDTH, HEIGHT)
+    blank = [blank_png(WIDTH, HEIGHT), blank_png(WIDTH, HEIGHT, 0x20)]
     await run_task(2, NullCodec(), blank)  # warm up
     variants = [
         ("null codec (scaling excluded)", (NullCodec(), blank)),
@@ -120,10 +126,10 @@ async def main(argv: list[str] | None = None) -> None:
         if variant is None:
             print(f"{name}: skipped (no Pillow or simulated phone here)")
             continue
-        codec, png = variant
+        codec, screens = variant
         runs = []
         for _ in range(3):
-            elapsed, turns, sent = await run_task(args.steps, codec, png)
+            elapsed, turns, sent = await run_task(args.steps, codec, screens)
             runs.append(elapsed / turns * 1000)
         print(
             f"{name}: {statistics.median(runs):.2f} ms per model turn "

@@ -1,18 +1,25 @@
 """The agent's overhead per step in the page itself (Pyodide 3.14 in Chromium), outside the model's
 and the phone's time. Target: ≤ 50 ms per step.
 
-    .venv/bin/python bench/bench_agent_page.py [--steps 20] [--runs 3] [--probe]
+    .venv/bin/python bench/bench_agent_page.py [--steps 20] [--runs 3] [--actions 1 3] [--latency 100]
+                                               [--probe]
 
 The page runs real PlanAndResolveAgent tasks (``window.phoneAgent.benchAgent``, in
-py/phone_agent/browser/agent_bench.py) against an instant in-memory phone that returns the simulated
-phone's real 1080x2400 Settings screenshot. Each step is 3 taps and a finish_step (4 model turns).
-Three set-ups, so the differences say what costs what:
+py/phone_agent/browser/agent_bench.py) against an in-memory phone whose screen alternates between two
+real 1080x2400 screenshots of the simulated phone after each action (so every look is a new image to
+scale). A step is N taps and a finish_step (N + 1 model turns, N new screenshots: a step starts from
+the screen the previous one left); ``--actions`` gives the shapes to run. Four set-ups, so the
+differences say what costs what:
 
-- null:   pre-recorded SSE through the real client; image work replaced by fixed bytes;
+- null:   the phone answers at once; pre-recorded SSE through the real client; image work replaced
+          by fixed bytes: the agent's own Python;
 - canvas: the same, with the page's OffscreenCanvas codec scaling every screenshot (1080x2400 PNG →
           461x1024 JPEG) and rendering the 48x96 thumbnail;
 - fetch:  the canvas codec and the page's fetch client streaming each answer from a scripted model
-          server on loopback (CORS preflight, SSE read chunk by chunk); the server answers at once.
+          server on loopback (CORS preflight, SSE read chunk by chunk); the server answers at once;
+- fetch + phone L ms: the same, with each screenshot, UI dump and app query of the phone taking L ms
+          (``--latency``; a real phone takes 0.1–3 s); the figure is the time when neither the phone
+          nor the model was working, i.e. what the agent adds to the task.
 
 ``--probe`` also times the stages of one canvas ``scale`` alone (median of 10): the Blob,
 createImageBitmap, drawImage, convertToBlob, arrayBuffer, to_bytes, and the codec's whole call.
@@ -38,27 +45,40 @@ from tests.support import CHROMIUM, CHROMIUM_ARGS, ServedPhoneAgent  # noqa: E40
 THINKING = " ".join(f"word{i}" for i in range(40))
 
 
-def fill_script(model: ScriptedModelServer, steps: int) -> None:
+def fill_script(model: ScriptedModelServer, steps: int, actions: int) -> None:
     plan = [{"title": f"Step {i}", "description": "Tap around."} for i in range(steps)]
     model.script.clear()
     model.add(call("submit_plan", THINKING, steps=plan))
     for i in range(steps):
-        for j in range(3):
+        for j in range(actions):
             model.add(call("tap", THINKING, x=100 + i % 300, y=200 + j * 50))
         model.add(call("finish_step", THINKING, summary=f"step {i} done"))
+
+
+def screens() -> list[str]:
+    """Two real screens of the simulated phone (the bench phone alternates them after each action)."""
+    phone = VirtualPhone()
+    phone.clock = lambda: "12:00"
+    shots = []
+    for package in ("com.android.settings", "com.google.android.apps.messaging"):
+        phone.launch(package)
+        shots.append(base64.b64encode(phone.screenshot_png()).decode())
+    return shots
 
 
 async def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--actions", type=int, nargs="+", default=[1, 3], help="taps per step (each shape)")
+    parser.add_argument(
+        "--latency", type=float, default=100.0, help="the phone's ms per screenshot, UI dump, app query"
+    )
     parser.add_argument("--probe", action="store_true", help="also time the stages of one canvas scale")
     args = parser.parse_args(argv)
     from playwright.async_api import async_playwright
 
-    phone = VirtualPhone()
-    phone.launch("com.android.settings")
-    png_b64 = base64.b64encode(phone.screenshot_png()).decode()
+    pngs = ",".join(screens())
     served = await asyncio.to_thread(ServedPhoneAgent)
     model = await ScriptedModelServer(allow_origin=served.base).start()
     try:
@@ -68,32 +88,35 @@ async def main(argv: list[str]) -> None:
             await page.goto(f"{served.base}/")
             await page.wait_for_selector("html[data-state=ready]", state="attached", timeout=60_000)
             version = await page.evaluate("navigator.userAgent.match(/Chrom(e|ium)\\/[0-9.]+/)[0]")
-            print(f"page in {version}, Pyodide (Python 3.14), {args.steps}-step tasks, 4 turns per step")
+            print(f"page in {version}, Pyodide (Python 3.14), {args.steps}-step tasks, {args.runs} runs")
 
-            async def run(variant: str, steps: int) -> dict:
+            async def run(variant: str, steps: int, actions: int, latency: float) -> dict:
                 if variant == "fetch":
-                    fill_script(model, steps)
+                    fill_script(model, steps, actions)
                 return await page.evaluate(
-                    "([v, s, png, url]) => window.phoneAgent.benchAgent(v, s, png, url)",
-                    [variant, steps, png_b64, model.base_url],
+                    "([v, s, png, url, l, a]) => window.phoneAgent.benchAgent(v, s, png, url, l, a)",
+                    [variant, steps, pngs, model.base_url, latency, actions],
                 )
 
-            for variant in ("null", "canvas", "fetch"):
-                await run(variant, 2)  # warm up: imports, JIT of the canvas paths, first connection
-                results = [await run(variant, args.steps) for _ in range(args.runs)]
-                per_step = statistics.median(r["msPerStep"] for r in results)
-                per_turn = statistics.median(r["msPerTurn"] for r in results)
-                spread = ", ".join(f"{r['msPerStep']:.1f}" for r in results)
-                codec = results[len(results) // 2]["codecMsPerTurn"]
-                spread += f" ms per step; codec per turn: scale {codec['scale']:.1f}"
-                spread += f", decode {codec['decode']:.1f}"
-                print(
-                    f"{variant:7s} {per_step:6.1f} ms per step, {per_turn:5.1f} ms per model turn "
-                    f"(runs: {spread} ms)"
-                )
+            for actions in args.actions:
+                print(f"-- steps of {actions} tap(s) and a finish_step: {actions + 1} model turns per step")
+                for variant, latency in (("null", 0), ("canvas", 0), ("fetch", 0), ("fetch", args.latency)):
+                    await run(variant, 2, actions, latency)  # warm up: imports, JIT, first connection
+                    results = [await run(variant, args.steps, actions, latency) for _ in range(args.runs)]
+                    key = "aloneMsPerStep" if latency else "msPerStep"
+                    per_step = statistics.median(r[key] for r in results)
+                    per_turn = statistics.median(r[key.replace("Step", "Turn")] for r in results)
+                    codec = results[len(results) // 2]["codecMsPerTurn"]
+                    label = f"{variant} + phone {latency:.0f} ms" if latency else variant
+                    spread = ", ".join(f"{r[key]:.1f}" for r in results)
+                    print(
+                        f"{label:22s} {per_step:6.1f} ms per step, {per_turn:5.1f} ms per model turn "
+                        f"(runs: {spread}; codec per turn: scale {codec['scale']:.1f}, "
+                        f"decode {codec['decode']:.1f})"
+                    )
             if args.probe:
                 stages = await page.evaluate(
-                    "([png]) => window.phoneAgent.benchAgent('probe', 10, png, '')", [png_b64]
+                    "([png]) => window.phoneAgent.benchAgent('probe', 10, png, '')", [pngs.split(",")[0]]
                 )
                 print("one scale, by stage: " + ", ".join(f"{k} {v:.1f} ms" for k, v in stages.items()))
             await browser.close()

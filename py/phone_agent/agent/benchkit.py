@@ -1,11 +1,13 @@
 """An instant phone, codec and model for measuring the agent's own time (bench/ in CPython, and
-``window.phoneAgent.benchAgent`` in the page): everything answers at once, so what a benchmark times
-is the agent's work — prompts, JSON, stream parsing, validation, bookkeeping — plus what it chooses
-to include (a real codec, a real HTTP client).
+``window.phoneAgent.benchAgent`` in the page): everything answers at once (or, for the phone, after a
+set latency whose time is accounted for), so what a benchmark times is the agent's work — prompts,
+JSON, stream parsing, validation, bookkeeping — plus what it chooses to include (a real codec, a real
+HTTP client).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 import time
@@ -38,38 +40,74 @@ def ui_nodes(count: int = 60) -> list[UiNode]:
 
 
 class InstantPhone:
-    """A Device that answers at once with a fixed screenshot and UI tree."""
+    """A Device with a fixed UI tree whose screen alternates between the given screenshots after each
+    action (so no screenshot equals the one before: an agent cannot skip scaling it).
 
-    def __init__(self, png: bytes) -> None:
-        self.png = png
+    ``latency_ms`` makes each screenshot, UI dump and app query take that long, like a (fast) real
+    phone; ``busy_ms`` is then the wall time during which at least one of them was running, so a
+    benchmark can subtract the phone's time from a task's and keep what the agent adds.
+    """
+
+    def __init__(self, png: bytes | Sequence[bytes], latency_ms: float = 0.0) -> None:
+        self.screens = [png] if isinstance(png, bytes) else list(png)
+        self.png = self.screens[0]
         self.nodes = ui_nodes()
+        self.latency_ms = latency_ms
+        self.busy_ms = 0.0
+        self._running = 0
+        self._busy_since = 0.0
+        self._actions = 0
+
+    async def _answer(self, value: Any) -> Any:
+        if not self.latency_ms:
+            return value
+        if self._running == 0:
+            self._busy_since = time.perf_counter()
+        self._running += 1
+        try:
+            await asyncio.sleep(self.latency_ms / 1000)
+        finally:
+            self._running -= 1
+            if self._running == 0:
+                self.busy_ms += (time.perf_counter() - self._busy_since) * 1000
+        return value
+
+    def _acted(self) -> None:
+        self._actions += 1
+        self.png = self.screens[self._actions % len(self.screens)]
 
     async def info(self) -> dict[str, Any]:
         return {}
 
     async def screenshot_png(self) -> bytes:
-        return self.png
+        return await self._answer(self.png)
 
-    async def tap(self, x: int, y: int) -> None: ...
+    async def tap(self, x: int, y: int) -> None:
+        self._acted()
 
-    async def long_press(self, x: int, y: int, duration_ms: int = 800) -> None: ...
+    async def long_press(self, x: int, y: int, duration_ms: int = 800) -> None:
+        self._acted()
 
-    async def swipe(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int = 300) -> None: ...
+    async def swipe(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int = 300) -> None:
+        self._acted()
 
-    async def type_text(self, text: str) -> None: ...
+    async def type_text(self, text: str) -> None:
+        self._acted()
 
-    async def press_key(self, key: str) -> None: ...
+    async def press_key(self, key: str) -> None:
+        self._acted()
 
-    async def open_app(self, package: str) -> None: ...
+    async def open_app(self, package: str) -> None:
+        self._acted()
 
     async def list_apps(self, third_party_only: bool = False) -> list[str]:
         return []
 
     async def current_app(self) -> str | None:
-        return "com.example/.Main"
+        return await self._answer("com.example/.Main")
 
     async def ui_nodes(self) -> list[UiNode]:
-        return self.nodes
+        return await self._answer(self.nodes)
 
     async def shell(self, command: str, timeout_ms: int = 10_000) -> Any:
         raise NotImplementedError

@@ -1,7 +1,8 @@
 """The agent's own time per step in the page (Pyodide in Chromium), for bench/bench_agent_page.py.
 
-Runs real PlanAndResolveAgent tasks against an instant phone (a fixed screenshot and UI tree, in
-memory) so the phone's time is zero, with three model/codec set-ups:
+Runs real PlanAndResolveAgent tasks against an in-memory phone (real screenshots that alternate
+after each action, a fixed UI tree) that answers at once, or after a set latency whose time is then
+subtracted, with three model/codec set-ups:
 
 - ``null``: pre-recorded SSE bytes through the real OpenAI-compatible client, image work excluded;
 - ``canvas``: the same, with the page's CanvasImageCodec scaling the real screenshot;
@@ -23,9 +24,22 @@ from .canvas_codec import CanvasImageCodec
 from .fetch_http import FetchHttpClient
 
 
-async def run_variant(variant: str, steps: int, png: bytes, model_url: str = "") -> dict[str, Any]:
-    """One task; its time per model turn and per step (ms)."""
-    answers = script(steps)
+async def run_variant(
+    variant: str,
+    steps: int,
+    screens: list[bytes],
+    model_url: str = "",
+    latency_ms: float = 0.0,
+    actions: int = 3,
+) -> dict[str, Any]:
+    """One task of ``steps`` steps of ``actions`` taps and a finish_step; its time per model turn
+    and per step (ms).
+
+    With ``latency_ms`` each screenshot, UI dump and app query of the phone takes that long; the
+    phone's busy time (at least one of them running) is reported, and ``aloneMsPerStep`` is the time
+    per step when neither the phone nor the model was working: what the agent adds to a task.
+    """
+    answers = script(steps, actions)
     settings = ModelSettings(base_url=model_url or "http://model.invalid/v1", model="bench", api_key="k")
     if variant == "fetch":
         http: Any = FetchHttpClient()
@@ -36,12 +50,14 @@ async def run_variant(variant: str, steps: int, png: bytes, model_url: str = "")
     agent = PlanAndResolveAgent(OpenAIChatModel(settings, http), codec, config=config)
     lines: list[str] = []
     task = AgentTask(f"bench-{variant}", "Tap around", 0)
+    phone = InstantPhone(screens, latency_ms)
     started = time.perf_counter()
-    await agent.run(task, InstantPhone(png), 600_000, lines.append)
+    await agent.run(task, phone, 600_000, lines.append)
     elapsed_ms = (time.perf_counter() - started) * 1000
     if task.status is not TaskStatus.FINISHED:
         raise RuntimeError(f"the bench task ended {task.status}: {task.error}")
     turns = len(answers)
+    alone_ms = elapsed_ms - phone.busy_ms
     return {
         "variant": variant,
         "turns": turns,
@@ -49,6 +65,9 @@ async def run_variant(variant: str, steps: int, png: bytes, model_url: str = "")
         "ms": elapsed_ms,
         "msPerTurn": elapsed_ms / turns,
         "msPerStep": (elapsed_ms - elapsed_ms / turns) / steps,  # the planning turn left out
+        "phoneBusyMs": phone.busy_ms,
+        "aloneMsPerTurn": alone_ms / turns,
+        "aloneMsPerStep": (alone_ms - alone_ms / turns) / steps,
         "progressLines": len(lines),
         "codecMsPerTurn": {name: ms / turns for name, ms in codec.ms.items()},
     }

@@ -113,14 +113,25 @@ def expose_console_api(page: PhoneAgentPage) -> None:
         first_ms = ((first[0] if first else ended) - started) * 1000
         return to_js_json({"bytes": size, "ms": (ended - started) * 1000, "firstByteMs": first_ms})
 
-    async def bench_agent(variant: str, steps: int, png_base64: str, model_url: str = "") -> Any:
-        """One benchmark task of the agent in this page (bench/bench_agent_page.py uses this)."""
+    async def bench_agent(
+        variant: str,
+        steps: int,
+        png_base64: str,
+        model_url: str = "",
+        latency_ms: float = 0,
+        actions: int = 3,
+    ) -> Any:
+        """One benchmark task of the agent in this page (bench/bench_agent_page.py uses this).
+
+        ``png_base64``: one or more screenshots, base64, comma-separated (the phone alternates them).
+        """
         from .agent_bench import probe_codec, run_variant  # only the benchmark loads it
 
-        png = base64.b64decode(png_base64)
+        screens = [base64.b64decode(part) for part in png_base64.split(",")]
         if variant == "probe":
-            return to_js_json(await probe_codec(png, int(steps)))
-        return to_js_json(await run_variant(variant, int(steps), png, model_url))
+            return to_js_json(await probe_codec(screens[0], int(steps)))
+        result = await run_variant(variant, int(steps), screens, model_url, float(latency_ms), int(actions))
+        return to_js_json(result)
 
     for name, method in (
         ("benchAgent", bench_agent),
