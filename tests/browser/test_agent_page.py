@@ -30,6 +30,7 @@ from tests.agent.model_server import (
     malformed,
     plan,
     request_images,
+    silent,
     stall,
     status,
     tap_on,
@@ -433,6 +434,37 @@ async def test_the_model_answering_http_500_fails_the_task_clearly(fresh: Rig):
     assert answer["error"].startswith("Model error: OpenAI-compatible server (")
     assert "failed (HTTP 500): the GPU caught fire." in answer["error"]
     assert len(fresh.model.requests) == 2
+
+
+SET_PAGE_PARAMS = """(params) => {
+  const url = new URL(location.href);
+  for (const [name, value] of Object.entries(params)) {
+    if (value === null) url.searchParams.delete(name); else url.searchParams.set(name, value);
+  }
+  history.replaceState(null, "", url);
+}"""
+
+
+async def test_a_model_gone_silent_fails_the_task_at_the_page_limits(fresh: Rig):
+    # "Nothing for a minute", in small: the page's limits (?modelIdleMs=, ?modelTimeoutMs=, read at
+    # each task's start) are set low; each silence is retried once, then the task fails and says why.
+    page = fresh.page
+    await page.evaluate(SET_PAGE_PARAMS, {"modelIdleMs": "1500", "modelTimeoutMs": "1500"})
+    try:
+        fresh.model.add(stall(), stall())  # headers and a first chunk, then nothing
+        started = time.monotonic()
+        answer = await fresh.webmcp_json("run_agent_task", {"goal": "Turn Wi-Fi on"})
+        elapsed = time.monotonic() - started
+        assert answer["status"] == "failed", answer
+        assert "stopped sending its answer: nothing arrived for 1.5 s." in answer["error"]
+        assert 3 < elapsed < 15, elapsed  # two limits and the retry's pause, not a minute
+
+        fresh.model.add(silent(), silent())  # not even the headers
+        answer = await fresh.webmcp_json("run_agent_task", {"goal": "Turn Wi-Fi on"})
+        assert answer["status"] == "failed", answer
+        assert answer["error"].endswith("did not answer within 1.5 s."), answer
+    finally:
+        await page.evaluate(SET_PAGE_PARAMS, {"modelIdleMs": None, "modelTimeoutMs": None})
 
 
 async def test_bad_answers_go_back_to_the_model_and_malformed_json_fails_the_task(fresh: Rig):

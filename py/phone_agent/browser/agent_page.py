@@ -7,8 +7,10 @@ the plan, each step and each action, and at its end), so get_task_result and get
 answer after a reload. Settings decide the model at every task's start; with none configured,
 ``context.agent`` is None and run_agent_task answers the "No model configured" error.
 
-Hidden page parameter for tests and slow phones: ``?agentSettleMs=N`` (the wait after each action and
-each scroll before the next screenshot; default 500 and 400 ms).
+Hidden page parameters for tests, slow phones and slow models: ``?agentSettleMs=N`` (the wait after
+each action and each scroll before the next screenshot; default 500 and 400 ms), ``?modelTimeoutMs=N``
+(the longest wait for a model's answer to begin; default 120 000) and ``?modelIdleMs=N`` (the longest
+silence inside a streamed answer; default 60 000). The model's two are read at each task's start.
 """
 
 from __future__ import annotations
@@ -53,6 +55,17 @@ def agent_config(page_url: str) -> AgentConfig:
             config, settle_ms=ms, extract=dataclasses.replace(config.extract, settle_ms=ms)
         )
     return config
+
+
+def model_limits(settings: ModelSettings | None, page_url: str) -> ModelSettings | None:
+    """The settings with ``?modelTimeoutMs=`` and ``?modelIdleMs=`` applied (positive integers only)."""
+    if settings is None:
+        return None
+    for param, name in (("modelTimeoutMs", "request_timeout_ms"), ("modelIdleMs", "idle_timeout_ms")):
+        value = query_param(page_url, param)
+        if value is not None and value.isdigit() and int(value) > 0:
+            settings = dataclasses.replace(settings, **{name: int(value)})
+    return settings
 
 
 class TaskHistory:
@@ -175,7 +188,8 @@ class AgentPage:
 
     def current_model(self) -> ChatModel | None:
         """The model the settings name now (asked at each task's start)."""
-        return chat_model_for(self.settings.resolved(), self.http, self.origin, builtin=self._builtin)
+        settings = model_limits(self.settings.resolved(), str(js.location.href))
+        return chat_model_for(settings, self.http, self.origin, builtin=self._builtin)
 
     @staticmethod
     def _builtin(_settings: ModelSettings) -> ChatModel:
