@@ -114,6 +114,10 @@ async def main(argv: list[str]) -> None:
                         f"(runs: {spread}; codec per turn: scale {codec['scale']:.1f}, "
                         f"decode {codec['decode']:.1f})"
                     )
+                    if latency:
+                        wall = statistics.median(r["msPerTurn"] for r in results)
+                        busy = statistics.median(r["phoneBusyMs"] / r["turns"] for r in results)
+                        print(f"{'':22s} wall {wall:.1f} ms per model turn, the phone busy {busy:.1f}")
             if args.probe:
                 stages = await page.evaluate(
                     "([png]) => window.phoneAgent.benchAgent('probe', 10, png, '')", [pngs.split(",")[0]]
