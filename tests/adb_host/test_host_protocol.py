@@ -400,14 +400,12 @@ def test_banner_parsing():
     assert parse_banner("device::") == ({}, frozenset())
 
 
-# ----- the host's parser against the generic one -------------------------------------------------
+# ----- the parser on a host's traffic: big payloads in uneven chunks, stale bytes first ------------
 
 
 @pytest.mark.parametrize("seed", range(30))
-def test_host_parser_matches_the_generic_parser_on_random_splits(seed):
+def test_the_parser_reassembles_big_payloads_from_uneven_chunks(seed):
     import random
-
-    from phone_agent.adb.host_parser import HostPacketParser
 
     rng = random.Random(seed)
     packets = [
@@ -421,25 +419,29 @@ def test_host_parser_matches_the_generic_parser_on_random_splits(seed):
     ]
     checksums = rng.random() < 0.5
     stream = b"".join(p.encode(with_checksum=checksums) for p in packets)
-    ours = HostPacketParser(max_payload=MAX_PAYLOAD)
-    ours.verify_checksum = checksums
+    parser = AdbPacketParser(max_payload=MAX_PAYLOAD)
+    parser.verify_checksum = checksums
     got = []
     pos = 0
     while pos < len(stream):
         step = rng.choice([1, 7, 24, 100, 4096, 65536, 300_000])
-        got += ours.receive_data(stream[pos : pos + step])
+        chunk = stream[pos : pos + step]
+        parser.receive_data(bytearray(chunk) if step == 7 else chunk)  # a mutable chunk is copied
+        got += parser.packets_received()
         pos += step
-    ours.receive_eof()
+    parser.receive_eof()
     assert got == packets
 
 
-def test_host_parser_resyncs_then_refuses_garbage_once_strict():
-    from phone_agent.adb.host_parser import HostPacketParser
+def test_before_the_handshake_the_parser_resyncs_then_refuses_garbage_once_strict():
     from phone_agent.adb.packet import AdbProtocolError
 
-    parser = HostPacketParser(max_payload=MAX_PAYLOAD, resync=True)
+    parser = AdbPacketParser(max_payload=MAX_PAYLOAD, resync=True)
     good = AdbPacket(Command.CNXN, 1, 2, b"device::")
-    assert parser.receive_data(b"\x01\x02junk" * 20 + good.encode() + b"x" * 5) == [good]
+    stale = AdbPacket(Command.CNXN, 1, 2, b"stale").encode()
+    stale = stale[:16] + b"\x00\x00\x00\x00" + stale[20:]  # checksum 0, as a newer session sends
+    parser.receive_data(b"\x01\x02junk" * 20 + stale + good.encode() + b"x" * 5)
+    assert parser.packets_received() == [good]
     parser.resync = False
     with pytest.raises(AdbProtocolError, match="bad magic"):
         parser.receive_data(b"y" * 40)

@@ -29,7 +29,6 @@ from collections import deque
 from dataclasses import dataclass, field
 from enum import Enum
 
-from phone_agent.adb.host_parser import HostPacketParser
 from phone_agent.adb.keys import AdbPrivateKey
 from phone_agent.adb.packet import (
     MAX_PAYLOAD,
@@ -37,6 +36,7 @@ from phone_agent.adb.packet import (
     VERSION_MIN,
     VERSION_SKIP_CHECKSUM,
     AdbPacket,
+    AdbPacketParser,
     AdbProtocolError,
     AuthType,
     Command,
@@ -198,7 +198,7 @@ class AdbHostProtocol:
         self.bytes_received = 0
         self._requested_version = version
         self._requested_max_payload = max_payload
-        self._parser = HostPacketParser(max_payload=max_payload, resync=True)
+        self._parser = AdbPacketParser(max_payload=max_payload, resync=True)
         self._out: list[bytes] = []
         self._events: list[Event] = []
         self._streams: dict[int, _Stream] = {}
@@ -245,10 +245,10 @@ class AdbHostProtocol:
             return
         self.bytes_received += len(data)
         try:
-            packets = self._parser.receive_data(data)
+            self._parser.receive_data(data)
         except AdbProtocolError as exc:
             self._fail(f"the phone sent bytes that are not ADB: {exc}")
-        for packet in packets:
+        for packet in self._parser.packets_received():
             self._handle(packet)
             if self.state is ConnectionState.CLOSED:
                 break
