@@ -40,7 +40,8 @@ CEILING_JS = """async ([url, expected]) => {
     const ws = new WebSocket(url);
     ws.binaryType = "arraybuffer";
     let received = 0, started = 0;
-    ws.onopen = () => { started = performance.now(); };
+    // The bridge carries ADB only: it connects once the first bytes are an ADB start.
+    ws.onopen = () => { started = performance.now(); ws.send(new TextEncoder().encode("000chost:version")); };
     ws.onmessage = (event) => { received += event.data.byteLength; };
     ws.onclose = () => resolve({bytes: received, ms: performance.now() - started});
     ws.onerror = () => reject(new Error("bridge failed"));

@@ -1,7 +1,8 @@
-"""The ADB bridge: /adb?target=HOST:PORT relays bytes both ways to a TCP service, loopback only.
+"""The ADB bridge: /adb?target=HOST:PORT relays bytes both ways to a TCP service, loopback only,
+and only once the page's first bytes are ADB.
 
-A byte-echoing TCP server stands in for adbd here (the bridge never reads the bytes); the simulated
-phone behind the same bridge is exercised by the ADB and browser tests.
+A byte-echoing TCP server stands in for adbd here (past the first bytes the bridge never reads
+them); the simulated phone behind the same bridge is exercised by the ADB and browser tests.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from phone_agent.server.adb_bridge import BadTarget, BridgePolicy, parse_target
+from phone_agent.adb.packet import AdbPacket, Command
+from phone_agent.server.adb_bridge import BadTarget, BridgePolicy, parse_target, speaks_adb
 from tests.server.harness import free_port, origin_of, serve_process
 
 
@@ -30,16 +32,40 @@ def test_targets_parse_and_only_loopback_is_allowed_by_default():
     assert BridgePolicy(frozenset({"192.168.1.20"})).allows("192.168.1.20")
 
 
+CNXN = AdbPacket(Command.CNXN, 0x01000001, 1 << 20, b"host::\x00").encode()
+
+
+def test_only_an_adb_start_opens_the_link():
+    assert speaks_adb(CNXN) is True
+    assert speaks_adb(CNXN[:24]) is True  # the header alone decides
+    assert speaks_adb(CNXN[:23]) is None  # not yet
+    assert speaks_adb(b"000chost:version") is True  # an adb-server request
+    assert speaks_adb(b"001bhost-serial:emulator-5554:") is True
+    assert speaks_adb(b"000c") is None
+    for other in (
+        b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+        b"*1\r\n$4\r\nPING\r\n" + b"\x00" * 16,  # redis
+        b"0012shell:rm -rf /sdcard",  # a service without host: first
+        AdbPacket(Command.OPEN, 1, 0, b"shell:id\x00").encode(),  # ADB, but not a handshake
+        CNXN[:20] + b"\x00\x00\x00\x00",  # CNXN without its magic
+    ):
+        assert speaks_adb(other) is False, other
+
+
 @pytest.fixture
 async def echo_server():
+    connections = []
+
     async def echo(reader, writer):
+        connections.append(writer)
         while data := await reader.read(65536):
             writer.write(data)
             await writer.drain()
         writer.close()
 
     server = await asyncio.start_server(echo, "127.0.0.1", 0)
-    yield server.sockets[0].getsockname()[1]
+    server.connections = connections  # type: ignore[attr-defined]
+    yield server
     server.close()
     await server.wait_closed()
 
@@ -51,10 +77,14 @@ def bridge_server(tmp_path_factory):
         yield served
 
 
+def _port(server) -> int:
+    return server.sockets[0].getsockname()[1]
+
+
 async def test_bytes_cross_the_bridge_both_ways_unchanged(bridge_server, echo_server):
-    url = f"ws://127.0.0.1:{bridge_server.port}/adb?target=127.0.0.1:{echo_server}"
+    url = f"ws://127.0.0.1:{bridge_server.port}/adb?target=127.0.0.1:{_port(echo_server)}"
     async with connect(url, origin=origin_of(bridge_server.port), compression=None) as ws:
-        payload = os.urandom(3 * 1024 * 1024 + 17)
+        payload = CNXN + os.urandom(3 * 1024 * 1024 + 17)
         for start in range(0, len(payload), 256 * 1024):
             await ws.send(payload[start : start + 256 * 1024])
         received = b""
@@ -65,8 +95,13 @@ async def test_bytes_cross_the_bridge_both_ways_unchanged(bridge_server, echo_se
         assert ws.response.headers.get("Sec-WebSocket-Extensions") is None
 
 
-async def _closed_with(url: str, port: int) -> tuple[int, str]:
+async def _closed_with(url: str, port: int, *frames: bytes) -> tuple[int, str]:
     async with connect(url, origin=origin_of(port)) as ws:
+        for frame in frames:
+            try:
+                await ws.send(frame)
+            except ConnectionClosed:
+                break
         with pytest.raises(ConnectionClosed) as info:
             await asyncio.wait_for(ws.recv(), 10)
     return info.value.rcvd.code, info.value.rcvd.reason
@@ -80,8 +115,29 @@ async def test_refused_targets_say_why(bridge_server):
     code, reason = await _closed_with(f"{base}?target=10.0.0.7:5555", port)
     assert code == 4403 and "--allow-device-host 10.0.0.7" in reason
     closed_port = free_port()
-    code, reason = await _closed_with(f"{base}?target=127.0.0.1:{closed_port}", port)
+    code, reason = await _closed_with(f"{base}?target=127.0.0.1:{closed_port}", port, CNXN)
     assert code == 4502 and f"127.0.0.1:{closed_port}" in reason
+
+
+async def test_a_link_that_does_not_start_with_adb_never_reaches_the_target(bridge_server, echo_server):
+    port = bridge_server.port
+    url = f"ws://127.0.0.1:{port}/adb?target=127.0.0.1:{_port(echo_server)}"
+    request = b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+    code, reason = await _closed_with(url, port, request[:10], request[10:])
+    assert code == 4415 and "ADB only" in reason
+    assert echo_server.connections == []  # refused before connecting: no banner, no request
+
+
+async def test_first_bytes_may_come_in_pieces_and_an_adb_server_request_passes(bridge_server, echo_server):
+    url = f"ws://127.0.0.1:{bridge_server.port}/adb?target=127.0.0.1:{_port(echo_server)}"
+    async with connect(url, origin=origin_of(bridge_server.port)) as ws:
+        for piece in (b"00", b"0chos", b"t:version"):
+            await ws.send(piece)
+        received = b""
+        while len(received) < 16:
+            received += await asyncio.wait_for(ws.recv(), 10)
+        assert received == b"000chost:version"
+    assert len(echo_server.connections) == 1
 
 
 async def test_the_device_closing_closes_the_page_side(bridge_server):
@@ -95,6 +151,7 @@ async def test_the_device_closing_closes_the_page_side(bridge_server):
     try:
         url = f"ws://127.0.0.1:{bridge_server.port}/adb?target=127.0.0.1:{target}"
         async with connect(url, origin=origin_of(bridge_server.port)) as ws:
+            await ws.send(CNXN)
             assert await asyncio.wait_for(ws.recv(), 10) == b"bye"
             with pytest.raises(ConnectionClosed) as info:
                 await asyncio.wait_for(ws.recv(), 10)
@@ -104,7 +161,7 @@ async def test_the_device_closing_closes_the_page_side(bridge_server):
 
 
 async def test_the_bridge_checks_origin_like_the_relay(bridge_server, echo_server):
-    url = f"ws://127.0.0.1:{bridge_server.port}/adb?target=127.0.0.1:{echo_server}"
+    url = f"ws://127.0.0.1:{bridge_server.port}/adb?target=127.0.0.1:{_port(echo_server)}"
     with pytest.raises(InvalidStatus):
         async with connect(url, origin="http://evil.example"):
             pass

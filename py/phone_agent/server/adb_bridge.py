@@ -5,8 +5,13 @@ can reach what a browser cannot open: a network adbd (an emulator on 5555, a pho
 ``adb tcpip 5555``, the simulated phone) or the host's adb server on 5037. Targets are loopback only
 unless ``--allow-device-host`` names more. Binary frames, no compression (it halves throughput).
 
-A refused target is answered after the handshake with a close code and a reason the page shows:
-4400 bad target, 4403 target not allowed, 4502 target unreachable; 1000 when either side ends.
+It carries ADB and nothing else: the target is connected only once the page's first bytes are an ADB
+CNXN header or an adb-server request (``%04x`` + ``host…``), so a script in the page cannot use the
+bridge to talk to other services on this machine (HTTP, databases) or read their banners.
+
+A refused link is answered after the handshake with a close code and a reason the page shows:
+4400 bad target, 4403 target not allowed, 4415 not ADB, 4408 no first bytes in time, 4502 target
+unreachable; 1000 when either side ends.
 """
 
 from __future__ import annotations
@@ -22,10 +27,15 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 log = logging.getLogger("phone_agent.adb_bridge")
 
 CONNECT_TIMEOUT_S = 5.0
+FIRST_BYTES_TIMEOUT_S = 10.0
 READ_CHUNK = 1 << 20
 CLOSE_BAD_TARGET = 4400
 CLOSE_NOT_ALLOWED = 4403
+CLOSE_FIRST_BYTES_TIMEOUT = 4408
+CLOSE_NOT_ADB = 4415
 CLOSE_UNREACHABLE = 4502
+ADB_HEADER_SIZE = 24
+CNXN = 0x4E584E43
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
 
 
@@ -63,6 +73,34 @@ def parse_target(text: str | None) -> tuple[str, int]:
     return host, port
 
 
+def speaks_adb(first: bytes) -> bool | None:
+    """Whether a link's first bytes are ADB: True, False, or None when more bytes are needed.
+
+    ADB to an adbd starts with a CNXN header (command and its magic); to an adb server, with a
+    smart-socket request: four hex digits of length, then a ``host…`` service.
+    """
+    if len(first) >= 4 and all(c in b"0123456789abcdefABCDEF" for c in first[:4]):
+        if len(first) < 8:
+            return None
+        return first[4:8] == b"host"
+    if len(first) < ADB_HEADER_SIZE:
+        return None
+    command = int.from_bytes(first[0:4], "little")
+    magic = int.from_bytes(first[20:24], "little")
+    return command == CNXN and magic == command ^ 0xFFFFFFFF
+
+
+async def _first_bytes(websocket: WebSocket) -> bytes | None:
+    """The page's bytes up to the point ``speaks_adb`` decides; None when the page left first."""
+    first = b""
+    while speaks_adb(first) is None:
+        message = await websocket.receive()
+        if message["type"] == "websocket.disconnect":
+            return None
+        first += message.get("bytes") or b""
+    return first
+
+
 async def serve_bridge(websocket: WebSocket, policy: BridgePolicy) -> None:
     """One page's link to one device: accept, connect, pump both ways until either side ends."""
     await websocket.accept()
@@ -78,6 +116,21 @@ async def serve_bridge(websocket: WebSocket, policy: BridgePolicy) -> None:
         )
         return
     try:
+        first = await asyncio.wait_for(_first_bytes(websocket), FIRST_BYTES_TIMEOUT_S)
+    except TimeoutError:
+        await websocket.close(
+            code=CLOSE_FIRST_BYTES_TIMEOUT, reason=f"no ADB bytes within {FIRST_BYTES_TIMEOUT_S:g}s"
+        )
+        return
+    if first is None:
+        return
+    if not speaks_adb(first):
+        log.warning("ADB bridge to %s:%d refused: the page's first bytes are not ADB", host, port)
+        await websocket.close(
+            code=CLOSE_NOT_ADB, reason="the bridge carries ADB only (a CNXN or an adb-server request)"
+        )
+        return
+    try:
         reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), CONNECT_TIMEOUT_S)
     except (OSError, TimeoutError) as exc:
         reason = (
@@ -90,6 +143,8 @@ async def serve_bridge(websocket: WebSocket, policy: BridgePolicy) -> None:
     log.info("ADB bridge open to %s:%d", host, port)
 
     async def page_to_device() -> None:
+        writer.write(first)
+        await writer.drain()
         while True:
             message = await websocket.receive()
             if message["type"] == "websocket.disconnect":
