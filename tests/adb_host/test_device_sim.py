@@ -90,10 +90,20 @@ async def test_text_with_spaces_and_quotes_arrives_exactly(device, sim):
     assert sim.phone.state()["focused_text"] == text
 
 
-async def test_non_ascii_text_goes_through_adbkeyboard(device, sim):
+async def test_non_ascii_text_goes_through_adbkeyboard_and_the_keyboard_comes_back(device, sim):
+    from phone_agent.sim.android.apps import GBOARD_IME
+
+    await device.shell(f"ime set {GBOARD_IME}")  # the person's keyboard (the sim starts on ADBKeyBoard)
     await focus_a_text_field(device)
+    before = sim.phone.state()["ime"]
+    assert before == GBOARD_IME
     await device.type_text("héllo 你好 👋")
     assert sim.phone.state()["focused_text"] == "héllo 你好 👋"
+    # ADBKeyBoard typed it, then the person's own keyboard was selected again.
+    assert sim.phone.state()["ime"] == before
+    await device.type_text(" ok ✓")
+    assert sim.phone.state()["focused_text"] == "héllo 你好 👋 ok ✓"
+    assert sim.phone.state()["ime"] == before
 
 
 def hide_packages(sim, *packages: str):

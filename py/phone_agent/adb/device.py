@@ -178,11 +178,18 @@ class AdbDevice:
         if is_input_text_safe(text):
             await self._check(f"input text {escape_input_text(text)}")
             return
-        if await self._ensure_adb_keyboard():
-            encoded = base64.b64encode(text.encode("utf-8")).decode()
-            out = await self._check(f"am broadcast -a ADB_INPUT_B64 --es msg {encoded}")
-            if "Broadcast completed" not in out:
-                raise DeviceError(f"ADBKeyBoard did not take the text: {out.strip()[:200]}")
+        previous = await self._switch_to_adb_keyboard()
+        if previous is not None:
+            try:
+                encoded = base64.b64encode(text.encode("utf-8")).decode()
+                out = await self._check(f"am broadcast -a ADB_INPUT_B64 --es msg {encoded}")
+                if "Broadcast completed" not in out:
+                    raise DeviceError(f"ADBKeyBoard did not take the text: {out.strip()[:200]}")
+            finally:
+                # The person's own keyboard back: ADBKeyBoard shows none, so left selected it would
+                # leave the phone without a keyboard. (The broadcast has committed the text by now.)
+                if previous and previous != ADB_KEYBOARD_IME:
+                    await self._check(f"ime set {quote(previous)}")
             return
         if await self._installed(CLIPPER_PACKAGE):
             await self._paste(text)
@@ -206,17 +213,20 @@ class AdbDevice:
         packages = await self._check(f"pm list packages {package}")
         return f"package:{package}" in packages.split()
 
-    async def _ensure_adb_keyboard(self) -> bool:
-        """Make ADBKeyBoard the input method; False when it is not installed."""
+    async def _switch_to_adb_keyboard(self) -> str | None:
+        """Make ADBKeyBoard the input method; the one it replaced ("" when none was set), or None
+        when ADBKeyBoard is not installed."""
         enabled = (await self._check("ime list -s")).split()
         if ADB_KEYBOARD_IME not in enabled:
             if not await self._installed(ADB_KEYBOARD_PACKAGE):
-                return False
+                return None
             await self._check(f"ime enable {ADB_KEYBOARD_IME}")
         current = (await self._check("settings get secure default_input_method")).strip()
+        if current == "null":
+            current = ""
         if current != ADB_KEYBOARD_IME:
             await self._check(f"ime set {ADB_KEYBOARD_IME}")
-        return True
+        return current
 
     async def press_key(self, key: str) -> None:
         try:
