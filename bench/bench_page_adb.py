@@ -53,6 +53,9 @@ async def blaster(size: int) -> tuple[asyncio.Server, int]:
     payload = os.urandom(size)
 
     async def send(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        # An adb server's way to start (the bridge checks it), then the bytes.
+        await reader.readexactly(len(b"000chost:version"))
+        writer.write(b"OKAY")
         for start in range(0, size, 1 << 20):
             writer.write(payload[start : start + (1 << 20)])
             await writer.drain()
@@ -93,7 +96,7 @@ async def main(args: argparse.Namespace) -> None:
             url = f"ws://127.0.0.1:{served.port}/adb?target=127.0.0.1:{blaster_port}"
             for _ in range(args.runs):
                 result = await page.evaluate(CEILING_JS, [url, size])
-                assert result["bytes"] == size, result
+                assert result["bytes"] == size + 4, result  # OKAY, then the payload
                 ceiling.append(mbps(size, result["ms"]))
                 result = await page.evaluate(
                     "path => window.phoneAgent.measurePull(path)", "/sdcard/blob.bin"

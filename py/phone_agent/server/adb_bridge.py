@@ -6,12 +6,14 @@ can reach what a browser cannot open: a network adbd (an emulator on 5555, a pho
 unless ``--allow-device-host`` names more. Binary frames, no compression (it halves throughput).
 
 It carries ADB and nothing else: the target is connected only once the page's first bytes are an ADB
-CNXN header or an adb-server request (``%04x`` + ``host…``), so a script in the page cannot use the
-bridge to talk to other services on this machine (HTTP, databases) or read their banners.
+CNXN packet or an adb-server request (``%04x`` + ``host…``), only that request goes out, and the
+rest flows only once the target has answered as ADB (CNXN, AUTH or STLS from an adbd; OKAY or FAIL
+from an adb server). So a script in the page cannot use the bridge to talk to other services on
+this machine (HTTP, databases) or read their banners.
 
 A refused link is answered after the handshake with a close code and a reason the page shows:
-4400 bad target, 4403 target not allowed, 4415 not ADB, 4408 no first bytes in time, 4502 target
-unreachable; 1000 when either side ends.
+4400 bad target, 4403 target not allowed, 4408 no ADB request in time, 4415 not ADB (either end),
+4502 target unreachable; 1000 when either side ends.
 """
 
 from __future__ import annotations
@@ -34,8 +36,12 @@ CLOSE_NOT_ALLOWED = 4403
 CLOSE_FIRST_BYTES_TIMEOUT = 4408
 CLOSE_NOT_ADB = 4415
 CLOSE_UNREACHABLE = 4502
+ANSWER_TIMEOUT_S = 10.0  # for the target's first answer (an adbd answers CNXN at once, AUTH or not)
 ADB_HEADER_SIZE = 24
 CNXN = 0x4E584E43
+MAX_FIRST_PAYLOAD = 64 * 1024  # a host's CNXN banner is a few hundred bytes
+NEED_MORE = -1
+NOT_ADB = 0
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
 
 
@@ -73,62 +79,100 @@ def parse_target(text: str | None) -> tuple[str, int]:
     return host, port
 
 
-def speaks_adb(first: bytes) -> bool | None:
-    """Whether a link's first bytes are ADB: True, False, or None when more bytes are needed.
+def first_request_size(data: bytes) -> int:
+    """How many of a link's first bytes make its first request, when they start one ADB allows:
+    ``NEED_MORE`` while undecided, ``NOT_ADB`` when they are not ADB.
 
-    ADB to an adbd starts with a CNXN header (command and its magic); to an adb server, with a
-    smart-socket request: four hex digits of length, then a ``host…`` service.
+    To an adbd, ADB starts with a CNXN packet (header with its magic, then the banner); to an adb
+    server, with a smart-socket request: four hex digits of length, then a ``host…`` service.
     """
-    if len(first) >= 4 and all(c in b"0123456789abcdefABCDEF" for c in first[:4]):
-        if len(first) < 8:
-            return None
-        return first[4:8] == b"host"
-    if len(first) < ADB_HEADER_SIZE:
+    if len(data) < 4:
+        return NEED_MORE
+    if all(c in b"0123456789abcdefABCDEF" for c in data[:4]):
+        if len(data) < 8:
+            return NEED_MORE
+        return 4 + int(data[:4], 16) if data[4:8] == b"host" else NOT_ADB
+    if data[:4] != b"CNXN":
+        return NOT_ADB
+    if len(data) < ADB_HEADER_SIZE:
+        return NEED_MORE
+    length = int.from_bytes(data[12:16], "little")
+    magic = int.from_bytes(data[20:24], "little")
+    if magic != CNXN ^ 0xFFFFFFFF or length > MAX_FIRST_PAYLOAD:
+        return NOT_ADB
+    return ADB_HEADER_SIZE + length
+
+
+def answers_as_adb(answer: bytes, to_server: bool) -> bool | None:
+    """Whether a target's first answer is ADB's (None while more bytes are needed): an adb server
+    answers OKAY or FAIL; an adbd a CNXN, AUTH or STLS header."""
+    if len(answer) < 4:
         return None
-    command = int.from_bytes(first[0:4], "little")
-    magic = int.from_bytes(first[20:24], "little")
-    return command == CNXN and magic == command ^ 0xFFFFFFFF
+    if to_server:
+        return answer[:4] in (b"OKAY", b"FAIL")
+    if answer[:4] not in (b"CNXN", b"AUTH", b"STLS"):
+        return False
+    if len(answer) < ADB_HEADER_SIZE:
+        return None
+    command = int.from_bytes(answer[0:4], "little")
+    return int.from_bytes(answer[20:24], "little") == command ^ 0xFFFFFFFF
 
 
-async def _first_bytes(websocket: WebSocket) -> bytes | None:
-    """The page's bytes up to the point ``speaks_adb`` decides; None when the page left first."""
-    first = b""
-    while speaks_adb(first) is None:
+async def _first_request(websocket: WebSocket) -> tuple[bytes, bytes] | None:
+    """The page's first request and any bytes after it; (b"", data) when they are not ADB; None when
+    the page left first."""
+    data = b""
+    while (size := first_request_size(data)) == NEED_MORE or 0 < len(data) < size:
         message = await websocket.receive()
         if message["type"] == "websocket.disconnect":
             return None
-        first += message.get("bytes") or b""
-    return first
+        data += message.get("bytes") or b""
+    if size == NOT_ADB:
+        return b"", data
+    return data[:size], data[size:]
+
+
+async def _first_answer(reader: asyncio.StreamReader, to_server: bool) -> tuple[bytes, bool]:
+    """The target's first bytes and whether they are ADB's (False too when it closed first)."""
+    answer = b""
+    while (verdict := answers_as_adb(answer, to_server)) is None:
+        data = await reader.read(READ_CHUNK)
+        if not data:
+            return answer, False
+        answer += data
+    return answer, verdict
+
+
+async def _refuse(websocket: WebSocket, code: int, reason: str) -> None:
+    await websocket.close(code=code, reason=reason[:120])
 
 
 async def serve_bridge(websocket: WebSocket, policy: BridgePolicy) -> None:
-    """One page's link to one device: accept, connect, pump both ways until either side ends."""
+    """One page's link to one device: accept, check both ends speak ADB, pump both ways until either
+    side ends."""
     await websocket.accept()
     try:
         host, port = parse_target(websocket.query_params.get("target"))
     except BadTarget as exc:
-        await websocket.close(code=CLOSE_BAD_TARGET, reason=str(exc)[:120])
+        await _refuse(websocket, CLOSE_BAD_TARGET, str(exc))
         return
     if not policy.allows(host):
-        await websocket.close(
-            code=CLOSE_NOT_ALLOWED,
-            reason=f"{host} is not loopback; start phone-agent with --allow-device-host {host}"[:120],
-        )
+        reason = f"{host} is not loopback; start phone-agent with --allow-device-host {host}"
+        await _refuse(websocket, CLOSE_NOT_ALLOWED, reason)
         return
     try:
-        first = await asyncio.wait_for(_first_bytes(websocket), FIRST_BYTES_TIMEOUT_S)
+        first = await asyncio.wait_for(_first_request(websocket), FIRST_BYTES_TIMEOUT_S)
     except TimeoutError:
-        await websocket.close(
-            code=CLOSE_FIRST_BYTES_TIMEOUT, reason=f"no ADB bytes within {FIRST_BYTES_TIMEOUT_S:g}s"
-        )
+        reason = f"no ADB request within {FIRST_BYTES_TIMEOUT_S:g}s"
+        await _refuse(websocket, CLOSE_FIRST_BYTES_TIMEOUT, reason)
         return
     if first is None:
         return
-    if not speaks_adb(first):
+    request, rest = first
+    if not request:
         log.warning("ADB bridge to %s:%d refused: the page's first bytes are not ADB", host, port)
-        await websocket.close(
-            code=CLOSE_NOT_ADB, reason="the bridge carries ADB only (a CNXN or an adb-server request)"
-        )
+        reason = "the bridge carries ADB only (a CNXN or an adb-server request)"
+        await _refuse(websocket, CLOSE_NOT_ADB, reason)
         return
     try:
         reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), CONNECT_TIMEOUT_S)
@@ -138,12 +182,26 @@ async def serve_bridge(websocket: WebSocket, policy: BridgePolicy) -> None:
             if isinstance(exc, OSError)
             else f"cannot reach {host}:{port}: no answer in {CONNECT_TIMEOUT_S:g}s"
         )
-        await websocket.close(code=CLOSE_UNREACHABLE, reason=reason[:120])
+        await _refuse(websocket, CLOSE_UNREACHABLE, reason)
+        return
+    # Only the first request goes out until the target has answered as ADB: whatever the page sends
+    # after it waits, so nothing reaches a service that is not an adbd or an adb server.
+    try:
+        writer.write(request)
+        await writer.drain()
+        to_server = request[:4] != b"CNXN"
+        answer, is_adb = await asyncio.wait_for(_first_answer(reader, to_server), ANSWER_TIMEOUT_S)
+    except (OSError, TimeoutError):
+        answer, is_adb = b"", False
+    if not is_adb:
+        writer.close()
+        log.warning("ADB bridge to %s:%d refused: the target does not answer as ADB", host, port)
+        await _refuse(websocket, CLOSE_NOT_ADB, f"{host}:{port} does not answer as an adbd or an adb server")
         return
     log.info("ADB bridge open to %s:%d", host, port)
 
     async def page_to_device() -> None:
-        writer.write(first)
+        writer.write(rest)
         await writer.drain()
         while True:
             message = await websocket.receive()
@@ -156,6 +214,7 @@ async def serve_bridge(websocket: WebSocket, policy: BridgePolicy) -> None:
             await writer.drain()
 
     async def device_to_page() -> None:
+        await websocket.send_bytes(answer)
         while data := await reader.read(READ_CHUNK):
             await websocket.send_bytes(data)
 
