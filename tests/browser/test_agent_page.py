@@ -381,6 +381,56 @@ async def test_abort_task_stops_a_webmcp_task_within_a_second(fresh: Rig):
     assert again["isError"] is True and again["content"][0]["text"] == "No task is currently running."
 
 
+def count_screencaps(sim: SimulatedPhoneServer) -> tuple[list[int], object]:
+    """Count the sim's ``screencap`` runs from now on; returns the counter and the original ``run``."""
+    original = sim.phone.run
+    count = [0]
+
+    def run(argv, stdin, fs):
+        if argv and argv[0] == "screencap":
+            count[0] += 1
+        return original(argv, stdin, fs)
+
+    sim.phone.run = run
+    return count, original
+
+
+async def test_while_a_task_runs_the_live_view_shows_the_agent_screens_and_takes_none(fresh: Rig):
+    page = fresh.page
+    count, original = count_screencaps(fresh.sim)
+    await page.check("#live-toggle")
+    try:
+        await eventually(lambda: _live_fps(page))  # the live view takes its own screenshots
+        fresh.model.add(*stalling_script())
+        run = asyncio.ensure_future(fresh.webmcp("run_agent_task", {"goal": "Open Settings and wait"}))
+        await fresh.requests_at_least(4)  # step 2's model turn stalls
+        assert await page.text_content("#fps") == "the agent's view"
+        # It shows the agent's last screenshot: Settings, opened by step 1's tap.
+        shown = await page.evaluate(SHOWN_SCREEN_SIZE)
+        assert shown == [1080, 2400], shown
+        before = count[0]
+        await asyncio.sleep(1.5)  # a free-running live view takes ~20 screenshots a second here
+        assert count[0] == before, "the live view took screenshots while the agent ran"
+        await fresh.webmcp("abort_task", {})
+        await asyncio.wait_for(run, 10)
+        await eventually(lambda: _live_fps(page))  # and takes its own again once the task ended
+        assert count[0] > before
+    finally:
+        await page.uncheck("#live-toggle")
+        fresh.sim.phone.run = original
+
+
+SHOWN_SCREEN_SIZE = """async () => {
+  const image = document.getElementById("screen");
+  await image.decode();
+  return [image.naturalWidth, image.naturalHeight];
+}"""
+
+
+async def _live_fps(page) -> bool:
+    return (await page.text_content("#fps") or "").endswith("fps")
+
+
 async def test_a_relay_cancel_aborts_the_task(fresh: Rig):
     fresh.model.add(*stalling_script())
     args = fresh.relay_args("--tool-timeout", "run_agent_task=2500")

@@ -28,7 +28,7 @@ from ..agent.model import ChatModel
 from ..agent.progress import ProgressEvent, ProgressSink
 from ..agent.settings import ModelSettings
 from ..context import McpServiceContext
-from ..device import Device
+from ..device import Device, ScreenshotTap
 from ..tasks import AgentTask
 from ..tools import DEFAULT_TASK_TIMEOUT_MS, Channel
 from .agent_settings import SettingsCard
@@ -134,6 +134,9 @@ class PageAgentRunner:
         self.panel = panel
         self.history = history
         self.from_page = False  # set by the panel's own Run, for the task's origin label
+        # The phone card's live view: told when a task runs, and shown the agent's screenshots.
+        self.on_running: Callable[[bool], None] | None = None
+        self.on_frame: Callable[[bytes], None] | None = None
         self._task: AgentTask | None = None
         agent.subscribe(self._on_event)
 
@@ -148,9 +151,15 @@ class PageAgentRunner:
         self._task = task
         self.panel.task_started(task, origin)
         self.history.save(task)
+        if self.on_frame is not None:
+            device = ScreenshotTap(device, self.on_frame)
+        if self.on_running is not None:
+            self.on_running(True)
         try:
             return await self.agent.run(task, device, timeout_ms, progress)
         finally:
+            if self.on_running is not None:
+                self.on_running(False)
             self._task = None
             self.history.save(task)
             self.panel.task_ended(task)

@@ -73,6 +73,8 @@ async def start() -> PhoneAgentPage:
     ui.set_webmcp_status(await webmcp.register(), webmcp.registered)
     relay.connect()
     phone = PhonePanel(context, (server_config or {}).get("adbBridge"))
+    agent.runner.on_running = phone.agent_running
+    agent.runner.on_frame = phone.show_agent_frame
     page = PhoneAgentPage(context, ui, webmcp, relay, phone, agent)
     page.phone_connecting = asyncio.ensure_future(phone.connect_at_load((server_config or {}).get("device")))
     expose_console_api(page)

@@ -8,6 +8,7 @@ Which phone at load: ``?device=tcp:HOST:PORT`` wins; else a USB phone this page 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -60,6 +61,9 @@ class PhonePanel:
         self._transport: Any = None
         self._device: AdbDevice | None = None
         self._live: asyncio.Task[None] | None = None
+        # While an agent task runs, the live view shows the agent's screenshots and takes none itself.
+        self._agent_running = False
+        self._live_wake = asyncio.Event()
         self._busy = False
         self._screen_url: str | None = None
         self._events = PanelEvents()
@@ -276,11 +280,31 @@ class PhonePanel:
             self._live.cancel()
             self._live = None
 
+    def agent_running(self, running: bool) -> None:
+        """An agent task started or ended: the live view stops or resumes taking screenshots."""
+        self._agent_running = running
+        if bool(self._doc.getElementById("live-toggle").checked):
+            self._doc.getElementById("fps").textContent = "the agent's view" if running else ""
+        if not running:
+            self._live_wake.set()
+
+    def show_agent_frame(self, png: bytes) -> None:
+        """A screenshot the agent took, shown in the live view when it is on."""
+        if self._device is not None and bool(self._doc.getElementById("live-toggle").checked):
+            self._set_screen(png)
+
     async def _live_loop(self) -> None:
         frames: list[float] = []
         fps_node = self._doc.getElementById("fps")
         while self._device is not None:
             device = self._device
+            if self._agent_running:
+                fps_node.textContent = "the agent's view"
+                self._live_wake.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._live_wake.wait(), LIVE_VIEW_RETRY_S)
+                frames = []
+                continue
             if js.document.visibilityState != "visible":
                 await asyncio.sleep(LIVE_VIEW_RETRY_S)
                 continue
