@@ -254,8 +254,12 @@ class AdbDevice:
         return sorted(line[8:].strip() for line in out.splitlines() if line.startswith("package:"))
 
     async def current_app(self) -> str | None:
-        out = await self._check("dumpsys window")
-        matches = _FOCUS.findall(out)
+        # grep on the phone: a real phone's window dump is 100–300 kB, of which one line is wanted.
+        result = await self._run("dumpsys window | grep mCurrentFocus")
+        if result.exit_code not in (0, 1, -1):  # grep answers 1 when no window has the focus
+            detail = (result.stderr or result.stdout).decode("utf-8", "replace").strip()
+            raise DeviceError(f"`dumpsys window` exited with {result.exit_code}: {detail[:300]}")
+        matches = _FOCUS.findall(result.stdout.decode("utf-8", "replace"))
         return matches[-1] if matches else None
 
     async def ui_nodes(self) -> list[UiNode]:
