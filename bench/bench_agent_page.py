@@ -31,6 +31,7 @@ import argparse
 import asyncio
 import base64
 import statistics
+import subprocess
 import sys
 from pathlib import Path
 
@@ -38,21 +39,24 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "py"))
 
+from phone_agent.agent.benchkit import script  # noqa: E402
 from phone_agent.sim.android import VirtualPhone  # noqa: E402
 from tests.agent.model_server import ScriptedModelServer, call  # noqa: E402
-from tests.support import CHROMIUM, CHROMIUM_ARGS, ServedPhoneAgent  # noqa: E402
+from tests.support import (  # noqa: E402
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    ServedPhoneAgent,
+    free_port,
+    phone_agent_command,
+)
 
 THINKING = " ".join(f"word{i}" for i in range(40))
 
 
-def fill_script(model: ScriptedModelServer, steps: int, actions: int) -> None:
-    plan = [{"title": f"Step {i}", "description": "Tap around."} for i in range(steps)]
+def fill_script(model: ScriptedModelServer, steps: int, actions: int, switch_apps: bool = False) -> None:
     model.script.clear()
-    model.add(call("submit_plan", THINKING, steps=plan))
-    for i in range(steps):
-        for j in range(actions):
-            model.add(call("tap", THINKING, x=100 + i % 300, y=200 + j * 50))
-        model.add(call("finish_step", THINKING, summary=f"step {i} done"))
+    for name, args in script(steps, actions, switch_apps):
+        model.add(call(name, THINKING, **args))
 
 
 def screens() -> list[str]:
@@ -75,27 +79,36 @@ async def main(argv: list[str]) -> None:
         "--latency", type=float, default=100.0, help="the phone's ms per screenshot, UI dump, app query"
     )
     parser.add_argument("--probe", action="store_true", help="also time the stages of one canvas scale")
+    parser.add_argument("--no-sim", action="store_true", help="skip the tasks on the simulated phone")
     args = parser.parse_args(argv)
     from playwright.async_api import async_playwright
 
     pngs = ",".join(screens())
     served = await asyncio.to_thread(ServedPhoneAgent)
     model = await ScriptedModelServer(allow_origin=served.base).start()
+    sim_port = free_port()
+    sim = subprocess.Popen(  # the phone in its own process, as a real one would be
+        [phone_agent_command(), "sim", "--port", str(sim_port)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         async with async_playwright() as playwright:
             browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             page = await browser.new_page()
-            await page.goto(f"{served.base}/")
-            await page.wait_for_selector("html[data-state=ready]", state="attached", timeout=60_000)
+            await page.goto(f"{served.base}/?device=tcp:127.0.0.1:{sim_port}")
+            await page.wait_for_selector("html[data-phone=connected]", state="attached", timeout=60_000)
+            await page.uncheck("#live-toggle")  # the benchmarks alone use the phone and the page
             version = await page.evaluate("navigator.userAgent.match(/Chrom(e|ium)\\/[0-9.]+/)[0]")
             print(f"page in {version}, Pyodide (Python 3.14), {args.steps}-step tasks, {args.runs} runs")
 
-            async def run(variant: str, steps: int, actions: int, latency: float) -> dict:
+            async def run(variant: str, steps: int, actions: int, latency: float, on_phone: bool = False):
                 if variant == "fetch":
-                    fill_script(model, steps, actions)
+                    fill_script(model, steps, actions, on_phone)
                 return await page.evaluate(
-                    "([v, s, png, url, l, a]) => window.phoneAgent.benchAgent(v, s, png, url, l, a)",
-                    [variant, steps, pngs, model.base_url, latency, actions],
+                    "([v, s, png, url, l, a, p]) => window.phoneAgent.benchAgent(v, s, png, url, l, a, p)",
+                    [variant, steps, pngs, model.base_url, latency, actions, on_phone],
                 )
 
             for actions in args.actions:
@@ -118,6 +131,23 @@ async def main(argv: list[str]) -> None:
                         wall = statistics.median(r["msPerTurn"] for r in results)
                         busy = statistics.median(r["phoneBusyMs"] / r["turns"] for r in results)
                         print(f"{'':22s} wall {wall:.1f} ms per model turn, the phone busy {busy:.1f}")
+            if not args.no_sim:
+                print("-- on the simulated phone (its own process, over the bridge), phone time subtracted")
+                for actions in args.actions:
+                    for variant in ("canvas", "fetch"):
+                        await run(variant, 2, actions, 0, True)
+                        results = [await run(variant, args.steps, actions, 0, True) for _ in range(args.runs)]
+                        per_step = statistics.median(r["aloneMsPerStep"] for r in results)
+                        per_turn = statistics.median(r["aloneMsPerTurn"] for r in results)
+                        wall = statistics.median(r["msPerTurn"] for r in results)
+                        busy = statistics.median(r["phoneBusyMs"] / r["turns"] for r in results)
+                        codec = results[len(results) // 2]["codecMsPerTurn"]
+                        spread = ", ".join(f"{r['aloneMsPerStep']:.1f}" for r in results)
+                        print(
+                            f"{actions} action(s), {variant:6s} {per_step:6.1f} ms per step alone, "
+                            f"{per_turn:5.1f} per model turn (runs: {spread}); wall {wall:.1f} ms per "
+                            f"turn, the phone busy {busy:.1f}; scale {codec['scale']:.1f} per turn"
+                        )
             if args.probe:
                 stages = await page.evaluate(
                     "([png]) => window.phoneAgent.benchAgent('probe', 10, png, '')", [pngs.split(",")[0]]
@@ -125,6 +155,8 @@ async def main(argv: list[str]) -> None:
                 print("one scale, by stage: " + ", ".join(f"{k} {v:.1f} ms" for k, v in stages.items()))
             await browser.close()
     finally:
+        sim.terminate()
+        sim.wait(timeout=10)
         await model.stop()
         await asyncio.to_thread(served.stop)
 

@@ -11,10 +11,10 @@ import asyncio
 import json
 import random
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
 from typing import Any
 
-from ..device import Bounds, UiNode
+from ..device import Bounds, Device, ScreenshotTap, UiNode
 from .ports import Crop, RgbaImage
 
 WIDTH, HEIGHT = 1080, 2400
@@ -39,6 +39,65 @@ def ui_nodes(count: int = 60) -> list[UiNode]:
     return nodes
 
 
+class BusyClock:
+    """Wall time during which at least one call was running (overlapping calls count once)."""
+
+    def __init__(self) -> None:
+        self.busy_ms = 0.0
+        self._running = 0
+        self._since = 0.0
+
+    async def timed(self, call: Awaitable[Any]) -> Any:
+        if self._running == 0:
+            self._since = time.perf_counter()
+        self._running += 1
+        try:
+            return await call
+        finally:
+            self._running -= 1
+            if self._running == 0:
+                self.busy_ms += (time.perf_counter() - self._since) * 1000
+
+
+class TimedDevice(ScreenshotTap):
+    """A real Device whose every call is timed on a ``BusyClock``: the phone's share of a task."""
+
+    def __init__(self, device: Device) -> None:
+        super().__init__(device, lambda _png: None)
+        self.clock = BusyClock()
+
+    @property
+    def busy_ms(self) -> float:
+        return self.clock.busy_ms
+
+    async def screenshot_png(self) -> bytes:
+        return await self.clock.timed(self.device.screenshot_png())
+
+    async def tap(self, x: int, y: int) -> None:
+        await self.clock.timed(self.device.tap(x, y))
+
+    async def long_press(self, x: int, y: int, duration_ms: int = 800) -> None:
+        await self.clock.timed(self.device.long_press(x, y, duration_ms))
+
+    async def swipe(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int = 300) -> None:
+        await self.clock.timed(self.device.swipe(x1, y1, x2, y2, duration_ms))
+
+    async def type_text(self, text: str) -> None:
+        await self.clock.timed(self.device.type_text(text))
+
+    async def press_key(self, key: str) -> None:
+        await self.clock.timed(self.device.press_key(key))
+
+    async def open_app(self, package: str) -> None:
+        await self.clock.timed(self.device.open_app(package))
+
+    async def current_app(self) -> str | None:
+        return await self.clock.timed(self.device.current_app())
+
+    async def ui_nodes(self) -> list[UiNode]:
+        return await self.clock.timed(self.device.ui_nodes())
+
+
 class InstantPhone:
     """A Device with a fixed UI tree whose screen alternates between the given screenshots after each
     action (so no screenshot equals the one before: an agent cannot skip scaling it).
@@ -53,23 +112,16 @@ class InstantPhone:
         self.png = self.screens[0]
         self.nodes = ui_nodes()
         self.latency_ms = latency_ms
-        self.busy_ms = 0.0
-        self._running = 0
-        self._busy_since = 0.0
+        self.clock = BusyClock()
         self._actions = 0
 
+    @property
+    def busy_ms(self) -> float:
+        return self.clock.busy_ms
+
     async def _answer(self, value: Any) -> Any:
-        if not self.latency_ms:
-            return value
-        if self._running == 0:
-            self._busy_since = time.perf_counter()
-        self._running += 1
-        try:
-            await asyncio.sleep(self.latency_ms / 1000)
-        finally:
-            self._running -= 1
-            if self._running == 0:
-                self.busy_ms += (time.perf_counter() - self._busy_since) * 1000
+        if self.latency_ms:
+            await self.clock.timed(asyncio.sleep(self.latency_ms / 1000))
         return value
 
     def _acted(self) -> None:
@@ -157,12 +209,24 @@ class TimedCodec:
         return await self._timed("stitch", crops, width, mime, quality)
 
 
-def script(steps: int, actions_per_step: int = ACTIONS_PER_STEP) -> list[tuple[str, dict[str, Any]]]:
-    """The model's answers for a task of ``steps`` steps: a plan, then taps and finish_step each."""
+SWITCH_APPS = ("com.android.settings", "com.google.android.apps.messaging")
+
+
+def script(
+    steps: int, actions_per_step: int = ACTIONS_PER_STEP, switch_apps: bool = False
+) -> list[tuple[str, dict[str, Any]]]:
+    """The model's answers for a task of ``steps`` steps: a plan, then taps and finish_step each.
+
+    ``switch_apps``: open_app between two apps instead of taps, so that on a real (or the simulated)
+    phone every action changes the screen and every look is a new image to scale."""
     plan = [{"title": f"Step {i}", "description": "Tap around."} for i in range(steps)]
     answers: list[tuple[str, dict[str, Any]]] = [("submit_plan", {"steps": plan})]
     for i in range(steps):
-        answers += [("tap", {"x": 100 + i % 300, "y": 200 + j * 50}) for j in range(actions_per_step)]
+        for j in range(actions_per_step):
+            if switch_apps:
+                answers.append(("open_app", {"packageName": SWITCH_APPS[(i * actions_per_step + j) % 2]}))
+            else:
+                answers.append(("tap", {"x": 100 + i % 300, "y": 200 + j * 50}))
         answers.append(("finish_step", {"summary": f"step {i} done"}))
     return answers
 

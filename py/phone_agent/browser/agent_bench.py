@@ -18,7 +18,16 @@ import time
 from typing import Any
 
 from ..agent import AgentConfig, ModelSettings, OpenAIChatModel, PlanAndResolveAgent
-from ..agent.benchkit import InstantHttp, InstantPhone, NullCodec, TimedCodec, script, sse_reply
+from ..agent.benchkit import (
+    InstantHttp,
+    InstantPhone,
+    NullCodec,
+    TimedCodec,
+    TimedDevice,
+    script,
+    sse_reply,
+)
+from ..device import Device
 from ..tasks import AgentTask, TaskStatus
 from .canvas_codec import CanvasImageCodec
 from .fetch_http import FetchHttpClient
@@ -31,15 +40,17 @@ async def run_variant(
     model_url: str = "",
     latency_ms: float = 0.0,
     actions: int = 3,
+    device: Device | None = None,
 ) -> dict[str, Any]:
     """One task of ``steps`` steps of ``actions`` taps and a finish_step; its time per model turn
     and per step (ms).
 
     With ``latency_ms`` each screenshot, UI dump and app query of the phone takes that long; the
     phone's busy time (at least one of them running) is reported, and ``aloneMsPerStep`` is the time
-    per step when neither the phone nor the model was working: what the agent adds to a task.
+    per step when neither the phone nor the model was working: what the agent adds to a task. With
+    ``device`` (the page's connected phone) the task runs on it instead, every call of it timed.
     """
-    answers = script(steps, actions)
+    answers = script(steps, actions, switch_apps=device is not None)
     settings = ModelSettings(base_url=model_url or "http://model.invalid/v1", model="bench", api_key="k")
     if variant == "fetch":
         http: Any = FetchHttpClient()
@@ -50,7 +61,9 @@ async def run_variant(
     agent = PlanAndResolveAgent(OpenAIChatModel(settings, http), codec, config=config)
     lines: list[str] = []
     task = AgentTask(f"bench-{variant}", "Tap around", 0)
-    phone = InstantPhone(screens, latency_ms)
+    phone: InstantPhone | TimedDevice = (
+        InstantPhone(screens, latency_ms) if device is None else TimedDevice(device)
+    )
     started = time.perf_counter()
     await agent.run(task, phone, 600_000, lines.append)
     elapsed_ms = (time.perf_counter() - started) * 1000

@@ -122,17 +122,24 @@ def expose_console_api(page: PhoneAgentPage) -> None:
         model_url: str = "",
         latency_ms: float = 0,
         actions: int = 3,
+        on_phone: bool = False,
     ) -> Any:
         """One benchmark task of the agent in this page (bench/bench_agent_page.py uses this).
 
-        ``png_base64``: one or more screenshots, base64, comma-separated (the phone alternates them).
+        ``png_base64``: one or more screenshots, base64, comma-separated (the phone alternates them);
+        ``on_phone``: run on the connected phone instead.
         """
         from .agent_bench import probe_codec, run_variant  # only the benchmark loads it
 
         screens = [base64.b64decode(part) for part in png_base64.split(",")]
         if variant == "probe":
             return to_js_json(await probe_codec(screens[0], int(steps)))
-        result = await run_variant(variant, int(steps), screens, model_url, float(latency_ms), int(actions))
+        device = page.context.device if on_phone else None
+        if on_phone and device is None:
+            raise RuntimeError("no phone is connected")
+        result = await run_variant(
+            variant, int(steps), screens, model_url, float(latency_ms), int(actions), device
+        )
         return to_js_json(result)
 
     for name, method in (
