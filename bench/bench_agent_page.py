@@ -2,13 +2,13 @@
 and the phone's time. Target: ≤ 50 ms per step.
 
     .venv/bin/python bench/bench_agent_page.py [--steps 20] [--runs 3] [--actions 1 3] [--latency 100]
-                                               [--probe]
+                                               [--probe] [--no-sim]
 
 The page runs real PlanAndResolveAgent tasks (``window.phoneAgent.benchAgent``, in
 py/phone_agent/browser/agent_bench.py) against an in-memory phone whose screen alternates between two
 real 1080x2400 screenshots of the simulated phone after each action (so every look is a new image to
 scale). A step is N taps and a finish_step (N + 1 model turns, N new screenshots: a step starts from
-the screen the previous one left); ``--actions`` gives the shapes to run. Four set-ups, so the
+the screen the previous one left); ``--actions`` gives the shapes to run. Five set-ups, so the
 differences say what costs what:
 
 - null:   the phone answers at once; pre-recorded SSE through the real client; image work replaced
@@ -19,7 +19,10 @@ differences say what costs what:
           server on loopback (CORS preflight, SSE read chunk by chunk); the server answers at once;
 - fetch + phone L ms: the same, with each screenshot, UI dump and app query of the phone taking L ms
           (``--latency``; a real phone takes 0.1–3 s); the figure is the time when neither the phone
-          nor the model was working, i.e. what the agent adds to the task.
+          nor the model was working, i.e. what the agent adds to the task;
+- on the simulated phone (``phone-agent sim`` in its own process, through the bridge; skip with
+          ``--no-sim``): canvas and fetch again, each action an app switch so every look is a new
+          screen, every phone call timed and the phone's busy time subtracted.
 
 ``--probe`` also times the stages of one canvas ``scale`` alone (median of 10): the Blob,
 createImageBitmap, drawImage, convertToBlob, arrayBuffer, to_bytes, and the codec's whole call.
