@@ -90,19 +90,25 @@ async def main(argv: list[str]) -> None:
     served = await asyncio.to_thread(ServedPhoneAgent)
     model = await ScriptedModelServer(allow_origin=served.base).start()
     sim_port = free_port()
-    sim = subprocess.Popen(  # the phone in its own process, as a real one would be
-        [phone_agent_command(), "sim", "--port", str(sim_port)],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    sim = None
+    if not args.no_sim:
+        sim = subprocess.Popen(  # the phone in its own process, as a real one would be
+            [phone_agent_command(), "sim", "--port", str(sim_port)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
     try:
         async with async_playwright() as playwright:
             browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             page = await browser.new_page()
-            await page.goto(f"{served.base}/?device=tcp:127.0.0.1:{sim_port}")
-            await page.wait_for_selector("html[data-phone=connected]", state="attached", timeout=60_000)
-            await page.uncheck("#live-toggle")  # the benchmarks alone use the phone and the page
+            if sim is None:
+                await page.goto(f"{served.base}/")
+                await page.wait_for_selector("html[data-state=ready]", state="attached", timeout=60_000)
+            else:
+                await page.goto(f"{served.base}/?device=tcp:127.0.0.1:{sim_port}")
+                await page.wait_for_selector("html[data-phone=connected]", state="attached", timeout=60_000)
+                await page.uncheck("#live-toggle")  # the benchmarks alone use the phone and the page
             version = await page.evaluate("navigator.userAgent.match(/Chrom(e|ium)\\/[0-9.]+/)[0]")
             print(f"page in {version}, Pyodide (Python 3.14), {args.steps}-step tasks, {args.runs} runs")
 
@@ -134,7 +140,7 @@ async def main(argv: list[str]) -> None:
                         wall = statistics.median(r["msPerTurn"] for r in results)
                         busy = statistics.median(r["phoneBusyMs"] / r["turns"] for r in results)
                         print(f"{'':22s} wall {wall:.1f} ms per model turn, the phone busy {busy:.1f}")
-            if not args.no_sim:
+            if sim is not None:
                 print("-- on the simulated phone (its own process, over the bridge), phone time subtracted")
                 for actions in args.actions:
                     for variant in ("canvas", "fetch"):
@@ -158,8 +164,9 @@ async def main(argv: list[str]) -> None:
                 print("one scale, by stage: " + ", ".join(f"{k} {v:.1f} ms" for k, v in stages.items()))
             await browser.close()
     finally:
-        sim.terminate()
-        sim.wait(timeout=10)
+        if sim is not None:
+            sim.terminate()
+            sim.wait(timeout=10)
         await model.stop()
         await asyncio.to_thread(served.stop)
 
