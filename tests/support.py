@@ -145,9 +145,19 @@ class PageWatch:
 
 
 @asynccontextmanager
-async def open_page(browser, url: str, *, allowed_console: tuple[str, ...] = (), wait_ready: bool = True):
-    """A new browser context and page at ``url``, watched, booted; closed (and checked) at the end."""
+async def open_page(
+    browser,
+    url: str,
+    *,
+    allowed_console: tuple[str, ...] = (),
+    wait_ready: bool = True,
+    init_script: str | None = None,
+):
+    """A new browser context and page at ``url``, watched, booted; closed (and checked) at the end.
+    ``init_script`` runs in the page before its own scripts (a test double of a browser API)."""
     context = await browser.new_context()
+    if init_script is not None:
+        await context.add_init_script(init_script)
     page = await context.new_page()
     watch = PageWatch(page, allowed_console)
     try:
