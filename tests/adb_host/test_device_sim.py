@@ -184,3 +184,28 @@ async def test_a_lost_connection_is_no_phone_device_connected(sim, host_key):
     with pytest.raises(PhoneDisconnectedError):
         await device.tap(1, 1)
     await client.close()
+
+
+async def test_ui_nodes_retries_a_dump_that_could_not_get_idle_and_never_reads_the_old_file(device, sim):
+    from phone_agent.sim.android.contract import CommandResult
+
+    await device.open_app("com.android.settings")
+    assert "Network & internet" in [n.label for n in await device.ui_nodes()]  # leaves its dump file
+    await device.open_app("com.google.android.apps.messaging")
+    original = sim.phone.run
+    dumps = []
+
+    def run(argv, stdin, fs):
+        if argv[:2] == ["uiautomator", "dump"]:
+            dumps.append(argv)
+            if len(dumps) == 1:  # as some phones do: an error, exit status 0, the old file left as it was
+                return CommandResult(stdout=b"ERROR: could not get idle state.\n")
+        return original(argv, stdin, fs)
+
+    sim.phone.run = run
+    try:
+        labels = [n.label for n in await device.ui_nodes()]
+    finally:
+        sim.phone.run = original
+    assert len(dumps) == 2
+    assert "Zhang San" in labels and "Network & internet" not in labels
