@@ -12,11 +12,12 @@ import json
 import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
-from ..device import Bounds, Device, ScreenshotTap, UiNode
+from ..device import Bounds, Device, DeviceWrapper, UiNode
 from .ports import Crop, RgbaImage
 
+T = TypeVar("T")
 WIDTH, HEIGHT = 1080, 2400
 MODEL_IMAGE_BYTES = 70_000  # a 461x1024 JPEG of a phone screen is 40-90 kB
 ACTIONS_PER_STEP = 3  # taps per step, then finish_step: 4 model turns per step
@@ -59,43 +60,19 @@ class BusyClock:
                 self.busy_ms += (time.perf_counter() - self._since) * 1000
 
 
-class TimedDevice(ScreenshotTap):
+class TimedDevice(DeviceWrapper):
     """A real Device whose every call is timed on a ``BusyClock``: the phone's share of a task."""
 
     def __init__(self, device: Device) -> None:
-        super().__init__(device, lambda _png: None)
+        super().__init__(device)
         self.clock = BusyClock()
 
     @property
     def busy_ms(self) -> float:
         return self.clock.busy_ms
 
-    async def screenshot_png(self) -> bytes:
-        return await self.clock.timed(self.device.screenshot_png())
-
-    async def tap(self, x: int, y: int) -> None:
-        await self.clock.timed(self.device.tap(x, y))
-
-    async def long_press(self, x: int, y: int, duration_ms: int = 800) -> None:
-        await self.clock.timed(self.device.long_press(x, y, duration_ms))
-
-    async def swipe(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int = 300) -> None:
-        await self.clock.timed(self.device.swipe(x1, y1, x2, y2, duration_ms))
-
-    async def type_text(self, text: str) -> None:
-        await self.clock.timed(self.device.type_text(text))
-
-    async def press_key(self, key: str) -> None:
-        await self.clock.timed(self.device.press_key(key))
-
-    async def open_app(self, package: str) -> None:
-        await self.clock.timed(self.device.open_app(package))
-
-    async def current_app(self) -> str | None:
-        return await self.clock.timed(self.device.current_app())
-
-    async def ui_nodes(self) -> list[UiNode]:
-        return await self.clock.timed(self.device.ui_nodes())
+    async def _around(self, call: Awaitable[T]) -> T:
+        return await self.clock.timed(call)
 
 
 class InstantPhone:
