@@ -42,6 +42,10 @@ class ToolSpec:
     read_only: bool
     consequential: bool
     relay_timeout_ms: int
+    # What structuredContent looks like when the call succeeds (MCP ``outputSchema``); None: no schema.
+    output_schema: dict[str, Any] | None = None
+    # The answer carries what the phone shows (screen text can hold instructions a model must not follow).
+    untrusted_content: bool = False
 
     def mcp_annotations(self) -> dict[str, Any]:
         """Annotations for Channel A (MCP ``ToolAnnotations``, wire names)."""
@@ -57,6 +61,8 @@ class ToolSpec:
         notes: dict[str, Any] = {"readOnlyHint": self.read_only}
         if self.consequential:
             notes["consequentialHint"] = True
+        if self.untrusted_content:
+            notes["untrustedContentHint"] = True
         return notes
 
     def timeout_ms(self, args: dict[str, Any]) -> int:
@@ -175,6 +181,36 @@ TOOLS: tuple[ToolSpec, ...] = (
 
 TOOLS_BY_NAME: dict[str, ToolSpec] = {tool.name: tool for tool in TOOLS}
 TOOL_NAMES: tuple[str, ...] = tuple(tool.name for tool in TOOLS)
+# The specification's six tools, in its order.
+SPEC_TOOL_NAMES: tuple[str, ...] = (
+    "run_agent_task",
+    "abort_task",
+    "get_task_result",
+    "get_latest_task",
+    "take_screenshot",
+    "get_device_status",
+)
+
+
+class ToolProfile(StrEnum):
+    """Which tools a server offers (``--tools``): every tool, the specification's six, or read-only ones."""
+
+    ALL = "all"
+    AGENT = "agent"
+    READ_ONLY = "read-only"
+
+
+DEFAULT_TOOL_PROFILE = ToolProfile.ALL
+
+
+def tools_for_profile(profile: str | ToolProfile = DEFAULT_TOOL_PROFILE) -> tuple[ToolSpec, ...]:
+    """The catalog's tools a profile offers, in catalog order; ValueError for an unknown profile."""
+    chosen = ToolProfile(profile)
+    if chosen is ToolProfile.AGENT:
+        return tuple(TOOLS_BY_NAME[name] for name in SPEC_TOOL_NAMES)
+    if chosen is ToolProfile.READ_ONLY:
+        return tuple(tool for tool in TOOLS if tool.read_only)
+    return TOOLS
 
 
 def get_tool(name: Any) -> ToolSpec:

@@ -43,6 +43,7 @@ def mcp_tool(spec: ToolSpec) -> types.Tool:
         title=spec.title,
         description=spec.description,
         input_schema=spec.input_schema,
+        output_schema=spec.output_schema,
         annotations=types.ToolAnnotations.model_validate(spec.mcp_annotations()),
     )
 
