@@ -156,3 +156,13 @@ def internal(tool: str, exc: BaseException) -> ToolError:
         retryable=True,
         details={"tool": tool},
     )
+
+
+def tool_not_offered(tool: str, profile: str, offered: tuple[str, ...]) -> ToolError:
+    """A tool the catalog has but this server's tool profile (``--tools``) does not offer."""
+    return ToolError(
+        ErrorCode.UNKNOWN_TOOL,
+        f"Unknown tool {tool!r}: this server offers the {profile!r} tools: {', '.join(offered)}.",
+        remedy="Call one of the listed tools (tools/list shows them), or start phone-agent with --tools all.",
+        details={"tool": tool, "profile": profile},
+    )

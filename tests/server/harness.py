@@ -1,8 +1,11 @@
-"""Helpers for the server tests: a scripted page (WebSocket peer), an MCP client driving a real
-``phone-agent mcp`` subprocess through the SDK's stdio client, a ``phone-agent serve`` subprocess, and a
+"""Helpers for the server tests: a scripted page (WebSocket peer that pairs as the page does), an MCP
+client driving a real ``phone-agent mcp`` front (and the background server it starts) through the SDK's
+stdio client, an MCP client on ``/mcp`` over streamable HTTP, a ``phone-agent serve`` subprocess, and a
 page root of throwaway files.
 
-Every wait is bounded: a hung server fails a test instead of hanging the suite.
+Every wait is bounded: a hung server fails a test instead of hanging the suite. The config and state
+directories are the test session's own (``PHONE_AGENT_HOME``, set in ``tests/conftest.py``), and every
+helper that starts a background server stops it.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,6 +63,22 @@ def origin_of(port: int, host: str = "127.0.0.1") -> str:
     return f"http://{host}:{port}"
 
 
+def api_config(port: int) -> dict[str, Any]:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/config", timeout=WAIT_S) as response:
+        return json.loads(response.read())
+
+
+def token() -> str:
+    """The bearer token of this test session's servers (made on first use, like a server does)."""
+    done = subprocess.run([PHONE_AGENT, "token"], capture_output=True, timeout=30, check=True)
+    return done.stdout.decode().strip()
+
+
+def stop_server(port: int) -> None:
+    """``phone-agent stop --port PORT``: the background server (if any) is gone when this returns."""
+    subprocess.run([PHONE_AGENT, "stop", "--port", str(port)], capture_output=True, timeout=30)
+
+
 # -- the scripted page ----------------------------------------------------------------------------
 
 
@@ -71,11 +91,20 @@ class Peer:
         self._reader = asyncio.create_task(self._read())
 
     @classmethod
-    async def connect(cls, port: int, path: str = "/relay", origin: str | None = None) -> Peer:
+    async def connect(
+        cls, port: int, path: str = "/relay", origin: str | None = None, hello: str | None = "config"
+    ) -> Peer:
+        """A connected page. It pairs as the real page does (``hello="config"``: the secret from
+        ``/api/config``), with the given first frame, or not at all (``hello=None``)."""
         ws = await asyncio.wait_for(
             connect(f"ws://127.0.0.1:{port}{path}", origin=origin or origin_of(port), open_timeout=WAIT_S),
             WAIT_S,
         )
+        if hello == "config":
+            secret = (await asyncio.to_thread(api_config, port))["pairing"]
+            hello = json.dumps({"type": "hello", "secret": secret})
+        if hello is not None:
+            await ws.send(hello)
         return cls(ws)
 
     async def _read(self) -> None:
@@ -155,7 +184,9 @@ class McpHarness:
 
     async def _run(self) -> None:
         params = StdioServerParameters(
-            command=PHONE_AGENT, args=["mcp", "--port", str(self.port), *self.args]
+            command=PHONE_AGENT,
+            args=["mcp", "--port", str(self.port), *self.args],
+            env=dict(os.environ),  # the session's PHONE_AGENT_HOME (the SDK passes only a few variables)
         )
         with self.stderr_path.open("w") as errlog:
             async with (
@@ -180,11 +211,13 @@ class McpHarness:
     def stderr(self) -> str:
         return self.stderr_path.read_text(errors="replace") if self.stderr_path.exists() else ""
 
-    async def stop(self) -> None:
+    async def stop(self, server_too: bool = True) -> None:
         self._stop.set()
         if self._task is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._task, 15)
+        if server_too:
+            await asyncio.to_thread(stop_server, self.port)
 
     async def call(
         self, tool: str, args: dict[str, Any] | None = None, **kwargs: Any
@@ -205,8 +238,9 @@ class McpHarness:
 
 
 # Overrides for the shared server: a short limit for abort_task (the timeout test); no self-check, so
-# every frame a peer sees comes from the test that connected it.
-SHARED_MCP_ARGS = ["--self-check-delay", "0", "--tool-timeout", "abort_task=1500"]
+# every frame a peer sees comes from the test that connected it; no wait for a page, so "no page" is
+# answered at once.
+SHARED_MCP_ARGS = ["--self-check-delay", "0", "--tool-timeout", "abort_task=1500", "--page-wait-ms", "0"]
 
 
 # -- a phone-agent serve process ------------------------------------------------------------------

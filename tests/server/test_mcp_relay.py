@@ -10,6 +10,7 @@ import asyncio
 import base64
 import json
 import time
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -325,7 +326,12 @@ async def test_logging_set_level_above_info_silences_progress_log_messages(mcp_s
             await mcp_server.session.set_logging_level("debug")
 
 
-async def test_the_server_logged_its_url_and_no_traceback_to_stderr(mcp_server: McpHarness) -> None:
+async def test_the_server_logged_its_url_and_no_traceback_to_stderr(
+    mcp_server: McpHarness, phone_agent_home: Path
+) -> None:
     log = mcp_server.stderr()
     assert f"phone-agent: open http://127.0.0.1:{mcp_server.port}/ in Chrome" in log
     assert "Traceback" not in log, log
+    background = (phone_agent_home / "state" / f"server-{mcp_server.port}.log").read_text()
+    assert f"phone-agent: MCP over streamable HTTP on http://127.0.0.1:{mcp_server.port}/mcp" in background
+    assert "Traceback" not in background, background
