@@ -63,6 +63,28 @@ def origin_of(port: int, host: str = "127.0.0.1") -> str:
     return f"http://{host}:{port}"
 
 
+def sample_of(schema: dict[str, Any]) -> Any:
+    """A minimal instance of a JSON schema of the catalog's kind (objects, enums, scalars, nullables)."""
+    if "enum" in schema:
+        return schema["enum"][0]
+    kind = schema.get("type", "object")
+    if isinstance(kind, list):
+        kind = "null" if "null" in kind else kind[0]
+    if kind == "object":
+        properties = schema.get("properties", {})
+        return {name: sample_of(properties.get(name, {})) for name in schema.get("required", [])}
+    return {"null": None, "string": "x", "integer": 0, "number": 0, "boolean": False, "array": []}[kind]
+
+
+def with_structured_content(tool: Any, result: dict[str, Any]) -> dict[str, Any]:
+    from phone_agent.tools import TOOLS_BY_NAME
+
+    spec = TOOLS_BY_NAME.get(tool) if isinstance(tool, str) else None
+    if spec is None or not spec.output_schema or result.get("isError") or "structuredContent" in result:
+        return result
+    return {**result, "structuredContent": sample_of(spec.output_schema)}
+
+
 def api_config(port: int) -> dict[str, Any]:
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/config", timeout=WAIT_S) as response:
         return json.loads(response.read())
@@ -124,7 +146,9 @@ class Peer:
         await self.ws.send(frame if isinstance(frame, str) else json.dumps(frame))
 
     async def answer(self, request: dict[str, Any], result: dict[str, Any]) -> None:
-        await self.send({"id": request["id"], "result": result})
+        """Answer a call. Like the real page, a success of a tool with an output schema carries
+        structured content: a minimal valid one is added when the test gives none."""
+        await self.send({"id": request["id"], "result": with_structured_content(request.get("tool"), result)})
 
     async def progress(self, request: dict[str, Any], seq: int, message: str) -> None:
         await self.send({"id": request["id"], "type": "progress", "seq": seq, "message": message})

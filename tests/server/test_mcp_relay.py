@@ -19,8 +19,8 @@ import pytest
 from mcp.shared.exceptions import MCPDeprecationWarning
 
 from phone_agent.errors import BROWSER_NOT_CONNECTED_TEXT
-from phone_agent.tools import TOOL_NAMES
-from tests.server.harness import McpHarness, page_peer
+from phone_agent.tools import TOOL_NAMES, TOOLS_BY_NAME
+from tests.server.harness import McpHarness, page_peer, sample_of, with_structured_content
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -69,14 +69,11 @@ async def test_serverinfo_names_phone_agent(mcp_server: McpHarness) -> None:
 async def test_without_a_page_every_tool_answers_browser_not_connected_at_once(
     mcp_server: McpHarness,
 ) -> None:
+    known_args = {"run_agent_task": {"goal": "x"}, "get_task_result": {"taskId": "t"}}
     for tool in TOOL_NAMES:
-        args = (
-            {"goal": "x"}
-            if tool == "run_agent_task"
-            else {"taskId": "t"}
-            if tool == "get_task_result"
-            else {}
-        )
+        args = known_args.get(tool, {})
+        if set(TOOLS_BY_NAME[tool].input_schema.get("required", [])) - set(args):
+            continue  # a call without its required arguments is refused before looking for a page
         started = time.monotonic()
         result = await mcp_server.call(tool, args)
         assert time.monotonic() - started < 2
@@ -108,7 +105,10 @@ CASES = [
         {"taskId": "task-1", "includeSteps": True},
         {
             "content": [{"type": "text", "text": '{"taskId":"task-1"}'}],
-            "structuredContent": {"taskId": "task-1"},
+            "structuredContent": {
+                **sample_of(TOOLS_BY_NAME["get_task_result"].output_schema),
+                "taskId": "task-1",
+            },
         },
     ),
     (
@@ -122,6 +122,10 @@ CASES = [
         },
     ),
 ]
+
+
+# A success of a tool with an output schema carries structured content, as the real page's does.
+CASES = [(tool, args, forwarded, with_structured_content(tool, answer)) for tool, args, forwarded, answer in CASES]
 
 
 @pytest.mark.parametrize(("tool", "args", "forwarded", "answer"), CASES, ids=[case[0] for case in CASES])

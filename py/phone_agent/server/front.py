@@ -209,7 +209,15 @@ def build_front_server(upstream: Upstream, profile: str | ToolProfile) -> Server
         except Exception as exc:
             return _failure(params.name, f"cannot reach it: {exc}")
         try:
-            result = await session.call_tool(params.name, params.arguments, progress_callback=on_progress)
+            # send_request, not call_tool: a relay passes results on as they are; the client at the
+            # other end checks them against the output schemas (call_tool would check them here too).
+            result = await session.send_request(
+                types.CallToolRequest(
+                    params=types.CallToolRequestParams(name=params.name, arguments=params.arguments)
+                ),
+                types.CallToolResult,
+                progress_callback=on_progress,
+            )
         except MCPError as exc:
             # The transport reports a lost server as a JSON-RPC error of its own making.
             if exc.error.code not in (INTERNAL_ERROR, INVALID_REQUEST):
