@@ -125,7 +125,9 @@ CASES = [
 
 
 # A success of a tool with an output schema carries structured content, as the real page's does.
-CASES = [(tool, args, forwarded, with_structured_content(tool, answer)) for tool, args, forwarded, answer in CASES]
+CASES = [
+    (tool, args, forwarded, with_structured_content(tool, answer)) for tool, args, forwarded, answer in CASES
+]
 
 
 @pytest.mark.parametrize(("tool", "args", "forwarded", "answer"), CASES, ids=[case[0] for case in CASES])
