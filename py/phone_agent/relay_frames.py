@@ -5,8 +5,8 @@ page → server  ``{id, result}`` and ``{id, type: "progress", seq, message}``
 
 Pairing comes first on every connection: the page's first frame is ``{type: "hello", secret}`` (the
 secret from ``/api/config`` or remembered from an earlier pairing) or ``{type: "pair", code}`` (the code
-the server's console shows); a code that pairs is answered ``{type: "paired", secret}``. An unpaired
-page is closed with ``CLOSE_UNPAIRED``.
+the server's console shows). The server answers ``{type: "paired"}`` when the page is in (with
+``secret`` after a code, for the page to remember); an unpaired page is closed with ``CLOSE_UNPAIRED``.
 
 Pure: text in, events out, text to send. The browser's WebSocket adapter only moves the strings.
 """
@@ -67,9 +67,9 @@ class BadFrame:
 
 @dataclass(frozen=True)
 class PairedFrame:
-    """The server accepted a pairing code; ``secret`` is what the page shows from now on."""
+    """The server accepted the page; ``secret`` (after a pairing code) is what it shows from now on."""
 
-    secret: str
+    secret: str | None = None
 
 
 ServerFrame = CallFrame | CancelFrame | PairedFrame | BadFrame
@@ -84,9 +84,7 @@ def parse_server_frame(text: str) -> ServerFrame:
         return BadFrame("not a JSON object")
     if data.get("type") == "paired" and "id" not in data:
         secret = data.get("secret")
-        return (
-            PairedFrame(secret) if isinstance(secret, str) and secret else BadFrame("paired without a secret")
-        )
+        return PairedFrame(secret if isinstance(secret, str) and secret else None)
     frame_id = data.get("id")
     if not isinstance(frame_id, str) or not frame_id:
         return BadFrame("no string id")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 
 import pytest
@@ -149,11 +150,14 @@ async def test_a_call_past_its_time_limit_ends_with_the_timeout_error(browser):
         await sim.close()
 
 
-async def test_the_badge_follows_the_server_and_foreign_origins_need_allow_origin(browser, served):
+async def test_the_badge_follows_the_server_and_foreign_origins_need_allow_origin_and_a_pairing_code(
+    browser, served, phone_agent_home
+):
     # The page comes from one phone-agent (served) and its relay is another, named with ?relay=.
     port = free_port()
     url = f"{served.base}/?relay=ws://127.0.0.1:{port}/relay&relayRetryMs=300"
     relay_args = ("--port", str(port), "--self-check-delay", "0")
+    log = phone_agent_home / "state" / f"server-{port}.log"
     async with open_page(browser, url, allowed_console=(REFUSED,)) as (page, _watch):
         await wait_badge(page, ready=False)
         assert await page.text_content("#relay-url") == f"ws://127.0.0.1:{port}/relay"
@@ -163,12 +167,32 @@ async def test_the_badge_follows_the_server_and_foreign_origins_need_allow_origi
             await wait_badge(page, ready=False)
 
         async with mcp_stdio_session(*relay_args, "--allow-origin", served.base) as session:
+            # Allowed, but not paired: the server shows a code on its console, the page asks for it.
+            await page.wait_for_selector("#relay-pair", state="visible", timeout=15_000)
+            await wait_badge(page, ready=False)
+            code = await eventually(lambda: _pairing_code(log), timeout_s=15)
+            await page.fill("#relay-pair-code", "000000" if code != "000000" else "111111")
+            await page.click("#relay-pair button[type=submit]")
+            await asyncio.sleep(1.0)  # a wrong code pairs nothing
+            await wait_badge(page, ready=False)
+            await page.fill("#relay-pair-code", code)
+            await page.click("#relay-pair button[type=submit]")
             await wait_badge(page, ready=True)
+            assert await page.locator("#relay-pair").is_hidden()
             result = await session.call_tool("get_device_status", {})
             assert json.loads(result_text(result)) == {"connected": False}
-        # Leaving the block closed the client's stdin: the server exits, frees the port, the badge grays.
+        # Leaving the block stopped the server: the badge grays.
         await wait_badge(page, ready=False)
         assert await page.text_content("#relay-state") == "disconnected"
 
+        # A new server run: the page remembered its pairing and needs no code again.
         async with mcp_stdio_session(*relay_args, "--allow-origin", served.base) as session:
             await wait_badge(page, ready=True)
+            assert await page.locator("#relay-pair").is_hidden()
+            result = await session.call_tool("get_device_status", {})
+            assert json.loads(result_text(result)) == {"connected": False}
+
+
+async def _pairing_code(log) -> str | None:
+    match = re.findall(r"type the pairing code (\d{6})", log.read_text() if log.exists() else "")
+    return match[-1] if match else None

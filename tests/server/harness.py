@@ -124,8 +124,10 @@ class Peer:
         )
         if hello == "config":
             secret = (await asyncio.to_thread(api_config, port))["pairing"]
-            hello = json.dumps({"type": "hello", "secret": secret})
-        if hello is not None:
+            await ws.send(json.dumps({"type": "hello", "secret": secret}))
+            paired = json.loads(await asyncio.wait_for(ws.recv(), WAIT_S))
+            assert paired == {"type": "paired"}, paired
+        elif hello is not None:
             await ws.send(hello)
         return cls(ws)
 

@@ -142,8 +142,8 @@ def build_app(
             return False
         verdict = pairing.check(first.get("text") or first.get("bytes"), policy.own_origin(origin))
         if isinstance(verdict, Paired):
-            if verdict.reply is not None:
-                await websocket.send_text(verdict.reply)
+            await websocket.send_text(verdict.reply)
+            if verdict.by_code:
                 log.info("a page at %s paired with the relay by code", origin)
             return True
         if verdict.show_code is not None:

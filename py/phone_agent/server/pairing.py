@@ -4,6 +4,7 @@ The secret (kept in the config directory, see ``credentials``) is handed to the 
 itself, in ``/api/config``; other sites cannot read that answer (no CORS, ``Cross-Origin-Resource-Policy:
 same-origin``). A page from another origin allowed with ``--allow-origin`` pairs once by a six-digit code
 the server's console shows; the server answers the code with the secret, which that page remembers.
+Every page that pairs is answered ``{"type": "paired"}`` first (the page shows itself connected then).
 
 ``PairingGate`` is pure: it reads the page's first frame and says whether the page is in, and what to
 answer. A code lives ``CODE_TTL_S`` and survives ``MAX_CODE_ATTEMPTS`` wrong guesses; then a new one is
@@ -25,11 +26,15 @@ MAX_CODE_ATTEMPTS = 5
 HELLO_TIMEOUT_S = 10.0
 
 
+PAIRED_FRAME = json.dumps({"type": "paired"})
+
+
 @dataclass(frozen=True)
 class Paired:
-    """The page is in; ``reply`` is a frame to send it first (the secret, after a code), or None."""
+    """The page is in; ``reply`` is the frame to send it first (with the secret, after a code)."""
 
-    reply: str | None = None
+    reply: str = PAIRED_FRAME
+    by_code: bool = False
 
 
 @dataclass(frozen=True)
@@ -78,7 +83,7 @@ class PairingGate:
             given = _text(frame.get("code"))
             if given is not None and same_secret(given.replace("-", "").replace(" ", ""), code):
                 self._code = None  # one code, one page
-                return Paired(json.dumps({"type": "paired", "secret": self._secret}))
+                return Paired(json.dumps({"type": "paired", "secret": self._secret}), by_code=True)
             self._attempts += 1
             return Refused("wrong pairing code", self._new_code_to_show())
         if own_origin:
