@@ -78,7 +78,7 @@ class ServedPhoneAgent:
     """``phone-agent serve`` running as a subprocess on a free port; its stderr goes to a file (a pipe
     nobody reads would fill up and stall the server)."""
 
-    def __init__(self, *extra: str) -> None:
+    def __init__(self, *extra: str, env: dict[str, str] | None = None) -> None:
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self._log = tempfile.TemporaryFile()
@@ -87,6 +87,7 @@ class ServedPhoneAgent:
             stdin=subprocess.DEVNULL,
             stdout=self._log,
             stderr=self._log,
+            env={**os.environ, **(env or {})},
             cwd=ROOT,
         )
         wait_http(f"{self.base}/api/config", process=self.process)

@@ -49,8 +49,9 @@ class RelayPairing:
 
     A page served by the relay's own server (``same_origin``) shows the secret from ``/api/config``,
     fetched again after a refusal (the server may have been restarted with a new one). Any other page
-    shows the secret it was given when it paired by code, kept in localStorage per relay URL; without
-    one it asks the person for the code the server's console shows (``on_code_needed``).
+    shows the secret it was given when it paired by code, kept in localStorage per relay URL, else the
+    one its own phone-agent server gave it (one user's servers share the secret); when that is refused
+    it asks the person for the code the server's console shows (``on_code_needed``).
     """
 
     def __init__(
@@ -85,7 +86,8 @@ class RelayPairing:
             stored = js.localStorage.getItem(self._storage_key)
         except Exception:  # storage can be disabled
             stored = None
-        return hello_frame(stored if isinstance(stored, str) else "")
+        # Else the secret of the phone-agent that served this page: the same user's servers share one.
+        return hello_frame(stored if isinstance(stored, str) and stored else self._secret or "")
 
     def paired(self, secret: str | None) -> None:
         if secret and not self.same_origin:
