@@ -3,11 +3,11 @@ and MCP over streamable HTTP.
 
 Routes: ``GET /api/config`` (how the page learns it is served by phone-agent, where the relay and the
 ADB bridge are, which device to connect to at load, the tool profile, and — for the server's own pages
-only — the relay's pairing secret), the relay WebSocket at ``/`` and ``/relay`` (a page must pair
-first, see ``pairing``), the ADB bridge WebSocket at ``/adb``, ``/mcp`` (MCP, bearer token), the
-bearer-protected ``GET /api/server`` (who this server is, for ``phone-agent mcp`` and ``stop``) and
-``POST /api/stop``, and the page's files for everything else. The whole app sits behind
-``AccessGuard`` (Host and Origin checks).
+only — the relay's pairing secret), ``POST /api/sim`` (the simulated phone, started on demand), the
+relay WebSocket at ``/`` and ``/relay`` (a page must pair first, see ``pairing``), the ADB bridge
+WebSocket at ``/adb``, ``/mcp`` (MCP, bearer token), the bearer-protected ``GET /api/server`` (who this
+server is, for ``phone-agent mcp`` and ``stop``) and ``POST /api/stop``, and the page's files for
+everything else. The whole app sits behind ``AccessGuard`` (Host and Origin checks).
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from .adb_bridge import BridgePolicy, serve_bridge
 from .mcp_http import MCP_PATH, McpHttpEndpoint
 from .pairing import HELLO_TIMEOUT_S, Paired, PairingGate
 from .relay import Relay
+from .sim_on_demand import SIM_PATH, SimOnDemand
 from .static_files import NO_FRAMING, PageFiles
 
 log = logging.getLogger("phone_agent.app")
@@ -65,6 +66,7 @@ def api_config(page_defaults: Mapping[str, object] | None = None) -> dict[str, o
         "relay": RELAY_PATH,
         "adbBridge": ADB_BRIDGE_PATH,
         "device": None,
+        "simOnDemand": SIM_PATH,
         **(page_defaults or {}),
     }
 
@@ -181,8 +183,10 @@ def build_app(
         finally:
             relay.page_disconnected(page)
 
+    sim_on_demand = SimOnDemand()
     routes = [
         Route("/api/config", config, methods=["GET"]),
+        Route(SIM_PATH, sim_on_demand.handle, methods=["POST"]),
         WebSocketRoute("/", relay_socket),
         WebSocketRoute(RELAY_PATH, relay_socket),
         WebSocketRoute(ADB_BRIDGE_PATH, adb_bridge),
@@ -202,4 +206,6 @@ def build_app(
                 yield
 
     routes.append(Route("/{path:path}", PageFiles(root).handle, methods=["GET", "HEAD"]))
-    return Starlette(routes=routes, middleware=[Middleware(AccessGuard, policy=policy)], lifespan=lifespan)
+    app = Starlette(routes=routes, middleware=[Middleware(AccessGuard, policy=policy)], lifespan=lifespan)
+    app.state.sim_on_demand = sim_on_demand  # closed with the server (runtime)
+    return app

@@ -217,7 +217,7 @@ class WebServer:
             "allowOrigins": sorted(options.allow_origins),
             "idleExitS": options.idle_exit_s,
         }
-        app = build_app(
+        self.app = app = build_app(
             self.relay,
             options.root,
             policy,
@@ -301,6 +301,7 @@ class WebServer:
         if self._record_written:
             credentials.remove_server_record(self.port, os.getpid())
         await self.relay.close()
+        await self.app.state.sim_on_demand.close()
         self._uvicorn.should_exit = True
         if self._task is not None:
             try:
