@@ -6,14 +6,44 @@ Browser tests drive Debian's Chromium (/usr/bin/chromium) through Playwright wit
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from phone_agent.adb.keys import AdbPrivateKey, generate_private_key
 from phone_agent.sim.server import SimulatedPhoneServer
-from tests.support import CHROMIUM, CHROMIUM_ARGS, ROOT, DebianAdbServer, ServedPhoneAgent, require
+from tests.support import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    ROOT,
+    DebianAdbServer,
+    ServedPhoneAgent,
+    require,
+    stop_leftover_servers,
+)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def phone_agent_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The session's own config and state directories (token, pairing secret, background servers'
+    records and logs) for every phone-agent the tests start; any server still recorded at the end is
+    stopped."""
+    home = tmp_path_factory.mktemp("phone-agent-home")
+    saved = {name: os.environ.get(name) for name in ("PHONE_AGENT_HOME", "PHONE_AGENT_TOKEN")}
+    os.environ["PHONE_AGENT_HOME"] = str(home)
+    os.environ.pop("PHONE_AGENT_TOKEN", None)
+    try:
+        yield home
+    finally:
+        stop_leftover_servers(home)
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 @pytest.fixture(scope="session")

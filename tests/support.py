@@ -78,7 +78,7 @@ class ServedPhoneAgent:
     """``phone-agent serve`` running as a subprocess on a free port; its stderr goes to a file (a pipe
     nobody reads would fill up and stall the server)."""
 
-    def __init__(self, *extra: str) -> None:
+    def __init__(self, *extra: str, env: dict[str, str] | None = None) -> None:
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self._log = tempfile.TemporaryFile()
@@ -87,6 +87,7 @@ class ServedPhoneAgent:
             stdin=subprocess.DEVNULL,
             stdout=self._log,
             stderr=self._log,
+            env={**os.environ, **(env or {})},
             cwd=ROOT,
         )
         wait_http(f"{self.base}/api/config", process=self.process)
@@ -183,15 +184,54 @@ async def eventually(check, timeout_s: float = 10.0, interval_s: float = 0.05):
 
 
 @asynccontextmanager
-async def mcp_stdio_session(*args: str, logging_callback=None):
-    """The official mcp SDK's stdio client spawning ``phone-agent mcp ARGS`` and an initialized session."""
+async def mcp_stdio_session(*args: str, logging_callback=None, stop_server: bool = True):
+    """The official mcp SDK's stdio client spawning ``phone-agent mcp ARGS`` and an initialized session.
+
+    ``phone-agent mcp`` starts the shared server in the background; unless ``stop_server`` is False it
+    is stopped when the session ends (``phone-agent stop`` on the ``--port`` of ARGS), so each test
+    starts from no server."""
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
-    params = StdioServerParameters(command=phone_agent_command(), args=["mcp", *args], cwd=str(ROOT))
-    async with stdio_client(params) as (read, write):
-        async with ClientSession(read, write, logging_callback=logging_callback) as session:
-            await session.initialize()
-            yield session
+    params = StdioServerParameters(
+        command=phone_agent_command(), args=["mcp", *args], cwd=str(ROOT), env=dict(os.environ)
+    )
+    try:
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write, logging_callback=logging_callback) as session:
+                await session.initialize()
+                yield session
+    finally:
+        if stop_server and "--port" in args:
+            port = args[list(args).index("--port") + 1]
+            await asyncio.to_thread(
+                subprocess.run,
+                [phone_agent_command(), "stop", "--port", str(port)],
+                capture_output=True,
+                timeout=30,
+            )
+
+
+def stop_leftover_servers(home: Path) -> list[int]:
+    """Stop every phone-agent server still recorded in ``home``'s state directory (a test that forgot to
+    stop its background server must not leave it running); the pids that had to be stopped."""
+    import json
+    import signal
+
+    stopped = []
+    for record_path in sorted((home / "state").glob("server-*.json")):
+        try:
+            pid = int(json.loads(record_path.read_text())["pid"])
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if b"phone_agent" not in cmdline and b"phone-agent" not in cmdline:
+            continue  # the pid was reused by something else
+        os.kill(pid, signal.SIGTERM)
+        stopped.append(pid)
+        deadline = time.monotonic() + 10
+        while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+    return stopped
 
 
 def result_text(result) -> str:

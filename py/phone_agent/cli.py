@@ -1,4 +1,6 @@
-"""The ``phone-agent`` command: ``serve`` (the page and the relay) and ``mcp`` (the same plus MCP on stdio).
+"""The ``phone-agent`` command: ``serve`` (the page, the relay and MCP over HTTP at ``/mcp``), ``mcp``
+(the stdio front MCP clients spawn: it relays to the shared server, starting one in the background when
+none answers), ``stop`` (stops that server), ``token`` (prints or rotates the bearer token of ``/mcp``).
 
 ``sim`` runs the simulated phone alone; ``--sim`` on ``serve``/``mcp`` runs it beside the server.
 
@@ -23,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import __version__
-from .tools import TOOL_NAMES
+from .tools import DEFAULT_TOOL_PROFILE, TOOL_NAMES, ToolProfile
 
 if TYPE_CHECKING:
     from .server.runtime import ServerOptions
@@ -66,6 +68,23 @@ def _tool_timeout(text: str) -> tuple[str, int]:
         raise argparse.ArgumentTypeError(f"a time limit must be positive: {value}")
     return name, value
 
+
+def _non_negative(kind: Callable[[str], float]) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if value < 0:
+            raise argparse.ArgumentTypeError(f"must not be negative: {text}")
+        return value
+
+    return parse
+
+
+# What a server started by ``phone-agent mcp`` does with no client and no page: exit after 10 minutes.
+DEFAULT_BACKGROUND_IDLE_EXIT_S = 600.0
+DEFAULT_PAGE_WAIT_MS = 10_000
 
 MODEL_KEY_ENV = "PHONE_AGENT_MODEL_API_KEY"
 OPENAI_KEY_ENV = "OPENAI_API_KEY"
@@ -149,20 +168,68 @@ def add_server_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--sim-port", type=port_number, default=5555, help="adb port of the simulated phone (default 5555)"
     )
+    parser.add_argument(
+        "--tools",
+        dest="tool_profile",
+        choices=[str(profile) for profile in ToolProfile],
+        default=str(DEFAULT_TOOL_PROFILE),
+        help="which tools MCP clients get: all, agent (the six of the specification) or read-only "
+        f"(default {DEFAULT_TOOL_PROFILE})",
+    )
+    parser.add_argument(
+        "--page-wait-ms",
+        type=_non_negative(int),
+        default=DEFAULT_PAGE_WAIT_MS,
+        metavar="MS",
+        help="how long a call waits for a page when none is connected (default 10000)",
+    )
+    parser.add_argument(
+        "--idle-exit-s",
+        type=_non_negative(float),
+        default=None,
+        metavar="S",
+        help="exit after S seconds with no MCP client and no page; 0: never (default: never for serve, "
+        f"{DEFAULT_BACKGROUND_IDLE_EXIT_S:g} for the server phone-agent mcp starts)",
+    )
 
 
 def add_serve_command(commands: argparse._SubParsersAction) -> None:
-    parser = commands.add_parser("serve", help="serve the page and the relay WebSocket")
+    parser = commands.add_parser(
+        "serve", help="serve the page, the relay WebSocket and MCP over HTTP at /mcp (bearer token)"
+    )
     add_server_options(parser)
     parser.set_defaults(run=run_serve)
 
 
 def add_mcp_command(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
-        "mcp", help="serve the page and the relay, and an MCP server on stdio (what MCP clients run)"
+        "mcp",
+        help="MCP on stdio (what MCP clients run), relayed to the shared server on the port; starts "
+        "`phone-agent serve` in the background with these options when none answers",
     )
     add_server_options(parser)
     parser.set_defaults(run=run_mcp)
+
+
+def add_stop_command(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser("stop", help="stop the phone-agent server on the port")
+    parser.add_argument("--host", default="127.0.0.1", help="where the server listens (default 127.0.0.1)")
+    parser.add_argument(
+        "--port", type=port_number, default=None, help="its port (default: $PHONE_AGENT_WS_PORT, else 7788)"
+    )
+    parser.set_defaults(run=run_stop)
+
+
+def add_token_command(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "token", help="print the bearer token MCP clients send to /mcp ($PHONE_AGENT_TOKEN wins)"
+    )
+    parser.add_argument(
+        "--rotate",
+        action="store_true",
+        help="replace it (a running server keeps the old one until restarted)",
+    )
+    parser.set_defaults(run=run_token)
 
 
 def add_sim_command(commands: argparse._SubParsersAction) -> None:
@@ -182,6 +249,8 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     add_serve_command(commands)
     add_mcp_command(commands)
+    add_stop_command(commands)
+    add_token_command(commands)
     add_sim_command(commands)
     return parser
 
@@ -205,6 +274,10 @@ def server_options(args: argparse.Namespace) -> ServerOptions:
         model_base_url=args.model_base_url,
         model_name=args.model,
         model_api_key=model_api_key() if (args.model_base_url or args.model) else None,
+        tool_profile=args.tool_profile,
+        page_wait_s=args.page_wait_ms / 1000,
+        idle_exit_s=args.idle_exit_s or None,
+        sim=args.sim,
     )
 
 
@@ -214,22 +287,70 @@ def run_serve(args: argparse.Namespace) -> int:
     if args.sim:
         from .sim.commandline import run_server_with_sim
 
-        return run_server_with_sim(server_options(args), with_mcp=False, sim_port=args.sim_port)
-    return run(server_options(args), with_mcp=False)
+        return run_server_with_sim(server_options(args), sim_port=args.sim_port)
+    return run(server_options(args))
+
+
+def background_server_args(args: argparse.Namespace) -> list[str]:
+    """What ``phone-agent serve`` gets when ``mcp`` starts it: the ``mcp`` command's own arguments as
+    given (so every server option, present and future, passes through), the port made explicit, and
+    the background idle exit unless one was given."""
+    raw: list[str] = list(getattr(args, "raw_argv", []))
+    rest = raw[raw.index("mcp") + 1 :] if "mcp" in raw else []
+    if args.port is None:
+        rest += ["--port", str(default_port())]
+    if args.idle_exit_s is None:
+        rest += ["--idle-exit-s", f"{DEFAULT_BACKGROUND_IDLE_EXIT_S:g}"]
+    return rest
 
 
 def run_mcp(args: argparse.Namespace) -> int:
-    from .server.runtime import run
+    from .server.front import FrontOptions, run
 
-    if args.sim:
-        from .sim.commandline import run_server_with_sim
+    options = FrontOptions(
+        host=args.host,
+        port=args.port if args.port is not None else default_port(),
+        server_args=background_server_args(args),
+        tool_profile=args.tool_profile,
+        sim=args.sim,
+    )
+    return run(options, verbose=args.verbose)
 
-        return run_server_with_sim(server_options(args), with_mcp=True, sim_port=args.sim_port)
-    return run(server_options(args), with_mcp=True)
+
+def run_stop(args: argparse.Namespace) -> int:
+    from .server.background import ServerProblem, stop_server
+    from .server.credentials import load_token
+
+    port = args.port if args.port is not None else default_port()
+    try:
+        print(f"phone-agent: {stop_server(args.host, port, load_token())}", file=sys.stderr)
+    except ServerProblem as exc:
+        print(f"phone-agent: error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def run_token(args: argparse.Namespace) -> int:
+    from .server.credentials import TOKEN_ENV, load_token, rotate_token, token_from_environment
+
+    if args.rotate:
+        if token_from_environment():
+            print(f"phone-agent: error: the token comes from ${TOKEN_ENV}; change it there", file=sys.stderr)
+            return 1
+        print(rotate_token())
+        print(
+            "phone-agent: a running server keeps the old token until it restarts (phone-agent stop)",
+            file=sys.stderr,
+        )
+        return 0
+    print(load_token())
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    raw = list(argv) if argv is not None else sys.argv[1:]
+    args = build_parser().parse_args(raw)
+    args.raw_argv = raw
     command: Callable[[argparse.Namespace], int] = args.run
     return command(args)
 

@@ -236,3 +236,13 @@ def wait_timed_out(target: str, condition: str, ms: int) -> ToolError:
         retryable=True,
         details={"target": target, "condition": condition, "timeoutMs": ms},
     )
+
+
+def tool_not_offered(tool: str, profile: str, offered: tuple[str, ...]) -> ToolError:
+    """A tool the catalog has but this server's tool profile (``--tools``) does not offer."""
+    return ToolError(
+        ErrorCode.UNKNOWN_TOOL,
+        f"Unknown tool {tool!r}: this server offers the {profile!r} tools: {', '.join(offered)}.",
+        remedy="Call one of the listed tools (tools/list shows them), or start phone-agent with --tools all.",
+        details={"tool": tool, "profile": profile},
+    )

@@ -3,6 +3,11 @@
 server → page  ``{id, tool, args}`` (a call) and ``{id, type: "cancel"}``
 page → server  ``{id, result}`` and ``{id, type: "progress", seq, message}``
 
+Pairing comes first on every connection: the page's first frame is ``{type: "hello", secret}`` (the
+secret from ``/api/config`` or remembered from an earlier pairing) or ``{type: "pair", code}`` (the code
+the server's console shows). The server answers ``{type: "paired"}`` when the page is in (with
+``secret`` after a code, for the page to remember); an unpaired page is closed with ``CLOSE_UNPAIRED``.
+
 Pure: text in, events out, text to send. The browser's WebSocket adapter only moves the strings.
 """
 
@@ -18,6 +23,26 @@ DEFAULT_RETRY_MS = 30_000
 # The close code the server sends to a page that a newer page replaced. That page stops retrying on its
 # own (two open tabs would otherwise take the relay from each other every 30 s) until a person asks.
 CLOSE_REPLACED = 4000
+# The close code for a page that did not pair (no secret, a wrong one, a wrong code).
+CLOSE_UNPAIRED = 4401
+# After a disconnect the page retries at once, then after 1 s, 2 s, 4 s … up to its retry interval.
+FIRST_BACKOFF_MS = 1000
+
+
+def retry_delay_ms(failures: int, max_ms: int) -> int:
+    """How long the page waits before its next attempt after ``failures`` failed ones in a row (0 for
+    the first retry after a connection was lost): 0, 1 s, 2 s, 4 s … never more than ``max_ms``."""
+    if failures <= 0:
+        return 0
+    return min(max_ms, FIRST_BACKOFF_MS << min(failures - 1, 20))
+
+
+def hello_frame(secret: str) -> str:
+    return json.dumps({"type": "hello", "secret": secret})
+
+
+def pair_frame(code: str) -> str:
+    return json.dumps({"type": "pair", "code": code})
 
 
 @dataclass(frozen=True)
@@ -40,7 +65,14 @@ class BadFrame:
     id: str | None = None
 
 
-ServerFrame = CallFrame | CancelFrame | BadFrame
+@dataclass(frozen=True)
+class PairedFrame:
+    """The server accepted the page; ``secret`` (after a pairing code) is what it shows from now on."""
+
+    secret: str | None = None
+
+
+ServerFrame = CallFrame | CancelFrame | PairedFrame | BadFrame
 
 
 def parse_server_frame(text: str) -> ServerFrame:
@@ -50,6 +82,9 @@ def parse_server_frame(text: str) -> ServerFrame:
         return BadFrame(f"not JSON: {exc}")
     if not isinstance(data, dict):
         return BadFrame("not a JSON object")
+    if data.get("type") == "paired" and "id" not in data:
+        secret = data.get("secret")
+        return PairedFrame(secret if isinstance(secret, str) and secret else None)
     frame_id = data.get("id")
     if not isinstance(frame_id, str) or not frame_id:
         return BadFrame("no string id")

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 
 import pytest
 
 from phone_agent.sim.server import SimulatedPhoneServer
 from phone_agent.tools import TOOL_NAMES, TOOLS_BY_NAME
-from tests.support import eventually, free_port, mcp_stdio_session, open_page, result_text
+from tests.support import ServedPhoneAgent, eventually, free_port, mcp_stdio_session, open_page, result_text
 
 pytestmark = pytest.mark.browser
 
@@ -149,11 +150,24 @@ async def test_a_call_past_its_time_limit_ends_with_the_timeout_error(browser):
         await sim.close()
 
 
-async def test_the_badge_follows_the_server_and_foreign_origins_need_allow_origin(browser, served):
-    # The page comes from one phone-agent (served) and its relay is another, named with ?relay=.
+@pytest.fixture
+def stranger(tmp_path):
+    """A phone-agent of another config directory (another pairing secret) serving the page."""
+    server = ServedPhoneAgent(env={"PHONE_AGENT_HOME": str(tmp_path / "another-home")})
+    yield server
+    server.stop()
+
+
+async def test_the_badge_follows_the_server_and_foreign_origins_need_allow_origin_and_a_pairing_code(
+    browser, stranger, phone_agent_home
+):
+    # The page comes from another phone-agent, of another config directory (so it does not share the
+    # pairing secret), and its relay is named with ?relay=.
+    served = stranger
     port = free_port()
     url = f"{served.base}/?relay=ws://127.0.0.1:{port}/relay&relayRetryMs=300"
     relay_args = ("--port", str(port), "--self-check-delay", "0")
+    log = phone_agent_home / "state" / f"server-{port}.log"
     async with open_page(browser, url, allowed_console=(REFUSED,)) as (page, _watch):
         await wait_badge(page, ready=False)
         assert await page.text_content("#relay-url") == f"ws://127.0.0.1:{port}/relay"
@@ -163,12 +177,92 @@ async def test_the_badge_follows_the_server_and_foreign_origins_need_allow_origi
             await wait_badge(page, ready=False)
 
         async with mcp_stdio_session(*relay_args, "--allow-origin", served.base) as session:
+            # Allowed, but not paired: the server shows a code on its console, the page asks for it.
+            await page.wait_for_selector("#relay-pair", state="visible", timeout=15_000)
+            await wait_badge(page, ready=False)
+            code = await eventually(lambda: _pairing_code(log), timeout_s=15)
+            await page.fill("#relay-pair-code", "000000" if code != "000000" else "111111")
+            await page.click("#relay-pair button[type=submit]")
+            await asyncio.sleep(1.0)  # a wrong code pairs nothing
+            await wait_badge(page, ready=False)
+            await page.fill("#relay-pair-code", code)
+            await page.click("#relay-pair button[type=submit]")
             await wait_badge(page, ready=True)
+            assert await page.locator("#relay-pair").is_hidden()
             result = await session.call_tool("get_device_status", {})
             assert json.loads(result_text(result)) == {"connected": False}
-        # Leaving the block closed the client's stdin: the server exits, frees the port, the badge grays.
+        # Leaving the block stopped the server: the badge grays.
         await wait_badge(page, ready=False)
         assert await page.text_content("#relay-state") == "disconnected"
 
+        # A new server run: the page remembered its pairing and needs no code again.
         async with mcp_stdio_session(*relay_args, "--allow-origin", served.base) as session:
             await wait_badge(page, ready=True)
+            assert await page.locator("#relay-pair").is_hidden()
+            result = await session.call_tool("get_device_status", {})
+            assert json.loads(result_text(result)) == {"connected": False}
+
+
+async def _pairing_code(log) -> str | None:
+    match = re.findall(r"type the pairing code (\d{6})", log.read_text() if log.exists() else "")
+    return match[-1] if match else None
+
+
+async def test_a_page_left_open_is_found_at_once_by_a_client_that_starts_a_new_server(browser):
+    # The page's default retry (30 s): after losing its server it retries at once, then backs off 1, 2,
+    # 4 … s, so a one-shot client starting a new server a few seconds later is served within its page
+    # wait instead of failing with "Browser not connected".
+    port = free_port()
+    args = ("--port", str(port), "--self-check-delay", "0")
+    page, context = await _open_kept_page(browser, port, args)
+    try:
+        await asyncio.sleep(3)  # the server is gone; the page keeps trying, less and less often
+        await wait_badge(page, ready=False)
+        # On a loaded machine the server alone may take 15 s to start: a 20 s page wait for the call.
+        async with mcp_stdio_session(*args, "--page-wait-ms", "20000") as session:
+            started = time.monotonic()
+            result = await session.call_tool("get_device_status", {})
+        assert not result.is_error, result_text(result)
+        assert json.loads(result_text(result)) == {"connected": False}
+        assert time.monotonic() - started < 20
+    finally:
+        await context.close()
+
+
+async def _open_kept_page(browser, port: int, args: tuple[str, ...]):
+    """A page of a server that then stops: the page stays open, its server gone."""
+    context = await browser.new_context()
+    page = await context.new_page()
+    async with mcp_stdio_session(*args):
+        await page.goto(f"http://127.0.0.1:{port}/")
+        await page.wait_for_selector("html[data-state=ready]", timeout=60_000, state="attached")
+        await wait_badge(page, ready=True)
+    return page, context
+
+
+async def test_a_replaced_page_cancels_its_calls_in_progress(browser, make_sim):
+    sim = await make_sim()
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/?relayRetryMs=300&device=tcp:127.0.0.1:{sim.port}"
+    async with mcp_stdio_session("--port", str(port), "--self-check-delay", "0") as session:
+        async with open_page(browser, url) as (first, watch):
+            await wait_badge(first, ready=True)
+            await first.wait_for_selector("html[data-phone=connected]", state="attached", timeout=30_000)
+            waiting = asyncio.create_task(
+                session.call_tool(
+                    "wait_for", {"target": "text=Never shown", "condition": "visible", "timeoutMs": 25_000}
+                )
+            )
+            await asyncio.sleep(1.0)  # the call is running in the first page
+            async with open_page(browser, url) as (second, _watch2):
+                await wait_badge(second, ready=True)
+                result = await asyncio.wait_for(waiting, 10)
+                assert result.is_error and result.structured_content["code"] == "browser_replaced"
+                # No one can receive the first page's answer any more: it stopped working on the call.
+                await eventually(
+                    lambda: _logged(watch, "warning", "[MCP relay] the relay closed; cancelled 1 call(s)")
+                )
+
+
+async def _logged(watch, level: str, text: str) -> bool:
+    return watch.logged(level, text)

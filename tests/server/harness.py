@@ -1,8 +1,11 @@
-"""Helpers for the server tests: a scripted page (WebSocket peer), an MCP client driving a real
-``phone-agent mcp`` subprocess through the SDK's stdio client, a ``phone-agent serve`` subprocess, and a
+"""Helpers for the server tests: a scripted page (WebSocket peer that pairs as the page does), an MCP
+client driving a real ``phone-agent mcp`` front (and the background server it starts) through the SDK's
+stdio client, an MCP client on ``/mcp`` over streamable HTTP, a ``phone-agent serve`` subprocess, and a
 page root of throwaway files.
 
-Every wait is bounded: a hung server fails a test instead of hanging the suite.
+Every wait is bounded: a hung server fails a test instead of hanging the suite. The config and state
+directories are the test session's own (``PHONE_AGENT_HOME``, set in ``tests/conftest.py``), and every
+helper that starts a background server stops it.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,6 +63,44 @@ def origin_of(port: int, host: str = "127.0.0.1") -> str:
     return f"http://{host}:{port}"
 
 
+def sample_of(schema: dict[str, Any]) -> Any:
+    """A minimal instance of a JSON schema of the catalog's kind (objects, enums, scalars, nullables)."""
+    if "enum" in schema:
+        return schema["enum"][0]
+    kind = schema.get("type", "object")
+    if isinstance(kind, list):
+        kind = "null" if "null" in kind else kind[0]
+    if kind == "object":
+        properties = schema.get("properties", {})
+        return {name: sample_of(properties.get(name, {})) for name in schema.get("required", [])}
+    return {"null": None, "string": "x", "integer": 0, "number": 0, "boolean": False, "array": []}[kind]
+
+
+def with_structured_content(tool: Any, result: dict[str, Any]) -> dict[str, Any]:
+    from phone_agent.tools import TOOLS_BY_NAME
+
+    spec = TOOLS_BY_NAME.get(tool) if isinstance(tool, str) else None
+    if spec is None or not spec.output_schema or result.get("isError") or "structuredContent" in result:
+        return result
+    return {**result, "structuredContent": sample_of(spec.output_schema)}
+
+
+def api_config(port: int) -> dict[str, Any]:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/config", timeout=WAIT_S) as response:
+        return json.loads(response.read())
+
+
+def token() -> str:
+    """The bearer token of this test session's servers (made on first use, like a server does)."""
+    done = subprocess.run([PHONE_AGENT, "token"], capture_output=True, timeout=30, check=True)
+    return done.stdout.decode().strip()
+
+
+def stop_server(port: int) -> None:
+    """``phone-agent stop --port PORT``: the background server (if any) is gone when this returns."""
+    subprocess.run([PHONE_AGENT, "stop", "--port", str(port)], capture_output=True, timeout=30)
+
+
 # -- the scripted page ----------------------------------------------------------------------------
 
 
@@ -71,11 +113,22 @@ class Peer:
         self._reader = asyncio.create_task(self._read())
 
     @classmethod
-    async def connect(cls, port: int, path: str = "/relay", origin: str | None = None) -> Peer:
+    async def connect(
+        cls, port: int, path: str = "/relay", origin: str | None = None, hello: str | None = "config"
+    ) -> Peer:
+        """A connected page. It pairs as the real page does (``hello="config"``: the secret from
+        ``/api/config``), with the given first frame, or not at all (``hello=None``)."""
         ws = await asyncio.wait_for(
             connect(f"ws://127.0.0.1:{port}{path}", origin=origin or origin_of(port), open_timeout=WAIT_S),
             WAIT_S,
         )
+        if hello == "config":
+            secret = (await asyncio.to_thread(api_config, port))["pairing"]
+            await ws.send(json.dumps({"type": "hello", "secret": secret}))
+            paired = json.loads(await asyncio.wait_for(ws.recv(), WAIT_S))
+            assert paired == {"type": "paired"}, paired
+        elif hello is not None:
+            await ws.send(hello)
         return cls(ws)
 
     async def _read(self) -> None:
@@ -95,7 +148,9 @@ class Peer:
         await self.ws.send(frame if isinstance(frame, str) else json.dumps(frame))
 
     async def answer(self, request: dict[str, Any], result: dict[str, Any]) -> None:
-        await self.send({"id": request["id"], "result": result})
+        """Answer a call. Like the real page, a success of a tool with an output schema carries
+        structured content: a minimal valid one is added when the test gives none."""
+        await self.send({"id": request["id"], "result": with_structured_content(request.get("tool"), result)})
 
     async def progress(self, request: dict[str, Any], seq: int, message: str) -> None:
         await self.send({"id": request["id"], "type": "progress", "seq": seq, "message": message})
@@ -155,7 +210,9 @@ class McpHarness:
 
     async def _run(self) -> None:
         params = StdioServerParameters(
-            command=PHONE_AGENT, args=["mcp", "--port", str(self.port), *self.args]
+            command=PHONE_AGENT,
+            args=["mcp", "--port", str(self.port), *self.args],
+            env=dict(os.environ),  # the session's PHONE_AGENT_HOME (the SDK passes only a few variables)
         )
         with self.stderr_path.open("w") as errlog:
             async with (
@@ -180,11 +237,13 @@ class McpHarness:
     def stderr(self) -> str:
         return self.stderr_path.read_text(errors="replace") if self.stderr_path.exists() else ""
 
-    async def stop(self) -> None:
+    async def stop(self, server_too: bool = True) -> None:
         self._stop.set()
         if self._task is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._task, 15)
+        if server_too:
+            await asyncio.to_thread(stop_server, self.port)
 
     async def call(
         self, tool: str, args: dict[str, Any] | None = None, **kwargs: Any
@@ -205,8 +264,9 @@ class McpHarness:
 
 
 # Overrides for the shared server: a short limit for abort_task (the timeout test); no self-check, so
-# every frame a peer sees comes from the test that connected it.
-SHARED_MCP_ARGS = ["--self-check-delay", "0", "--tool-timeout", "abort_task=1500"]
+# every frame a peer sees comes from the test that connected it; no wait for a page, so "no page" is
+# answered at once.
+SHARED_MCP_ARGS = ["--self-check-delay", "0", "--tool-timeout", "abort_task=1500", "--page-wait-ms", "0"]
 
 
 # -- a phone-agent serve process ------------------------------------------------------------------

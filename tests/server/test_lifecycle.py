@@ -1,8 +1,10 @@
 """The ``phone-agent`` process as an MCP client sees it: stdout is JSON-RPC only, closing stdin ends the
-process and frees the port, a taken port is a clear one-line error."""
+``mcp`` front (the shared server and its page stay until ``phone-agent stop``), a taken port is a clear
+one-line error, a signal stops a server promptly and frees the port."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -15,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from phone_agent.tools import TOOL_NAMES
-from tests.server.harness import PHONE_AGENT, Peer, free_port, wait_listening
+from tests.server.harness import PHONE_AGENT, Peer, free_port, stop_server, wait_listening
 
 
 def jsonrpc(message_id: int | None, method: str, params: dict | None = None) -> bytes:
@@ -50,8 +52,8 @@ def port_is_free(port: int) -> bool:
         return True
 
 
-async def test_stdout_is_json_rpc_only_and_closing_stdin_ends_the_process(
-    page_root: Path, tmp_path: Path
+async def test_stdout_is_json_rpc_only_and_closing_stdin_ends_the_front_but_not_the_server(
+    page_root: Path, tmp_path: Path, phone_agent_home: Path
 ) -> None:
     port = free_port()
     stderr_path = tmp_path / "stderr.txt"
@@ -97,6 +99,10 @@ async def test_stdout_is_json_rpc_only_and_closing_stdin_ends_the_process(
         rest = process.stdout.read().decode()
         for line in rest.splitlines():
             assert json.loads(line)["jsonrpc"] == "2.0", line
+        # The shared server and its page stay: a client's exit costs them nothing.
+        assert not port_is_free(port)
+        assert peer.ws.close_code is None
+        await asyncio.to_thread(stop_server, port)
         assert port_is_free(port)
         assert await peer.wait_closed() is not None
         await peer.close()
@@ -106,9 +112,12 @@ async def test_stdout_is_json_rpc_only_and_closing_stdin_ends_the_process(
             process.wait(10)
         if process.stdout is not None:
             process.stdout.close()
+        stop_server(port)
     log = stderr_path.read_text()
-    assert f"phone-agent: open http://127.0.0.1:{port}/ in Chrome" in log
+    assert f"started phone-agent serve in the background on port {port}" in log
     assert "Traceback" not in log, log
+    background_log = (phone_agent_home / "state" / f"server-{port}.log").read_text()
+    assert f"phone-agent: open http://127.0.0.1:{port}/ in Chrome" in background_log
 
 
 def test_a_taken_port_is_a_one_line_error_and_exit_code_1(tmp_path: Path) -> None:
@@ -144,9 +153,10 @@ def test_a_bad_port_in_the_environment_is_refused(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("command", ["serve", "mcp"])
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
-def test_a_signal_stops_the_server_promptly_and_frees_the_port(
+def test_a_signal_stops_the_process_promptly(
     page_root: Path, tmp_path: Path, command: str, sig: signal.Signals
 ) -> None:
+    """``serve`` frees the port; the ``mcp`` front ends alone and the shared server stays."""
     port = free_port()
     process = subprocess.Popen(
         [PHONE_AGENT, command, "--port", str(port), "--root", str(page_root)],
@@ -157,14 +167,17 @@ def test_a_signal_stops_the_server_promptly_and_frees_the_port(
     )
     try:
         wait_listening(port, process)
+        time.sleep(0.5 if command == "mcp" else 0)  # the front connects to its server after it listens
         started = time.monotonic()
         process.send_signal(sig)
         process.wait(10)
         assert time.monotonic() - started < 5
-        assert port_is_free(port)
+        assert port_is_free(port) is (command == "serve")
     finally:
         if process.poll() is None:
             process.kill()
             process.wait(10)
         assert process.stdin is not None
         process.stdin.close()
+        stop_server(port)
+    assert port_is_free(port)

@@ -9,6 +9,7 @@ client opted in at a level above info, which it honours.
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ import pytest
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from tests.server.harness import PHONE_AGENT, free_port, page_peer
+from tests.server.harness import PHONE_AGENT, free_port, page_peer, stop_server
 
 
 async def run_agent_with_progress(
@@ -28,6 +29,7 @@ async def run_agent_with_progress(
     params = StdioServerParameters(
         command=PHONE_AGENT,
         args=["mcp", "--port", str(port), "--root", str(page_root), "--self-check-delay", "0"],
+        env=dict(os.environ),  # the session's PHONE_AGENT_HOME (the SDK passes only a few variables)
     )
     logs: list[types.LoggingMessageNotificationParams] = []
     progressed: list[tuple[float, str | None]] = []
@@ -38,23 +40,28 @@ async def run_agent_with_progress(
     async def on_progress(value: float, total: float | None, message: str | None) -> None:
         progressed.append((value, message))
 
-    with errlog_path.open("w") as errlog, anyio.fail_after(60):
-        async with Client(
-            stdio_client(params, errlog=errlog), logging_callback=on_log, log_level=log_level
-        ) as client:
-            version = client.session.protocol_version
-            async with page_peer(port) as peer:
-                call = asyncio.create_task(
-                    client.call_tool(
-                        "run_agent_task", {"goal": "g"}, progress_callback=on_progress if progress else None
+    try:
+        with errlog_path.open("w") as errlog, anyio.fail_after(60):
+            async with Client(
+                stdio_client(params, errlog=errlog), logging_callback=on_log, log_level=log_level
+            ) as client:
+                version = client.session.protocol_version
+                async with page_peer(port) as peer:
+                    call = asyncio.create_task(
+                        client.call_tool(
+                            "run_agent_task",
+                            {"goal": "g"},
+                            progress_callback=on_progress if progress else None,
+                        )
                     )
-                )
-                request = await peer.next_request("run_agent_task")
-                await peer.progress(request, 1, "one")
-                await peer.progress(request, 2, "two")
-                await peer.answer(request, {"content": [{"type": "text", "text": "done"}]})
-                result = await call
-                assert not result.is_error
+                    request = await peer.next_request("run_agent_task")
+                    await peer.progress(request, 1, "one")
+                    await peer.progress(request, 2, "two")
+                    await peer.answer(request, {"content": [{"type": "text", "text": "done"}]})
+                    result = await call
+                    assert not result.is_error
+    finally:
+        await asyncio.to_thread(stop_server, port)
     return version, logs, progressed
 
 

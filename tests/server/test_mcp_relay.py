@@ -10,6 +10,7 @@ import asyncio
 import base64
 import json
 import time
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -18,8 +19,8 @@ import pytest
 from mcp.shared.exceptions import MCPDeprecationWarning
 
 from phone_agent.errors import BROWSER_NOT_CONNECTED_TEXT
-from phone_agent.tools import TOOL_NAMES
-from tests.server.harness import McpHarness, page_peer
+from phone_agent.tools import TOOL_NAMES, TOOLS_BY_NAME
+from tests.server.harness import McpHarness, page_peer, sample_of, with_structured_content
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -68,14 +69,11 @@ async def test_serverinfo_names_phone_agent(mcp_server: McpHarness) -> None:
 async def test_without_a_page_every_tool_answers_browser_not_connected_at_once(
     mcp_server: McpHarness,
 ) -> None:
+    known_args = {"run_agent_task": {"goal": "x"}, "get_task_result": {"taskId": "t"}}
     for tool in TOOL_NAMES:
-        args = (
-            {"goal": "x"}
-            if tool == "run_agent_task"
-            else {"taskId": "t"}
-            if tool == "get_task_result"
-            else {}
-        )
+        args = known_args.get(tool, {})
+        if set(TOOLS_BY_NAME[tool].input_schema.get("required", [])) - set(args):
+            continue  # a call without its required arguments is refused before looking for a page
         started = time.monotonic()
         result = await mcp_server.call(tool, args)
         assert time.monotonic() - started < 2
@@ -107,7 +105,10 @@ CASES = [
         {"taskId": "task-1", "includeSteps": True},
         {
             "content": [{"type": "text", "text": '{"taskId":"task-1"}'}],
-            "structuredContent": {"taskId": "task-1"},
+            "structuredContent": {
+                **sample_of(TOOLS_BY_NAME["get_task_result"].output_schema),
+                "taskId": "task-1",
+            },
         },
     ),
     (
@@ -120,6 +121,12 @@ CASES = [
             "isError": True,
         },
     ),
+]
+
+
+# A success of a tool with an output schema carries structured content, as the real page's does.
+CASES = [
+    (tool, args, forwarded, with_structured_content(tool, answer)) for tool, args, forwarded, answer in CASES
 ]
 
 
@@ -325,7 +332,12 @@ async def test_logging_set_level_above_info_silences_progress_log_messages(mcp_s
             await mcp_server.session.set_logging_level("debug")
 
 
-async def test_the_server_logged_its_url_and_no_traceback_to_stderr(mcp_server: McpHarness) -> None:
+async def test_the_server_logged_its_url_and_no_traceback_to_stderr(
+    mcp_server: McpHarness, phone_agent_home: Path
+) -> None:
     log = mcp_server.stderr()
     assert f"phone-agent: open http://127.0.0.1:{mcp_server.port}/ in Chrome" in log
     assert "Traceback" not in log, log
+    background = (phone_agent_home / "state" / f"server-{mcp_server.port}.log").read_text()
+    assert f"phone-agent: MCP over streamable HTTP on http://127.0.0.1:{mcp_server.port}/mcp" in background
+    assert "Traceback" not in background, background

@@ -176,3 +176,27 @@ async def test_a_call_cancelled_while_its_request_is_being_sent_is_forgotten() -
     with pytest.raises(asyncio.CancelledError):
         await call
     assert r.core.pending == {}
+
+
+async def test_a_call_with_no_page_waits_for_one_within_the_page_wait() -> None:
+    r = Relay(RelayCore(), self_check_delay_s=0, page_wait_s=5)
+    call = asyncio.create_task(r.call("get_latest_task", {}))
+    await asyncio.sleep(0.2)
+    assert not call.done()
+    link = FakeLink()
+    page = await r.page_connected(link)
+    request = await link.next_sent()
+    assert request["tool"] == "get_latest_task"
+    r.page_frame(page, json.dumps({"id": request["id"], "result": ANSWER}))
+    assert await asyncio.wait_for(call, 5) == ANSWER
+
+
+async def test_the_page_wait_is_bounded_and_bad_arguments_do_not_wait() -> None:
+    r = Relay(RelayCore(), self_check_delay_s=0, page_wait_s=0.3)
+    started = asyncio.get_running_loop().time()
+    bad = await r.call("get_task_result", {})
+    assert bad["structuredContent"]["code"] == "invalid_argument"
+    assert asyncio.get_running_loop().time() - started < 0.2
+    none = await r.call("get_latest_task", {})
+    assert none["structuredContent"]["code"] == "browser_not_connected"
+    assert 0.25 <= asyncio.get_running_loop().time() - started < 2

@@ -18,10 +18,11 @@ from ..context import McpServiceContext
 from ..relay_frames import relay_settings
 from ..tools import DEFAULT_TOOL_PROFILE, ToolProfile
 from .agent_page import AgentPage
+from .dom import PanelEvents
 from .interop import to_js_json
 from .live_controls import LiveViewControls
 from .phone import PhonePanel
-from .relay_client import McpRelayClient
+from .relay_client import McpRelayClient, RelayPairing
 from .sim_offer import SimOffer
 from .ui import PageUi
 from .webmcp import WebMcpService
@@ -66,13 +67,22 @@ async def start() -> PhoneAgentPage:
     settings = relay_settings(str(js.location.href), server_config)
     if settings.refused:
         js.console.warn(f"[MCP relay] {settings.refused}")
+    pairing_form = PairingForm()
     relay = McpRelayClient(
         context,
         settings.url,
         settings.retry_ms,
         on_status_change=ui.set_relay_status,
         on_replaced=ui.set_relay_replaced,
+        pairing=RelayPairing(
+            settings.url,
+            same_origin=server_config is not None and same_origin(settings.url, str(js.location.href)),
+            fetch_secret=fetch_pairing_secret,
+            initial_secret=(server_config or {}).get("pairing"),
+            on_code_needed=pairing_form.show,
+        ),
     )
+    pairing_form.on_code = relay.pair_with_code
     ui.show_relay_target(settings.url, settings.retry_ms, relay.retry_now)
 
     webmcp = WebMcpService(context)
@@ -88,6 +98,42 @@ async def start() -> PhoneAgentPage:
     expose_console_api(page)
     ui.ready()
     return page
+
+
+def same_origin(relay_url: str, page_url: str) -> bool:
+    """Whether the relay is this page's own server (same host and port): it hands this page its secret."""
+    from urllib.parse import urlsplit
+
+    relay, page = urlsplit(relay_url), urlsplit(page_url)
+    return (relay.hostname, relay.port) == (page.hostname, page.port)
+
+
+async def fetch_pairing_secret() -> str | None:
+    secret = (await fetch_server_config() or {}).get("pairing")
+    return secret if isinstance(secret, str) else None
+
+
+class PairingForm:
+    """The MCP relay card's pairing form: shown when the relay asks this page (of another origin) for
+    the code the server's console shows; the code typed in is handed to ``on_code``."""
+
+    def __init__(self) -> None:
+        self._events = PanelEvents()
+        self.on_code: Any = None
+        self._events.listen("relay-pair", "submit", self._submit)
+
+    def show(self, needed: bool) -> None:
+        js.document.getElementById("relay-pair").hidden = not needed
+        if needed:
+            js.document.getElementById("relay-state").textContent = "pairing needed: type the code"
+
+    def _submit(self, event: Any) -> None:
+        event.preventDefault()
+        field = js.document.getElementById("relay-pair-code")
+        code = str(field.value or "").strip()
+        field.value = ""
+        if code and self.on_code is not None:
+            self.on_code(code)
 
 
 def tool_profile(server_config: dict[str, Any] | None) -> ToolProfile:

@@ -1,15 +1,21 @@
-"""McpRelayClient: Channel A in the page. Connects to ``phone-agent mcp``'s relay WebSocket.
+"""McpRelayClient: Channel A in the page. Connects to the phone-agent server's relay WebSocket.
 
-Connects on load, retries after every disconnect (30 s by default), runs each ``{id, tool, args}``
-frame through the shared McpServiceContext (the same dispatch WebMCP uses), answers ``{id, result}``,
-streams progress frames numbered per request, and cancels a call when the server sends
-``{id, type: "cancel"}``. Frame parsing and numbering live in the pure ``relay_frames`` module.
+Connects on load; after a disconnect it retries at once, then after 1 s, 2 s, 4 s … at most its retry
+interval (30 s by default). Each connection begins by pairing (``RelayPairing``: the secret the server
+handed this page in ``/api/config``, or one remembered from pairing by code); the page counts as
+connected once the server answers ``paired``. It runs each ``{id, tool, args}`` frame through the shared
+McpServiceContext (the same dispatch WebMCP uses), answers ``{id, result}``, streams progress frames
+numbered per request, and cancels a call when the server sends ``{id, type: "cancel"}`` — and cancels
+every call still running when the socket closes or another page replaces this one, since no one can
+receive their answers any more (a run_agent_task started over the relay is aborted with them; one
+started in the page itself does not go through here). Frame parsing and numbering live in the pure
+``relay_frames`` module.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import js  # type: ignore[import-not-found]
@@ -19,17 +25,93 @@ from .. import errors
 from ..context import McpServiceContext
 from ..relay_frames import (
     CLOSE_REPLACED,
+    CLOSE_UNPAIRED,
     BadFrame,
     CallFrame,
     CancelFrame,
+    PairedFrame,
     ProgressSequence,
+    hello_frame,
+    pair_frame,
     parse_server_frame,
     result_frame,
+    retry_delay_ms,
 )
 from ..tools import Channel
 
 StatusCallback = Callable[[bool], None]
 ReplacedCallback = Callable[[], None]
+STORAGE_PREFIX = "phone-agent.relay-pairing:"
+
+
+class RelayPairing:
+    """How this page proves itself to the relay.
+
+    A page served by the relay's own server (``same_origin``) shows the secret from ``/api/config``,
+    fetched again after a refusal (the server may have been restarted with a new one). Any other page
+    shows the secret it was given when it paired by code, kept in localStorage per relay URL, else the
+    one its own phone-agent server gave it (one user's servers share the secret); when that is refused
+    it asks the person for the code the server's console shows (``on_code_needed``).
+    """
+
+    def __init__(
+        self,
+        relay_url: str,
+        same_origin: bool,
+        fetch_secret: Callable[[], Awaitable[str | None]],
+        initial_secret: str | None = None,
+        on_code_needed: Callable[[bool], None] | None = None,
+    ) -> None:
+        self.relay_url = relay_url
+        self.same_origin = same_origin
+        self._fetch_secret = fetch_secret
+        self._secret = initial_secret
+        self._on_code_needed = on_code_needed
+        self._code: str | None = None
+        self.waiting_for_code = False
+
+    @property
+    def _storage_key(self) -> str:
+        return STORAGE_PREFIX + self.relay_url
+
+    async def first_frame(self) -> str:
+        if self._code is not None:
+            code, self._code = self._code, None
+            return pair_frame(code)
+        if self.same_origin:
+            if self._secret is None:
+                self._secret = await self._fetch_secret()
+            return hello_frame(self._secret or "")
+        try:
+            stored = js.localStorage.getItem(self._storage_key)
+        except Exception:  # storage can be disabled
+            stored = None
+        # Else the secret of the phone-agent that served this page: the same user's servers share one.
+        return hello_frame(stored if isinstance(stored, str) and stored else self._secret or "")
+
+    def paired(self, secret: str | None) -> None:
+        if secret and not self.same_origin:
+            try:
+                js.localStorage.setItem(self._storage_key, secret)
+            except Exception:
+                js.console.warn("[MCP relay] could not remember the pairing (storage unavailable)")
+        if self.waiting_for_code:
+            self.waiting_for_code = False
+            if self._on_code_needed is not None:
+                self._on_code_needed(False)
+
+    def refused(self) -> bool:
+        """The server refused this page's pairing; whether to wait for a person (a code) before retrying."""
+        if self.same_origin:
+            self._secret = None
+            return False
+        self.waiting_for_code = True
+        if self._on_code_needed is not None:
+            self._on_code_needed(True)
+        return True
+
+    def enter_code(self, code: str) -> None:
+        self._code = "".join(ch for ch in code if ch.isdigit())
 
 
 class McpRelayClient:
@@ -40,6 +122,7 @@ class McpRelayClient:
         retry_ms: int,
         on_status_change: StatusCallback | None = None,
         on_replaced: ReplacedCallback | None = None,
+        pairing: RelayPairing | None = None,
     ) -> None:
         self.url = url
         self.retry_ms = retry_ms
@@ -47,6 +130,7 @@ class McpRelayClient:
         self._context = context
         self._on_status_change = on_status_change
         self._on_replaced = on_replaced
+        self.pairing = pairing
         self.replaced = False
         self._socket: Any = None
         self._calls: dict[str, asyncio.Task[None]] = {}
@@ -63,10 +147,20 @@ class McpRelayClient:
         """Skip the rest of the wait before the next attempt (the page's Reconnect button)."""
         self._wake.set()
 
+    def pair_with_code(self, code: str) -> None:
+        """Pair with the code the server's console shows (a page of another origin), now."""
+        if self.pairing is not None:
+            self.pairing.enter_code(code)
+        self._wake.set()
+
     async def _run(self) -> None:
+        failures = 0
         while True:
             self._wake.clear()
-            self.replaced = await self._connect_once() == CLOSE_REPLACED
+            code, was_paired = await self._connect_once()
+            # A lost connection is retried at once; failed attempts back off 1 s, 2 s, 4 s … ≤ retry_ms.
+            failures = 0 if was_paired else failures + 1
+            self.replaced = code == CLOSE_REPLACED
             if self.replaced:
                 js.console.warn(
                     "[MCP relay] another phone-agent page took over the relay; "
@@ -75,29 +169,52 @@ class McpRelayClient:
                 if self._on_replaced is not None:
                     self._on_replaced()
                 await self._wake.wait()
+                failures = 0
+                continue
+            if code == CLOSE_UNPAIRED and self.pairing is not None and self.pairing.refused():
+                js.console.warn(
+                    "[MCP relay] the server asks this page to pair: type the code phone-agent shows "
+                    "in its console into the MCP relay card"
+                )
+                await self._wake.wait()
+                failures = 0
+                continue
+            delay_ms = retry_delay_ms(failures, self.retry_ms)
+            if delay_ms <= 0:
+                await asyncio.sleep(0)
                 continue
             try:
-                await asyncio.wait_for(self._wake.wait(), self.retry_ms / 1000)
+                await asyncio.wait_for(self._wake.wait(), delay_ms / 1000)
             except TimeoutError:
                 pass
 
-    async def _connect_once(self) -> int | None:
-        """One connection, from opening to closing; answers the close code."""
+    async def _connect_once(self) -> tuple[int | None, bool]:
+        """One connection, from opening to closing; answers the close code and whether it was paired."""
         closed: asyncio.Future[int | None] = asyncio.get_event_loop().create_future()
+        opened: asyncio.Event = asyncio.Event()
+        paired: list[bool] = []
         try:
             socket = js.WebSocket.new(self.url)
         except Exception as exc:  # a malformed ?relay= URL throws SyntaxError at once
             js.console.warn(f"[MCP relay] cannot connect to {self.url}: {exc}")
-            return None
+            return None, False
 
         def on_open(_event: Any) -> None:
-            self._set_connected(True)
-            js.console.log(f"[MCP relay] connected to {self.url}")
+            opened.set()
 
         def on_message(event: Any) -> None:
             data = event.data
-            if isinstance(data, str):
-                self._handle_frame(data)
+            if not isinstance(data, str):
+                return
+            frame = parse_server_frame(data)
+            if isinstance(frame, PairedFrame):
+                paired.append(True)
+                if self.pairing is not None:
+                    self.pairing.paired(frame.secret)
+                self._set_connected(True)
+                js.console.log(f"[MCP relay] connected to {self.url}")
+            else:
+                self._handle_frame(frame)
 
         def on_close(event: Any) -> None:
             if not closed.done():
@@ -108,16 +225,34 @@ class McpRelayClient:
         for name, proxy in proxies.items():
             socket.addEventListener(name, proxy)
         self._socket = socket
+        hello = asyncio.ensure_future(self._say_hello(socket, opened))
         try:
-            return await closed
+            return await closed, bool(paired)
         finally:
+            hello.cancel()
             for name, proxy in proxies.items():
                 socket.removeEventListener(name, proxy)
                 proxy.destroy()
             self._socket = None
+            self._cancel_calls()
             if self.connected:
-                js.console.log(f"[MCP relay] disconnected; retrying every {self.retry_ms // 1000 or 1}s")
+                js.console.log("[MCP relay] disconnected; retrying")
             self._set_connected(False)
+
+    async def _say_hello(self, socket: Any, opened: asyncio.Event) -> None:
+        await opened.wait()
+        frame = hello_frame("") if self.pairing is None else await self.pairing.first_frame()
+        if socket.readyState == 1:
+            socket.send(frame)
+
+    def _cancel_calls(self) -> None:
+        """The socket is gone: no one can receive these calls' answers, so stop working on them."""
+        calls = list(self._calls.values())
+        self._calls.clear()
+        for call in calls:
+            call.cancel()
+        if calls:
+            js.console.warn(f"[MCP relay] the relay closed; cancelled {len(calls)} call(s) in progress")
 
     def _set_connected(self, connected: bool) -> None:
         if connected == self.connected:
@@ -126,8 +261,7 @@ class McpRelayClient:
         if self._on_status_change is not None:
             self._on_status_change(connected)
 
-    def _handle_frame(self, text: str) -> None:
-        frame = parse_server_frame(text)
+    def _handle_frame(self, frame: Any) -> None:
         if isinstance(frame, CallFrame):
             if frame.id in self._calls:
                 return  # a duplicate id: the first call answers it
@@ -155,7 +289,7 @@ class McpRelayClient:
                 progress=lambda message: self._send(self._progress.frame(frame.id, message)),
             )
         except asyncio.CancelledError:
-            return  # the server gave up on this call (cancel or timeout): nobody waits for an answer
+            return  # the server gave up on this call (cancel, timeout) or the socket closed
         finally:
             self._calls.pop(frame.id, None)
             self._progress.forget(frame.id)

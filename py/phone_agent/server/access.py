@@ -5,6 +5,11 @@ DNS-rebinding page arrives with a foreign Host header, so every request and WebS
 name a loopback host on the server's own port; a cross-site page arrives with a foreign Origin, so every
 WebSocket handshake must come from the server's own origin or one the user allowed (``--allow-origin``).
 A handshake without Origin (a script, not a browser) is refused too: the relay is for the page.
+
+``/mcp`` (MCP over HTTP, bearer token) is for programs, not pages: a request with a browser's Origin is
+refused unless it is the page's own. Bound to every interface (``--host 0.0.0.0``), ``/mcp`` accepts
+any Host on the server's port — agents on other machines name the host as they know it, and a
+DNS-rebinding page cannot present the token anyway.
 """
 
 from __future__ import annotations
@@ -57,6 +62,12 @@ class AccessPolicy:
 
     hosts: frozenset[str]
     origins: frozenset[str]
+    # The server's own origins (a subset of ``origins``, which adds --allow-origin ones).
+    own_origins: frozenset[str] = frozenset()
+    port: int = 0
+    # Bound to a wildcard address: /mcp takes any Host on ``port``.
+    any_host_for_mcp: bool = False
+    mcp_path: str = "/mcp"
 
     @classmethod
     def for_server(cls, bind_host: str, port: int, allow_origins: Iterable[str] = ()) -> AccessPolicy:
@@ -69,10 +80,32 @@ class AccessPolicy:
         if port == 80:  # browsers leave the default port out of Host
             hosts.update(names)
         own_origins = {normalize_origin(f"http://{name}:{port}") for name in names}
-        return cls(frozenset(hosts), frozenset(own_origins | {normalize_origin(o) for o in allow_origins}))
+        return cls(
+            frozenset(hosts),
+            frozenset(own_origins | {normalize_origin(o) for o in allow_origins}),
+            own_origins=frozenset(own_origins),
+            port=port,
+            any_host_for_mcp=bound in _WILDCARDS,
+        )
 
     def host_allowed(self, host: str | None) -> bool:
         return host is not None and host.strip().lower() in self.hosts
+
+    def mcp_host_allowed(self, host: str | None) -> bool:
+        if self.host_allowed(host):
+            return True
+        if not self.any_host_for_mcp or host is None:
+            return False
+        name, _, port = host.strip().rpartition(":")
+        return bool(name) and port == str(self.port)
+
+    def own_origin(self, origin: str | None) -> bool:
+        if not origin:
+            return False
+        try:
+            return normalize_origin(origin) in self.own_origins
+        except ValueError:
+            return False
 
     def origin_allowed(self, origin: str | None) -> bool:
         if not origin:
@@ -98,8 +131,12 @@ class AccessGuard:
         headers = Headers(scope=scope)
         host = headers.get("host")
         problem = None
-        if not self.policy.host_allowed(host):
+        is_mcp = scope["type"] == "http" and scope.get("path", "").rstrip("/") == self.policy.mcp_path
+        host_ok = self.policy.mcp_host_allowed(host) if is_mcp else self.policy.host_allowed(host)
+        if not host_ok:
             problem = f"Host {host!r} is not this server (use http://127.0.0.1 or http://localhost)"
+        elif is_mcp and headers.get("origin") and not self.policy.own_origin(headers.get("origin")):
+            problem = f"Origin {headers.get('origin')!r} may not use /mcp (it is for MCP clients, not pages)"
         elif scope["type"] == "websocket" and not self.policy.origin_allowed(headers.get("origin")):
             origin = headers.get("origin")
             problem = (
@@ -112,7 +149,7 @@ class AccessGuard:
             return
         log.warning("refused %s %s: %s", scope["type"], scope.get("path", ""), problem)
         if scope["type"] == "http":
-            status = 421 if not self.policy.host_allowed(host) else 403
+            status = 421 if not host_ok else 403
             await PlainTextResponse(f"phone-agent: {problem}\n", status_code=status)(scope, receive, send)
             return
         websocket = WebSocket(scope, receive, send)

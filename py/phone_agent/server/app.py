@@ -1,16 +1,22 @@
-"""The one web app phone-agent serves on its port: the page, ``/api/config``, the relay, the ADB bridge.
+"""The one web app phone-agent serves on its port: the page, ``/api/config``, the relay, the ADB bridge,
+and MCP over streamable HTTP.
 
 Routes: ``GET /api/config`` (how the page learns it is served by phone-agent, where the relay and the
-ADB bridge are, and which device to connect to at load), ``POST /api/sim`` (the simulated phone,
-started on demand), the relay WebSocket at ``/`` and ``/relay``,
-the ADB bridge WebSocket at ``/adb``, and the page's files for everything else. The whole app sits
-behind ``AccessGuard`` (Host and Origin checks).
+ADB bridge are, which device to connect to at load, the tool profile, and — for the server's own pages
+only — the relay's pairing secret), ``POST /api/sim`` (the simulated phone, started on demand), the
+relay WebSocket at ``/`` and ``/relay`` (a page must pair first, see ``pairing``), the ADB bridge
+WebSocket at ``/adb``, ``/mcp`` (MCP, bearer token), the bearer-protected ``GET /api/server`` (who this
+server is, for ``phone-agent mcp`` and ``stop``) and ``POST /api/stop``, and the page's files for
+everything else. The whole app sits behind ``AccessGuard`` (Host and Origin checks).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
-from collections.abc import Mapping
+import sys
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,8 +28,11 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from .. import __version__
+from ..relay_frames import CLOSE_UNPAIRED
 from .access import AccessGuard, AccessPolicy
 from .adb_bridge import BridgePolicy, serve_bridge
+from .mcp_http import MCP_PATH, McpHttpEndpoint
+from .pairing import HELLO_TIMEOUT_S, Paired, PairingGate
 from .relay import Relay
 from .sim_on_demand import SIM_PATH, SimOnDemand
 from .static_files import NO_FRAMING, PageFiles
@@ -32,6 +41,8 @@ log = logging.getLogger("phone_agent.app")
 
 RELAY_PATH = "/relay"
 ADB_BRIDGE_PATH = "/adb"
+SERVER_INFO_PATH = "/api/server"
+STOP_PATH = "/api/stop"
 
 
 @dataclass
@@ -60,31 +71,102 @@ def api_config(page_defaults: Mapping[str, object] | None = None) -> dict[str, o
     }
 
 
+@dataclass
+class McpService:
+    """What the app needs to serve MCP over HTTP and answer ``phone-agent mcp`` and ``stop``."""
+
+    endpoint: McpHttpEndpoint
+    # Who this server is (``GET /api/server``): version, pid, uid, port, options that matter to a client.
+    identity: Mapping[str, object]
+    request_stop: Callable[[], None]
+
+
+def _same_origin_fetch(request: Request) -> bool:
+    """Whether a browser says this request comes from a page of this origin (or the address bar). A
+    request without fetch metadata (an older browser, a script) is let through: the answer is protected
+    from other sites by the missing CORS headers and ``Cross-Origin-Resource-Policy``."""
+    site = request.headers.get("sec-fetch-site")
+    return site is None or site in ("same-origin", "none")
+
+
 def build_app(
     relay: Relay,
     root: Path,
     policy: AccessPolicy,
     bridge: BridgePolicy | None = None,
     page_defaults: Mapping[str, object] | None = None,
+    pairing: PairingGate | None = None,
+    mcp: McpService | None = None,
 ) -> Starlette:
     bridge_policy = bridge or BridgePolicy()
     answer = api_config(page_defaults)
+    config_headers = {
+        "Cache-Control": "no-store",
+        "Cross-Origin-Resource-Policy": "same-origin",
+        **NO_FRAMING,
+    }
 
     async def config(request: Request) -> Response:
-        return JSONResponse(
-            answer,
-            headers={
-                "Cache-Control": "no-store",
-                "Cross-Origin-Resource-Policy": "same-origin",
-                **NO_FRAMING,
-            },
-        )
+        body = dict(answer)
+        if pairing is not None and _same_origin_fetch(request):
+            body["pairing"] = pairing.secret
+        return JSONResponse(body, headers=config_headers)
+
+    async def server_info(request: Request) -> Response:
+        assert mcp is not None
+        if not mcp.endpoint.guard.allows(request.headers):
+            from .mcp_http import unauthorized
+
+            return unauthorized()
+        return JSONResponse(dict(mcp.identity), headers={"Cache-Control": "no-store"})
+
+    async def stop(request: Request) -> Response:
+        assert mcp is not None
+        if not mcp.endpoint.guard.allows(request.headers):
+            from .mcp_http import unauthorized
+
+            return unauthorized()
+        print("phone-agent: stopping (phone-agent stop)", file=sys.stderr, flush=True)
+        # Answer first, then stop: the caller learns the server heard it.
+        asyncio.get_running_loop().call_later(0.05, mcp.request_stop)
+        return JSONResponse({"stopping": True})
+
+    async def pair(websocket: WebSocket) -> bool:
+        """Whether the page's first frame pairs it; an unpaired page is closed with CLOSE_UNPAIRED."""
+        if pairing is None:
+            return True
+        origin = websocket.headers.get("origin", "")
+        try:
+            first = await asyncio.wait_for(websocket.receive(), HELLO_TIMEOUT_S)
+        except TimeoutError:
+            first = {"type": "websocket.receive"}
+        if first.get("type") == "websocket.disconnect":
+            return False
+        verdict = pairing.check(first.get("text") or first.get("bytes"), policy.own_origin(origin))
+        if isinstance(verdict, Paired):
+            await websocket.send_text(verdict.reply)
+            if verdict.by_code:
+                log.info("a page at %s paired with the relay by code", origin)
+            return True
+        if verdict.show_code is not None:
+            print(
+                f"phone-agent: a page at {origin} asks to use the relay: type the pairing code "
+                f"{verdict.show_code} into it (the MCP relay card)",
+                file=sys.stderr,
+                flush=True,
+            )
+        log.info("refused a page at %s: %s", origin, verdict.reason)
+        with contextlib.suppress(Exception):
+            await websocket.close(code=CLOSE_UNPAIRED, reason=verdict.reason)
+        return False
 
     async def adb_bridge(websocket: WebSocket) -> None:
         await serve_bridge(websocket, bridge_policy)
 
     async def relay_socket(websocket: WebSocket) -> None:
         await websocket.accept()
+        if not await pair(websocket):
+            return
         origin = websocket.headers.get("origin", "?")
         page = await relay.page_connected(StarletteLink(websocket), f"page ({origin})")
         try:
@@ -108,8 +190,22 @@ def build_app(
         WebSocketRoute("/", relay_socket),
         WebSocketRoute(RELAY_PATH, relay_socket),
         WebSocketRoute(ADB_BRIDGE_PATH, adb_bridge),
-        Route("/{path:path}", PageFiles(root).handle, methods=["GET", "HEAD"]),
     ]
-    app = Starlette(routes=routes, middleware=[Middleware(AccessGuard, policy=policy)])
+    lifespan = None
+    if mcp is not None:
+        routes += [
+            Route(MCP_PATH, mcp.endpoint),
+            Route(SERVER_INFO_PATH, server_info, methods=["GET"]),
+            Route(STOP_PATH, stop, methods=["POST"]),
+        ]
+        endpoint = mcp.endpoint
+
+        @contextlib.asynccontextmanager
+        async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+            async with endpoint.running():
+                yield
+
+    routes.append(Route("/{path:path}", PageFiles(root).handle, methods=["GET", "HEAD"]))
+    app = Starlette(routes=routes, middleware=[Middleware(AccessGuard, policy=policy)], lifespan=lifespan)
     app.state.sim_on_demand = sim_on_demand  # closed with the server (runtime)
     return app

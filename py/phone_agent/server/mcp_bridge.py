@@ -1,6 +1,8 @@
-"""The MCP server on stdio (Channel A): the SDK's low-level ``Server`` whose tools are the relay's.
+"""The MCP server of Channel A: the SDK's low-level ``Server`` whose tools are the relay's.
 
-``tools/list`` comes from the catalog (``phone_agent.tools.TOOLS``); ``tools/call`` goes through the
+It is served over streamable HTTP at ``/mcp`` (``mcp_http``); ``phone-agent mcp`` relays stdio to it.
+``tools/list`` comes from the catalog, filtered by the server's tool profile (``--tools``); a call of a
+tool outside the profile is an ``unknown_tool`` isError result. ``tools/call`` goes through the
 relay to the page, and the page's wire-form result becomes ``mcp.types.CallToolResult`` here, at the
 edge. Progress the page reports becomes ``notifications/progress`` when the request carried
 ``_meta.progressToken``, else ``notifications/message`` (level info, logger ``phone-agent``).
@@ -16,6 +18,7 @@ info, set by ``logging/setLevel`` (handshake revisions) or by the ``_meta`` opt-
 from __future__ import annotations
 
 import logging
+import weakref
 from typing import Any, get_args
 
 import mcp.types as types
@@ -24,7 +27,8 @@ from mcp.server.lowlevel import Server
 from pydantic import ValidationError
 
 from .. import __version__
-from ..tools import TOOLS, ToolSpec
+from ..errors import tool_not_offered
+from ..tools import DEFAULT_TOOL_PROFILE, ToolProfile, ToolSpec, tools_for_profile
 from .relay import Relay
 from .relay_core import malformed_result
 
@@ -68,15 +72,31 @@ def level_allows(threshold: str | None, level: str) -> bool:
 
 
 class LogThreshold:
-    """The level the client set with ``logging/setLevel`` (handshake revisions; one stdio client)."""
+    """The level each client set with ``logging/setLevel`` (handshake revisions), per session: many HTTP
+    clients share one server, and one client's choice is not another's."""
 
     def __init__(self) -> None:
-        self.level: str | None = None
+        self._levels: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+
+    @staticmethod
+    def _connection(session: Any) -> Any:
+        # The SDK 2.3 makes a ServerSession per message; the client's connection is what lasts. It has
+        # no public accessor yet, hence the private attribute (and the session itself as a fallback).
+        return getattr(session, "_connection", session)
+
+    def level_of(self, session: Any) -> str | None:
+        try:
+            return self._levels.get(self._connection(session))
+        except TypeError:  # a connection that cannot be weakly referenced: no level was kept for it
+            return None
 
     async def handle_set_level(
         self, ctx: ServerRequestContext[Any], params: types.SetLevelRequestParams
     ) -> types.EmptyResult:
-        self.level = params.level
+        try:
+            self._levels[self._connection(ctx.session)] = params.level
+        except TypeError:
+            log.debug("logging/setLevel on a session that cannot be remembered; ignored")
         return types.EmptyResult()
 
 
@@ -98,7 +118,9 @@ class ProgressForwarder:
                 self.progress_token, seq, message=message, related_request_id=self.ctx.request_id
             )
             return
-        requested = self._requested_level if self._requested_level is not None else self._threshold.level
+        requested = (
+            self._requested_level if self._requested_level is not None else self._threshold.level_of(session)
+        )
         if not level_allows(requested, PROGRESS_LEVEL):
             return
         await session.send_notification(
@@ -111,10 +133,13 @@ class ProgressForwarder:
         )
 
 
-def build_mcp_server(relay: Relay) -> Server[Any]:
-    """The MCP server named ``phone-agent`` whose six tools are forwarded to the page."""
+def build_mcp_server(relay: Relay, profile: str | ToolProfile = DEFAULT_TOOL_PROFILE) -> Server[Any]:
+    """The MCP server named ``phone-agent`` whose tools (those of ``profile``) are forwarded to the page."""
     threshold = LogThreshold()
-    tools = [mcp_tool(spec) for spec in TOOLS]
+    chosen = ToolProfile(profile)
+    offered = tools_for_profile(chosen)
+    offered_names = tuple(spec.name for spec in offered)
+    tools = [mcp_tool(spec) for spec in offered]
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -124,6 +149,9 @@ def build_mcp_server(relay: Relay) -> Server[Any]:
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
+        if chosen is not ToolProfile.ALL and params.name not in offered_names:
+            failure = tool_not_offered(params.name, str(chosen), offered_names)
+            return types.CallToolResult.model_validate(failure.to_result())
         result = await relay.call(params.name, params.arguments, ProgressForwarder(ctx, threshold))
         return to_call_tool_result(params.name, result)
 

@@ -2,8 +2,10 @@
 
 ``Relay`` drives ``RelayCore`` (the pure part): it sends request and cancel frames through a ``PageLink``,
 resolves each call's future from the page's answer, enforces the per-tool time limit, hands progress to
-the caller in order, and runs the self-check 3 s after a page connects. Callers get a CallToolResult in
-wire form (a dict) — failures are ``isError`` results, never exceptions, except cancellation.
+the caller in order, and runs the self-check 3 s after a page connects. A call that finds no page waits
+for one up to ``page_wait_s`` (``--page-wait-ms``) before it answers "Browser not connected". Callers
+get a CallToolResult in wire form (a dict) — failures are ``isError`` results, never exceptions, except
+cancellation.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from .. import errors
-from ..errors import ToolError
+from ..errors import ErrorCode, ToolError
 from .relay_core import (
     CLOSE_REPLACED,
     CLOSE_REPLACED_REASON,
@@ -35,6 +37,7 @@ log = logging.getLogger("phone_agent.relay")
 ProgressHandler = Callable[[int, str], Awaitable[None]]
 
 DEFAULT_SELF_CHECK_DELAY_S = 3.0
+DEFAULT_PAGE_WAIT_S = 10.0
 # How long a finished call waits for its queued progress to be delivered before it answers anyway.
 PROGRESS_DRAIN_S = 2.0
 LINK_CLOSE_S = 2.0
@@ -60,8 +63,15 @@ class _CallState:
 class Relay:
     """The relay between MCP tool calls and the one connected page."""
 
-    def __init__(self, core: RelayCore | None = None, self_check_delay_s: float | None = None) -> None:
+    def __init__(
+        self,
+        core: RelayCore | None = None,
+        self_check_delay_s: float | None = None,
+        page_wait_s: float = 0.0,
+    ) -> None:
         self.core = core if core is not None else RelayCore()
+        self.page_wait_s = page_wait_s
+        self._page_present = asyncio.Event()
         # None or <= 0 turns the self-check off (tests that script every frame the page sees).
         self.self_check_delay_s = (
             DEFAULT_SELF_CHECK_DELAY_S if self_check_delay_s is None else self_check_delay_s
@@ -82,6 +92,7 @@ class Relay:
         page, dropped = self.core.attach_page()
         old_links = [(token, old) for token, old in self._links.items() if token != page]
         self._links[page] = link
+        self._page_present.set()
         for call in dropped:
             self._settle(call, page_replaced(call.tool).to_result())
         for token, old in old_links:
@@ -114,6 +125,8 @@ class Relay:
         self._links.pop(page, None)
         was_current = page == self.core.page
         dropped = self.core.detach_page(page)
+        if self.core.page is None:
+            self._page_present.clear()
         for call in dropped:
             self._settle(call, page_disconnected(call.tool).to_result())
         if was_current:
@@ -126,7 +139,12 @@ class Relay:
         try:
             call = self.core.start_call(tool, args)
         except ToolError as exc:
-            return exc.to_result()
+            if exc.code is not ErrorCode.BROWSER_NOT_CONNECTED or not await self._wait_for_page():
+                return exc.to_result()
+            try:
+                call = self.core.start_call(tool, args)
+            except ToolError as again:
+                return again.to_result()
         state = _CallState(asyncio.get_running_loop().create_future())
         call.context = state
         link = self._links[call.page]
@@ -171,6 +189,19 @@ class Relay:
             log.warning("progress of %s was still queued when it ended; the rest is dropped", call.id)
         return result
 
+    async def _wait_for_page(self) -> bool:
+        """Wait up to ``page_wait_s`` for a page (a one-shot client often calls before the page is back)."""
+        if self.page_wait_s <= 0:
+            return False
+        try:
+            async with asyncio.timeout(self.page_wait_s):
+                while self.core.page is None:
+                    await self._page_present.wait()
+                    await asyncio.sleep(0)  # a page that connected and left at once: look again
+        except TimeoutError:
+            return False
+        return True
+
     # -- shutdown -------------------------------------------------------------------------------
 
     async def close(self) -> None:
@@ -180,6 +211,7 @@ class Relay:
             self._settle(call, page_disconnected(call.tool).to_result())
         links = list(self._links.items())
         self._links.clear()
+        self._page_present.clear()
         for token, link in links:
             self.core.detach_page(token)
             await self._close_link(link, CLOSE_SHUTDOWN, CLOSE_SHUTDOWN_REASON)

@@ -1,9 +1,11 @@
-"""Running phone-agent's server: bind the port, serve the web app with uvicorn, and (for ``mcp``) speak
-MCP on stdio in the same asyncio loop until stdin closes.
+"""Running phone-agent's server (``phone-agent serve``): bind the port, serve the web app with uvicorn —
+the page, the relay, the ADB bridge and MCP over streamable HTTP at ``/mcp`` — until a signal,
+``phone-agent stop``, or (with ``--idle-exit-s``, as when ``phone-agent mcp`` started it in the
+background) a while with no MCP client and no page.
 
-Everything this process logs goes to stderr: in ``mcp`` mode stdout is the JSON-RPC channel, and one
-stray line there breaks the MCP client. uvicorn's default log config sends access logs to stdout, so it
-is replaced, not tuned.
+Everything this process logs goes to stderr (a background server's stderr is its log file). uvicorn's
+default log config sends access logs to stdout, so it is replaced, not tuned. The bearer token is never
+logged.
 """
 
 from __future__ import annotations
@@ -17,16 +19,24 @@ import os
 import signal
 import socket
 import sys
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import uvicorn
 
+from .. import __version__
+from ..tools import DEFAULT_TOOL_PROFILE
+from . import credentials
 from .access import AccessPolicy, host_for_url
 from .adb_bridge import BridgePolicy
-from .app import RELAY_PATH, build_app
-from .relay import DEFAULT_SELF_CHECK_DELAY_S, Relay
+from .app import RELAY_PATH, McpService, build_app
+from .mcp_bridge import build_mcp_server
+from .mcp_http import MCP_PATH, McpHttpEndpoint
+from .pairing import PairingGate
+from .relay import DEFAULT_PAGE_WAIT_S, DEFAULT_SELF_CHECK_DELAY_S, Relay
 from .relay_core import RelayCore
 
 log = logging.getLogger("phone_agent.server")
@@ -38,6 +48,8 @@ PORT_ENV = "PHONE_AGENT_WS_PORT"
 WS_MAX_SIZE = 32 * 1024 * 1024
 STARTUP_S = 10.0
 SHUTDOWN_S = 5.0
+# The idle exit is checked this often (at most); a short --idle-exit-s checks more often.
+IDLE_CHECK_S = 5.0
 
 
 def default_root() -> Path:
@@ -65,6 +77,15 @@ class ServerOptions:
     model_base_url: str | None = None
     model_name: str | None = None
     model_api_key: str | None = field(default=None, repr=False)
+    # Which catalog tools /mcp offers (--tools), and how long a call waits for a page (--page-wait-ms).
+    tool_profile: str = str(DEFAULT_TOOL_PROFILE)
+    page_wait_s: float = DEFAULT_PAGE_WAIT_S
+    # Exit after this long with no MCP client and no page (--idle-exit-s); None: never.
+    idle_exit_s: float | None = None
+    # The bearer token of /mcp; None: PHONE_AGENT_TOKEN, else the config file (made on first start).
+    token: str | None = field(default=None, repr=False)
+    # Whether the simulated phone runs beside this server (--sim), for /api/server.
+    sim: bool = False
 
     def page_model_defaults(self) -> dict[str, str] | None:
         """The ``model`` entry of ``/api/config``: None when no model was given on the command line."""
@@ -161,10 +182,15 @@ class WebServer:
     def __init__(self, options: ServerOptions) -> None:
         self.options = options
         self.relay = Relay(
-            RelayCore(timeout_overrides=dict(options.tool_timeouts)), options.self_check_delay_s
+            RelayCore(timeout_overrides=dict(options.tool_timeouts)),
+            options.self_check_delay_s,
+            page_wait_s=options.page_wait_s,
         )
+        token = options.token or credentials.load_token()
+        pairing = PairingGate(credentials.load_pairing_secret())
         self._sock = bind_socket(options.host, options.port)
         self.port: int = self._sock.getsockname()[1]
+        self.stop_requested = asyncio.Event()
         policy = AccessPolicy.for_server(options.host, self.port, options.allow_origins)
         model = options.page_model_defaults()
         if not is_loopback(options.host):
@@ -172,18 +198,37 @@ class WebServer:
             # network whoever reaches the port can drive the phone, so say so, and keep the key home.
             log.warning(
                 "listening on %s, not only on this machine: anyone who can reach port %d can drive the "
-                "phone; prefer the default 127.0.0.1",
+                "phone through the page; /mcp is guarded by the bearer token alone, so keep it secret "
+                "(phone-agent token --rotate replaces it); prefer the default 127.0.0.1",
                 options.host,
                 self.port,
             )
             if model and model.pop("apiKey", None):
                 log.warning("the model API key is not handed to the page while listening beyond loopback")
+        self.mcp_endpoint = McpHttpEndpoint(build_mcp_server(self.relay, options.tool_profile), token)
+        self.identity: dict[str, object] = {
+            "server": "phone-agent",
+            "version": __version__,
+            "pid": os.getpid(),
+            "uid": os.getuid() if hasattr(os, "getuid") else None,
+            "port": self.port,
+            "toolProfile": options.tool_profile,
+            "sim": options.sim,
+            "allowOrigins": sorted(options.allow_origins),
+            "idleExitS": options.idle_exit_s,
+        }
         self.app = app = build_app(
             self.relay,
             options.root,
             policy,
             bridge=BridgePolicy(frozenset(host.lower() for host in options.allow_device_hosts)),
-            page_defaults={"device": options.default_device, "model": model},
+            page_defaults={
+                "device": options.default_device,
+                "model": model,
+                "toolProfile": options.tool_profile,
+            },
+            pairing=pairing,
+            mcp=McpService(self.mcp_endpoint, self.identity, self.stop_requested.set),
         )
         config = uvicorn.Config(
             app,
@@ -194,11 +239,14 @@ class WebServer:
             # nothing for small relay frames.
             ws_per_message_deflate=False,
             timeout_graceful_shutdown=1,
-            lifespan="off",
+            # The lifespan runs the MCP session manager's task group.
+            lifespan="on",
             server_header=False,
         )
         self._uvicorn = _QuietUvicorn(config)
         self._task: asyncio.Task[None] | None = None
+        self._record_written = False
+        self._page_seen = time.monotonic()
 
     @property
     def url(self) -> str:
@@ -220,6 +268,21 @@ class WebServer:
             log.warning("%s has no static/vendor/pyodide: run scripts/setup to vendor the runtime", root)
         print(f"phone-agent: serving {self.options.root} (page and relay on one port)", file=sys.stderr)
         print(f"phone-agent: WebSocket relay on {relay_url}", file=sys.stderr)
+        print(
+            f"phone-agent: MCP over streamable HTTP on {self.url.rstrip('/')}{MCP_PATH} "
+            f"({self.options.tool_profile} tools; bearer token: `phone-agent token` prints it)",
+            file=sys.stderr,
+        )
+        if self.options.idle_exit_s:
+            print(
+                f"phone-agent: exits after {self.options.idle_exit_s:g} s with no MCP client and no page",
+                file=sys.stderr,
+            )
+        with contextlib.suppress(OSError):
+            credentials.write_server_record(
+                self.port, {**self.identity, "host": self.options.host, "started": time.time()}
+            )
+            self._record_written = True
         if self.options.model_base_url or self.options.model_name:
             key = "set" if self.options.model_api_key else "not set"
             print(
@@ -235,6 +298,8 @@ class WebServer:
         return self._task
 
     async def stop(self) -> None:
+        if self._record_written:
+            credentials.remove_server_record(self.port, os.getpid())
         await self.relay.close()
         await self.app.state.sim_on_demand.close()
         self._uvicorn.should_exit = True
@@ -255,57 +320,42 @@ class WebServer:
         task = self._task
         return task is not None and task.done() and not self._uvicorn.should_exit
 
+    def idle_for(self) -> float:
+        """Seconds with no MCP request open and no page connected (0 while either is there)."""
+        if self.relay.has_page:
+            self._page_seen = time.monotonic()
+            return 0.0
+        since_page = time.monotonic() - self._page_seen
+        return min(self.mcp_endpoint.idle_for(), since_page)
+
+    async def watch_idle(self, idle_exit_s: float) -> None:
+        """Return once the server has been idle for ``idle_exit_s``."""
+        period = max(0.05, min(IDLE_CHECK_S, idle_exit_s / 4))
+        while self.idle_for() < idle_exit_s:
+            await asyncio.sleep(period)
+        log.info("no MCP client and no page for %g s; exiting", idle_exit_s)
+
 
 async def serve(options: ServerOptions) -> int | None:
-    """``phone-agent serve``: the page and the relay until SIGINT or SIGTERM. Answers the signal."""
+    """``phone-agent serve``: the page, the relay and /mcp until SIGINT, SIGTERM, ``phone-agent stop`` or
+    the idle time. Answers the signal (None when it stopped for another reason)."""
     web = WebServer(options)
     await web.start()
     stopping = _StopSignals()
+    waiters = [web.task, asyncio.ensure_future(web.stop_requested.wait())]
+    if options.idle_exit_s:
+        waiters.append(asyncio.ensure_future(web.watch_idle(options.idle_exit_s)))
     try:
-        await stopping.wait_or(web.task)
+        await stopping.wait_or(*waiters)
         failed = web.failed
     finally:
         stopping.remove()
+        for waiter in waiters[1:]:
+            waiter.cancel()
         await web.stop()
     if failed:
         raise StartupError("the web server stopped unexpectedly")
     return stopping.signal
-
-
-async def serve_with_mcp(options: ServerOptions) -> None:
-    """``phone-agent mcp``: the page, the relay and the MCP server on stdio, until stdin closes. A signal
-    ends the process (after closing the port) without returning."""
-    from mcp.server.stdio import stdio_server
-
-    from .mcp_bridge import build_mcp_server
-
-    web = WebServer(options)
-    await web.start()
-    mcp_server = build_mcp_server(web.relay)
-
-    async def speak_mcp() -> None:
-        async with stdio_server() as (read_stream, write_stream):
-            await mcp_server.run(read_stream, write_stream, mcp_server.create_initialization_options())
-        log.info("the MCP client closed stdin; stopping")
-
-    stopping = _StopSignals()
-    session = asyncio.create_task(speak_mcp())
-    try:
-        await stopping.wait_or(session, web.task)
-        failed = web.failed
-        if session.done():
-            session.result()
-    finally:
-        stopping.remove()
-        await web.stop()
-    # Past here the stdin reader may still block in its thread, which no cancellation ends: leave
-    # without waiting for it (the port is closed already).
-    if stopping.signal is not None:
-        _die_by(stopping.signal)
-    if failed:
-        log.error("the web server stopped unexpectedly; exiting")
-        sys.stderr.flush()
-        os._exit(1)
 
 
 class _StopSignals:
@@ -328,7 +378,7 @@ class _StopSignals:
         self.signal = sig
         self._event.set()
 
-    async def wait_or(self, *tasks: asyncio.Task[None]) -> None:
+    async def wait_or(self, *tasks: asyncio.Future[Any]) -> None:
         """Until a signal arrives or one of ``tasks`` ends."""
         waiter = asyncio.ensure_future(self._event.wait())
         try:
@@ -349,11 +399,11 @@ def _die_by(sig: int) -> None:
     os._exit(128 + sig)  # pragma: no cover - raise_signal with SIG_DFL does not return
 
 
-def run(options: ServerOptions, *, with_mcp: bool) -> int:
-    """Run ``serve`` or ``mcp`` to its end; the process exit code."""
+def run(options: ServerOptions) -> int:
+    """Run ``serve`` to its end; the process exit code."""
     configure_logging(options.verbose)
     try:
-        stopped_by = asyncio.run(serve_with_mcp(options) if with_mcp else serve(options))
+        stopped_by = asyncio.run(serve(options))
     except StartupError as exc:
         print(f"phone-agent: error: {exc}", file=sys.stderr)
         return 1

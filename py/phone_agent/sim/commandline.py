@@ -106,8 +106,9 @@ def run_sim(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_server_with_sim(options: Any, *, with_mcp: bool, sim_port: int = DEFAULT_SIM_PORT) -> int:
-    """``serve --sim`` / ``mcp --sim``: the page server and a simulated phone in one event loop."""
+def run_server_with_sim(options: Any, *, sim_port: int = DEFAULT_SIM_PORT) -> int:
+    """``serve --sim`` (also what ``mcp --sim`` starts in the background): the page server and a
+    simulated phone in one event loop."""
     from phone_agent.server import runtime
     from phone_agent.sim.server import SimulatedPhoneServer
 
@@ -125,7 +126,7 @@ def run_server_with_sim(options: Any, *, with_mcp: bool, sim_port: int = DEFAULT
         # The page served beside the sim connects to it at load unless told otherwise.
         options.default_device = f"tcp:127.0.0.1:{sim.port}"
         try:
-            await (runtime.serve_with_mcp(options) if with_mcp else runtime.serve(options))
+            await runtime.serve(options)
         finally:
             await sim.close()
 

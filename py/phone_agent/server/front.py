@@ -1,0 +1,327 @@
+"""``phone-agent mcp``: the stdio front MCP clients spawn. It owns no page and no phone: it finds the
+shared phone-agent server on the port (starting ``phone-agent serve`` in the background when none
+answers, the way the first ``adb`` command starts the adb server) and relays its stdio to that server's
+``/mcp`` with the SDK's streamable HTTP client and the user's bearer token.
+
+To its client the front is an MCP server named ``phone-agent`` (the SDK's low-level ``Server`` on stdio,
+any protocol revision the SDK speaks); each ``tools/list`` and ``tools/call`` becomes the same request
+upstream. The front always asks upstream for progress and turns each report into what its own client
+asked for (``notifications/progress`` with a progressToken, else ``notifications/message``, exactly as
+the server does on its own). Cancelling a call cancels the upstream request, which cancels the call in
+the page. ``--tools`` narrows the tools further for this client alone. If the server goes away (stopped,
+restarted), the call in flight fails with a clear text and the next call finds or starts a server again.
+When stdin closes, the front ends (its upstream session is closed); the server, the page and the phone
+stay.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import httpx2
+import mcp.types as types
+from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
+from mcp.types import INTERNAL_ERROR, INVALID_REQUEST
+
+from .. import __version__
+from ..errors import ErrorCode, ToolError, tool_not_offered
+from ..tools import DEFAULT_TOOL_PROFILE, ToolProfile, tools_for_profile
+from . import background, credentials
+from .mcp_bridge import SERVER_NAME, LogThreshold, ProgressForwarder
+from .mcp_http import MCP_PATH
+
+log = logging.getLogger("phone_agent.front")
+
+CONNECT_S = 30.0
+CLOSE_S = 3.0
+DEFAULT_INSTRUCTIONS = (
+    "Drives the Android phone connected to the phone-agent web page. Call get_device_status first; "
+    "run_agent_task carries out a goal on the phone and blocks until it ends."
+)
+
+
+@dataclass
+class FrontOptions:
+    host: str
+    port: int
+    # The arguments ``phone-agent serve`` gets when this front starts the server.
+    server_args: Sequence[str]
+    tool_profile: str = str(DEFAULT_TOOL_PROFILE)
+    sim: bool = False
+
+
+def server_gone(tool: str, reason: str) -> ToolError:
+    return ToolError(
+        ErrorCode.BROWSER_NOT_CONNECTED,
+        f'The phone-agent server went away before tool "{tool}" answered ({reason}).',
+        remedy="Call the tool again: phone-agent mcp finds or starts the server again. For "
+        "run_agent_task, call get_latest_task first to see what ran.",
+        retryable=True,
+        details={"tool": tool},
+    )
+
+
+class Upstream:
+    """One MCP session with the shared server over streamable HTTP, (re)opened on demand.
+
+    The SDK's client contexts must be entered and left by one task: the session lives in a task of its
+    own, and callers borrow it.
+    """
+
+    def __init__(self, options: FrontOptions) -> None:
+        self.options = options
+        self.session: ClientSession | None = None
+        self.instructions: str | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._ready: asyncio.Future[ClientSession] | None = None
+        self._close = asyncio.Event()
+        self._lock = asyncio.Lock()
+
+    async def get(self) -> ClientSession:
+        """The open session, opening one (and starting the server) when there is none."""
+        async with self._lock:
+            if self.session is not None and self._task is not None and not self._task.done():
+                return self.session
+            await self._shut()
+            token = await asyncio.to_thread(self._ensure_server)
+            self._close = asyncio.Event()
+            self._ready = asyncio.get_running_loop().create_future()
+            self._task = asyncio.create_task(self._hold(token, self._ready))
+            async with asyncio.timeout(CONNECT_S):
+                self.session = await asyncio.shield(self._ready)
+            return self.session
+
+    def _ensure_server(self) -> str:
+        token = credentials.load_token()
+        found, started = background.ensure_server(
+            self.options.host, self.options.port, token, self.options.server_args
+        )
+        if started:
+            log.info(
+                "started phone-agent serve in the background on port %d (log: %s in the state directory)",
+                self.options.port,
+                credentials.background_log_path(self.options.port).name,
+            )
+        else:
+            log.info(
+                "using the phone-agent server on port %d (pid %s)",
+                self.options.port,
+                found.identity.get("pid"),
+            )
+            if self.options.sim and not found.identity.get("sim"):
+                log.warning(
+                    "the server on port %d runs without --sim (it was started before, with other options); "
+                    "`phone-agent stop` and start again to get the simulated phone",
+                    self.options.port,
+                )
+        host = background.connect_host(self.options.host)
+        print(f"phone-agent: open http://{host}:{self.options.port}/ in Chrome", file=sys.stderr, flush=True)
+        return token
+
+    async def _hold(self, token: str, ready: asyncio.Future[ClientSession]) -> None:
+        url = f"http://{background.connect_host(self.options.host)}:{self.options.port}{MCP_PATH}"
+        headers = {"Authorization": f"Bearer {token}"}
+        # No read limit: a run_agent_task may be silent for minutes; the server bounds every call.
+        timeout = httpx2.Timeout(30.0, read=None)
+        try:
+            async with (
+                httpx2.AsyncClient(headers=headers, timeout=timeout) as http,
+                streamable_http_client(url, http_client=http) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                result = await session.initialize()
+                self.instructions = getattr(result, "instructions", None)
+                ready.set_result(session)
+                await self._close.wait()
+        except BaseException as exc:
+            if not ready.done():
+                ready.set_exception(exc if isinstance(exc, Exception) else RuntimeError(str(exc)))
+            if not isinstance(exc, Exception):
+                raise
+            log.info("the connection to the phone-agent server ended: %s", exc)
+        finally:
+            self.session = None
+
+    def broken(self, session: ClientSession) -> None:
+        """A call on ``session`` failed at the transport: open a new one next time."""
+        if self.session is session:
+            self.session = None
+            self._close.set()
+
+    async def _shut(self) -> None:
+        self.session = None
+        self._close.set()
+        task = self._task
+        if task is not None and not task.done():
+            try:
+                async with asyncio.timeout(CLOSE_S):
+                    await task
+            except (TimeoutError, Exception):
+                task.cancel()
+
+    async def close(self) -> None:
+        async with self._lock:
+            await self._shut()
+
+
+def build_front_server(upstream: Upstream, profile: str | ToolProfile) -> Server[Any]:
+    """The stdio MCP server: every request answered by the shared server through ``upstream``."""
+    threshold = LogThreshold()
+    chosen = ToolProfile(profile)
+    offered_names = tuple(spec.name for spec in tools_for_profile(chosen))
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        session = await upstream.get()
+        listed = await session.list_tools()
+        if chosen is ToolProfile.ALL:
+            return listed
+        return types.ListToolsResult(tools=[tool for tool in listed.tools if tool.name in offered_names])
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        if chosen is not ToolProfile.ALL and params.name not in offered_names:
+            failure = tool_not_offered(params.name, str(chosen), offered_names)
+            return types.CallToolResult.model_validate(failure.to_result())
+        forward = ProgressForwarder(ctx, threshold)
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            await forward(int(progress), message or "")
+
+        try:
+            session = await upstream.get()
+        except background.ServerProblem as exc:
+            return _failure(params.name, str(exc))
+        except Exception as exc:
+            return _failure(params.name, f"cannot reach it: {exc}")
+        try:
+            # send_request, not call_tool: a relay passes results on as they are; the client at the
+            # other end checks them against the output schemas (call_tool would check them here too).
+            result = await session.send_request(
+                types.CallToolRequest(
+                    params=types.CallToolRequestParams(name=params.name, arguments=params.arguments)
+                ),
+                types.CallToolResult,
+                progress_callback=on_progress,
+            )
+        except MCPError as exc:
+            # The transport reports a lost server as a JSON-RPC error of its own making.
+            if exc.error.code not in (INTERNAL_ERROR, INVALID_REQUEST):
+                raise
+            upstream.broken(session)
+            return types.CallToolResult.model_validate(
+                server_gone(params.name, exc.error.message).to_result()
+            )
+        except (httpx2.HTTPError, OSError, *anyio_closed()) as exc:
+            upstream.broken(session)
+            reason = str(exc) or type(exc).__name__
+            return types.CallToolResult.model_validate(server_gone(params.name, reason).to_result())
+        if not isinstance(result, types.CallToolResult):  # pragma: no cover - we never allow other results
+            return _failure(params.name, "it answered something other than a tool result")
+        return result
+
+    server: Server[Any] = Server(
+        SERVER_NAME,
+        version=__version__,
+        instructions=DEFAULT_INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+    server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, threshold.handle_set_level)
+    return server
+
+
+def anyio_closed() -> tuple[type[BaseException], ...]:
+    import anyio
+
+    return (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream)
+
+
+def _failure(tool: str, reason: str) -> types.CallToolResult:
+    failure = ToolError(
+        ErrorCode.BROWSER_NOT_CONNECTED,
+        f'Tool "{tool}" could not reach the phone-agent server: {reason}',
+        remedy="Run `phone-agent serve` in a terminal to see why, or `phone-agent stop` and call again.",
+        retryable=True,
+        details={"tool": tool},
+    )
+    return types.CallToolResult.model_validate(failure.to_result())
+
+
+async def run_front(options: FrontOptions) -> int:
+    """Serve MCP on stdio until stdin closes or a signal, then end the process: the stdin reader's
+    thread cannot be cancelled, so nothing may wait for it. Returns only when no server can be had."""
+    from mcp.server.stdio import stdio_server
+
+    upstream = Upstream(options)
+    # Find or start the server before the client's first request: a one-shot client calls at once.
+    try:
+        await upstream.get()
+    except background.ServerProblem as exc:
+        print(f"phone-agent: error: {exc}", file=sys.stderr, flush=True)
+        return 1
+    except Exception as exc:
+        print(
+            f"phone-agent: error: cannot open MCP with the server on port {options.port}: {exc}",
+            file=sys.stderr,
+            flush=True,
+        )
+        await upstream.close()
+        return 1
+    server = build_front_server(upstream, options.tool_profile)
+
+    async def speak() -> None:
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+        log.debug("the MCP client closed stdin")
+
+    loop = asyncio.get_running_loop()
+    stopped = asyncio.Event()
+    received: list[int] = []
+
+    def on_signal(sig: int) -> None:
+        received.append(sig)
+        stopped.set()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, on_signal, sig)
+    session = asyncio.create_task(speak())
+    waiter = asyncio.create_task(stopped.wait())
+    try:
+        await asyncio.wait({session, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        waiter.cancel()
+        session.cancel()
+        with contextlib.suppress(BaseException):
+            async with asyncio.timeout(CLOSE_S):
+                await upstream.close()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if received:
+        signal.signal(received[0], signal.SIG_DFL)
+        signal.raise_signal(received[0])
+    os._exit(0)
+
+
+def run(options: FrontOptions, verbose: bool = False) -> int:
+    """``phone-agent mcp`` to its end; the exit code when no server could be had (else the process ends
+    in ``run_front``)."""
+    from .runtime import configure_logging
+
+    configure_logging(verbose)
+    return asyncio.run(run_front(options))

@@ -1,0 +1,97 @@
+"""Channel A over streamable HTTP: the SDK's session manager at ``/mcp``, behind a bearer token.
+
+``BearerGuard`` answers every request without the right ``Authorization: Bearer <token>`` with 401,
+``{"error": "Missing or invalid bearer token"}`` and ``WWW-Authenticate: Bearer``; the comparison takes
+constant time and the token is never logged. ``McpHttpEndpoint`` runs the SDK's
+``StreamableHTTPSessionManager`` for one low-level ``Server`` (many clients at once, each its own
+session, all sharing the one relay and page) and counts the requests in flight, which is how the server
+knows whether any client is still there (``idle_for``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+from mcp.server.lowlevel import Server
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from starlette.datastructures import Headers
+from starlette.responses import JSONResponse
+from starlette.types import Receive, Scope, Send
+
+from .credentials import same_secret
+
+MCP_PATH = "/mcp"
+UNAUTHORIZED_BODY = {"error": "Missing or invalid bearer token"}
+# An HTTP client that vanished without a DELETE leaves a session behind: reap it after this long idle.
+SESSION_IDLE_S = 30 * 60.0
+
+
+def bearer_token(headers: Headers) -> str | None:
+    """The token of an ``Authorization: Bearer <token>`` header, or None."""
+    value = headers.get("authorization")
+    if value is None:
+        return None
+    scheme, _, token = value.strip().partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return None
+    return token.strip()
+
+
+def unauthorized() -> JSONResponse:
+    return JSONResponse(UNAUTHORIZED_BODY, status_code=401, headers={"WWW-Authenticate": "Bearer"})
+
+
+class BearerGuard:
+    """An ASGI wrapper that lets through only requests carrying the bearer token."""
+
+    def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]], token: str) -> None:
+        self.app = app
+        self._token = token
+
+    def __repr__(self) -> str:  # never show the token, even in a debugger's or a log's repr
+        return "BearerGuard(token=<hidden>)"
+
+    def allows(self, headers: Headers) -> bool:
+        return same_secret(bearer_token(headers), self._token)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if not self.allows(Headers(scope=scope)):
+            await unauthorized()(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+class McpHttpEndpoint:
+    """``/mcp``: the SDK's streamable HTTP transport for ``server``, with the bearer check in front."""
+
+    def __init__(self, server: Server[Any], token: str) -> None:
+        self.manager = StreamableHTTPSessionManager(app=server, session_idle_timeout=SESSION_IDLE_S)
+        self.in_flight = 0
+        self._last_request = time.monotonic()
+        self.guard = BearerGuard(self._serve, token)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.guard(scope, receive, send)
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
+        self.in_flight += 1
+        try:
+            await self.manager.handle_request(scope, receive, send)
+        finally:
+            self.in_flight -= 1
+            self._last_request = time.monotonic()
+
+    def idle_for(self) -> float:
+        """Seconds since the last request ended; 0 while any request (a call, a GET stream) is open."""
+        if self.in_flight:
+            return 0.0
+        return time.monotonic() - self._last_request
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """The session manager's task group; requests are served only inside it."""
+        async with self.manager.run():
+            yield

@@ -1,0 +1,505 @@
+"""Many MCP clients, one phone: ``phone-agent mcp`` fronts and HTTP clients share one server and one page.
+
+Real parts throughout: the SDK's stdio client spawning ``phone-agent mcp`` (which starts ``phone-agent
+serve`` in the background), the SDK's streamable HTTP client on ``/mcp`` with the bearer token, and a
+scripted page on the relay WebSocket. Every test stops the servers it started (and the session's
+``PHONE_AGENT_HOME`` catches any left behind).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import socket
+import stat
+import subprocess
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import AsyncIterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, ClassVar
+
+import anyio
+import httpx2
+import mcp.types as types
+import pytest
+from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+from phone_agent.errors import BROWSER_NOT_CONNECTED_TEXT
+from phone_agent.tools import TOOLS_BY_NAME, tools_for_profile
+from tests.server.harness import (
+    PHONE_AGENT,
+    McpHarness,
+    Peer,
+    ServeProcess,
+    free_port,
+    origin_of,
+    serve_process,
+    stop_server,
+    token,
+    wait_listening,
+    with_structured_content,
+)
+
+
+@contextlib.asynccontextmanager
+async def http_session(port: int, bearer: str | None) -> AsyncIterator[ClientSession]:
+    """The SDK's streamable HTTP client on ``/mcp``, with ``Authorization: Bearer`` when given."""
+    headers = {"Authorization": f"Bearer {bearer}"} if bearer else {}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=None)) as http,
+        streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        with anyio.fail_after(30):
+            await session.initialize()
+        yield session
+
+
+class AnsweringPage:
+    """A scripted page that answers every call at once (get_device_status: a connected phone), except
+    the tools in ``hold``, whose requests it keeps for the test."""
+
+    def __init__(self, peer: Peer, hold: tuple[str, ...] = ()) -> None:
+        self.peer = peer
+        self.hold = hold
+        self.held: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self.cancels: list[str] = []
+        self.answered = 0
+        self._task = asyncio.create_task(self._answer())
+
+    async def _answer(self) -> None:
+        while True:
+            frame = await self.peer.frames.get()
+            if frame.get("type") == "cancel":
+                self.cancels.append(frame["id"])
+                continue
+            tool = frame.get("tool")
+            if tool in self.hold:
+                self.held.put_nowait(frame)
+                continue
+            if tool == "get_device_status":
+                result = {
+                    "content": [{"type": "text", "text": '{"connected":true}'}],
+                    "structuredContent": {"connected": True},
+                }
+            else:
+                result = with_structured_content(tool, {"content": [{"type": "text", "text": f"{tool} ok"}]})
+            await self.peer.answer(frame, result)
+            self.answered += 1
+
+    async def close(self) -> None:
+        self._task.cancel()
+        with contextlib.suppress(BaseException):
+            await self._task
+        await self.peer.close()
+
+
+def port_is_free(port: int) -> bool:
+    with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+async def wait_for(check: Any, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{what}: not within {timeout}s")
+
+
+def connected(result: types.CallToolResult) -> bool:
+    return not result.is_error and result.structured_content == {"connected": True}
+
+
+# -- many clients, one page ---------------------------------------------------------------------------
+
+
+async def test_two_stdio_fronts_and_two_http_clients_share_one_page_and_one_leaving_costs_the_others_nothing(
+    page_root: Path, tmp_path: Path
+) -> None:
+    port = free_port()
+    args = ["--root", str(page_root), "--self-check-delay", "0"]
+    first = McpHarness(port=port, args=args, stderr_path=tmp_path / "first.txt")
+    second = McpHarness(port=port, args=args, stderr_path=tmp_path / "second.txt")
+    page: AnsweringPage | None = None
+    try:
+        await first.start()  # starts the shared server in the background
+        await second.start()  # finds it
+        assert "started phone-agent serve in the background" in first.stderr()
+        assert "using the phone-agent server on port" in second.stderr()
+        page = AnsweringPage(await Peer.connect(port), hold=("run_agent_task",))
+        bearer = token()
+        async with http_session(port, bearer) as one, http_session(port, bearer) as two:
+            # All four at once, several calls each, through the one page.
+            async def calls(call: Any, n: int) -> list[bool]:
+                return [connected(await call("get_device_status", {})) for _ in range(n)]
+
+            results = await asyncio.gather(
+                calls(first.call, 5),
+                calls(second.call, 5),
+                calls(lambda name, a: one.call_tool(name, a), 5),
+                calls(lambda name, a: two.call_tool(name, a), 5),
+            )
+            assert all(all(batch) for batch in results), results
+            assert page.answered == 20
+
+            # The first client leaves in the middle of a long call: only its own front ends.
+            pending = asyncio.create_task(first.call("run_agent_task", {"goal": "a long one"}))
+            held = await asyncio.wait_for(page.held.get(), 10)
+            await first.stop(server_too=False)
+            pending.cancel()
+            with contextlib.suppress(BaseException):
+                await pending
+            # Its call has no caller any more: the page is told to stop working on it.
+            await wait_for(lambda: held["id"] in page.cancels, 10, "the page cancelled the orphaned call")
+
+            results = await asyncio.gather(
+                calls(second.call, 3),
+                calls(lambda name, a: one.call_tool(name, a), 3),
+                calls(lambda name, a: two.call_tool(name, a), 3),
+            )
+            assert all(all(batch) for batch in results), results
+            assert page.peer.ws.close_code is None  # the page (and its phone) stayed connected
+            assert not port_is_free(port)
+    finally:
+        if page is not None:
+            await page.close()
+        await first.stop(server_too=False)
+        await second.stop()
+    assert port_is_free(port)
+
+
+async def test_a_one_shot_client_started_before_the_page_is_served_once_the_page_connects(
+    page_root: Path, tmp_path: Path
+) -> None:
+    port = free_port()
+    client = McpHarness(port=port, args=["--root", str(page_root)], stderr_path=tmp_path / "stderr.txt")
+    try:
+        await client.start()
+        started = time.monotonic()
+        call = asyncio.create_task(client.call("get_device_status", {}))
+        await asyncio.sleep(1.5)  # the page is not there yet; the call waits for it (10 s by default)
+        assert not call.done()
+        page = AnsweringPage(await Peer.connect(port))
+        try:
+            result = await asyncio.wait_for(call, 15)
+        finally:
+            await page.close()
+        assert connected(result)
+        assert 1.5 <= time.monotonic() - started < 10
+    finally:
+        await client.stop()
+
+
+async def test_with_no_page_within_the_wait_a_call_answers_browser_not_connected(
+    page_root: Path, tmp_path: Path
+) -> None:
+    port = free_port()
+    args = ["--root", str(page_root), "--page-wait-ms", "700"]
+    client = McpHarness(port=port, args=args, stderr_path=tmp_path / "stderr.txt")
+    try:
+        await client.start()
+        started = time.monotonic()
+        result = await client.call("get_device_status", {})
+        assert 0.6 <= time.monotonic() - started < 5
+        assert result.is_error and result.content[0].text == BROWSER_NOT_CONNECTED_TEXT
+    finally:
+        await client.stop()
+
+
+async def test_the_background_server_exits_after_its_idle_time_with_no_client_and_no_page(
+    page_root: Path, tmp_path: Path, phone_agent_home: Path
+) -> None:
+    port = free_port()
+    args = ["--root", str(page_root), "--idle-exit-s", "1.5"]
+    client = McpHarness(port=port, args=args, stderr_path=tmp_path / "stderr.txt")
+    try:
+        await client.start()
+        page = await Peer.connect(port)
+        await client.stop(server_too=False)
+        # A page is still there: the server stays.
+        await asyncio.sleep(3)
+        assert not port_is_free(port)
+        await page.close()
+        # No client and no page: gone after its idle time (bounded here at 10 s).
+        await wait_for(lambda: port_is_free(port), 10, "the idle server exited")
+        log = (phone_agent_home / "state" / f"server-{port}.log").read_text()
+        assert "no MCP client and no page for 1.5 s; exiting" in log
+        assert not (phone_agent_home / "state" / f"server-{port}.json").exists()
+    finally:
+        await client.stop()
+
+
+# -- /mcp over HTTP: the token, Host and Origin ---------------------------------------------------
+
+
+@pytest.fixture
+def mcp_serve(page_root: Path, tmp_path: Path) -> Any:
+    port = free_port()
+    args = ["--port", str(port), "--root", str(page_root), "--self-check-delay", "0", "--page-wait-ms", "0"]
+    with serve_process(args, tmp_path / "serve.txt") as process:
+        yield process
+
+
+def post_mcp(port: int, headers: dict[str, str]) -> tuple[int, Any, bytes]:
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "0"},
+            },
+        }
+    ).encode()
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/mcp", data=body, method="POST")
+    for name, value in {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        **headers,
+    }.items():
+        request.add_header(name, value)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, response.headers, response.read(200)
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.headers, exc.read()
+
+
+def test_mcp_without_the_right_bearer_token_is_401_and_the_token_is_never_logged(
+    mcp_serve: ServeProcess,
+) -> None:
+    bearer = token()
+    for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": f"Basic {bearer}"}):
+        status, response_headers, body = post_mcp(mcp_serve.port, headers)
+        assert status == 401, headers
+        assert json.loads(body) == {"error": "Missing or invalid bearer token"}
+        assert response_headers.get("WWW-Authenticate") == "Bearer"
+    status, _, _ = post_mcp(mcp_serve.port, {"Authorization": f"Bearer {bearer}"})
+    assert status == 200
+    assert bearer not in mcp_serve.stderr()
+
+
+def test_mcp_refuses_a_rebinding_host_and_a_foreign_origin(mcp_serve: ServeProcess) -> None:
+    auth = {"Authorization": f"Bearer {token()}"}
+    status, _, _ = post_mcp(mcp_serve.port, {**auth, "Host": f"evil.example:{mcp_serve.port}"})
+    assert status == 421
+    status, _, _ = post_mcp(mcp_serve.port, {**auth, "Origin": "http://evil.example"})
+    assert status == 403
+    status, _, _ = post_mcp(mcp_serve.port, {**auth, "Origin": origin_of(mcp_serve.port)})
+    assert status == 200
+
+
+async def test_http_clients_get_progress_and_cancel_the_call_in_the_page(mcp_serve: ServeProcess) -> None:
+    page = await Peer.connect(mcp_serve.port)
+    try:
+        async with http_session(mcp_serve.port, token()) as session:
+            progressed: list[tuple[float, str | None]] = []
+
+            async def on_progress(value: float, total: float | None, message: str | None) -> None:
+                progressed.append((value, message))
+
+            call = asyncio.create_task(
+                session.call_tool("run_agent_task", {"goal": "g"}, progress_callback=on_progress)
+            )
+            request = await page.next_request("run_agent_task")
+            await page.progress(request, 1, "planning")
+            await page.progress(request, 2, "step 1")
+            await wait_for(lambda: len(progressed) == 2, 10, "progress reached the HTTP client")
+            assert progressed == [(1.0, "planning"), (2.0, "step 1")]
+            call.cancel()
+            with contextlib.suppress(BaseException):
+                await call
+            cancel = await page.next_frame()
+            assert cancel == {"id": request["id"], "type": "cancel"}
+    finally:
+        await page.close()
+
+
+# -- tool profiles ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("profile", ["all", "agent", "read-only"])
+async def test_the_server_lists_exactly_its_tool_profile_and_refuses_other_tools(
+    page_root: Path, tmp_path: Path, profile: str
+) -> None:
+    port = free_port()
+    args = ["--port", str(port), "--root", str(page_root), "--tools", profile, "--page-wait-ms", "0"]
+    with serve_process(args, tmp_path / "serve.txt"):
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/config", timeout=10) as response:
+            assert json.loads(response.read())["toolProfile"] == profile
+        async with http_session(port, token()) as session:
+            listed = [tool.name for tool in (await session.list_tools()).tools]
+            assert listed == [spec.name for spec in tools_for_profile(profile)]
+            if profile == "agent":
+                assert len(listed) == 6
+            if profile == "read-only":
+                assert all(TOOLS_BY_NAME[name].read_only for name in listed)
+            outside = [name for name in TOOLS_BY_NAME if name not in listed]
+            assert bool(outside) is (profile != "all")
+            for name in outside[:3]:
+                result = await session.call_tool(name, {})
+                assert result.is_error and result.structured_content["code"] == "unknown_tool"
+                assert name in result.content[0].text and profile in result.content[0].text
+
+
+async def test_a_front_with_a_narrower_profile_narrows_only_its_own_client(
+    page_root: Path, tmp_path: Path
+) -> None:
+    port = free_port()
+    wide = McpHarness(port=port, args=["--root", str(page_root)], stderr_path=tmp_path / "wide.txt")
+    narrow = McpHarness(
+        port=port, args=["--root", str(page_root), "--tools", "agent"], stderr_path=tmp_path / "narrow.txt"
+    )
+    try:
+        await wide.start()
+        await narrow.start()
+        assert narrow.session is not None and wide.session is not None
+        narrow_tools = [tool.name for tool in (await narrow.session.list_tools()).tools]
+        wide_tools = [tool.name for tool in (await wide.session.list_tools()).tools]
+        assert len(narrow_tools) == 6 and len(wide_tools) == len(TOOLS_BY_NAME)
+        outside = next(name for name in wide_tools if name not in narrow_tools)
+        result = await narrow.call(outside, {})
+        assert result.is_error and result.structured_content["code"] == "unknown_tool"
+    finally:
+        await narrow.stop(server_too=False)
+        await wide.stop()
+
+
+# -- who holds the port -------------------------------------------------------------------------------
+
+
+class _FakeServer(BaseHTTPRequestHandler):
+    answer: ClassVar[dict[str, Any]] = {}
+
+    def do_GET(self) -> None:
+        body = json.dumps(self.answer).encode()
+        self.send_response(200 if self.path == "/api/config" else 404)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def run_mcp_expecting_failure(port: int, env: dict[str, str] | None = None) -> str:
+    done = subprocess.run(
+        [PHONE_AGENT, "mcp", "--port", str(port)],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=60,
+        env={**os.environ, **(env or {})},
+    )
+    assert done.returncode == 1
+    assert done.stdout == b""
+    return done.stderr.decode()
+
+
+def test_an_older_phone_agent_on_the_port_is_reported_and_never_used() -> None:
+    handler = type("Old", (_FakeServer,), {"answer": {"server": "phone-agent", "version": "0.0.1"}})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        err = run_mcp_expecting_failure(server.server_address[1])
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert "phone-agent: error: port" in err and "holds phone-agent 0.0.1, not this phone-agent" in err
+
+
+def test_a_server_that_does_not_take_this_users_token_is_reported_and_never_used(
+    page_root: Path, tmp_path: Path
+) -> None:
+    port = free_port()
+    args = ["--port", str(port), "--root", str(page_root)]
+    with serve_process(args, tmp_path / "serve.txt", env={"PHONE_AGENT_TOKEN": "someone-elses-token"}):
+        err = run_mcp_expecting_failure(port)
+    assert "does not accept your token" in err
+
+
+def test_a_port_held_by_something_else_is_reported() -> None:
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen(1)
+        err = run_mcp_expecting_failure(holder.getsockname()[1])
+    assert "is already in use by something that is not phone-agent" in err
+
+
+# -- token and stop -----------------------------------------------------------------------------------
+
+
+def test_the_token_is_kept_private_printed_rotated_and_overridden_by_the_environment(
+    phone_agent_home: Path,
+) -> None:
+    first = token()
+    assert len(first) >= 22  # ≥ 128 bits of url-safe base64
+    path = phone_agent_home / "config" / "token"
+    assert path.read_text().strip() == first
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    assert token() == first
+    rotated = subprocess.run([PHONE_AGENT, "token", "--rotate"], capture_output=True, timeout=30, check=True)
+    new = rotated.stdout.decode().strip()
+    assert new != first and token() == new
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    from_env = subprocess.run(
+        [PHONE_AGENT, "token"],
+        capture_output=True,
+        timeout=30,
+        env={**os.environ, "PHONE_AGENT_TOKEN": "from-the-environment"},
+        check=True,
+    )
+    assert from_env.stdout.decode().strip() == "from-the-environment"
+
+
+def test_stop_stops_a_foreground_server_and_says_when_there_is_none(page_root: Path, tmp_path: Path) -> None:
+    port = free_port()
+    with serve_process(["--port", str(port), "--root", str(page_root)], tmp_path / "serve.txt") as process:
+        done = subprocess.run([PHONE_AGENT, "stop", "--port", str(port)], capture_output=True, timeout=30)
+        assert done.returncode == 0
+        assert f"stopped the phone-agent server on port {port}" in done.stderr.decode()
+        assert process.process.wait(10) == 0
+    assert port_is_free(port)
+    again = subprocess.run([PHONE_AGENT, "stop", "--port", str(port)], capture_output=True, timeout=30)
+    assert again.returncode == 0 and f"no phone-agent server on port {port}" in again.stderr.decode()
+
+
+def test_mcp_sim_starts_a_background_server_with_the_simulated_phone(tmp_path: Path) -> None:
+    """A newcomer's ``phone-agent mcp --sim``: the background server gets --sim, and its page is told
+    to connect to the simulated phone."""
+    port, sim_port = free_port(), free_port()
+    process = subprocess.Popen(
+        [PHONE_AGENT, "mcp", "--sim", "--sim-port", str(sim_port), "--port", str(port)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_listening(port, process, timeout=40)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/config", timeout=10) as response:
+            assert json.loads(response.read())["device"] == f"tcp:127.0.0.1:{sim_port}"
+        wait_listening(sim_port, process)
+    finally:
+        assert process.stdin is not None
+        process.stdin.close()
+        process.wait(10)
+        stop_server(port)
+    assert port_is_free(port) and port_is_free(sim_port)
