@@ -46,6 +46,7 @@ from phone_agent.agent.model import ModelEvent
 from phone_agent.agent.sse import ChatChunkAssembler, SseEvent, SseParser
 from phone_agent.device import DeviceError, parse_ui_dump
 from phone_agent.errors import ToolError
+from phone_agent.locators import LOCATOR_KEYS, ROLES, LocatorError, ScreenSnapshot, parse_target
 from phone_agent.tools import TOOLS, validate_arguments
 
 # The profiles: "fuzz-ci" keeps the whole folder well under half a minute; "fuzz-soak" is the bench's.
@@ -663,6 +664,53 @@ def check_ui_dump_round_trip(nodes: list[dict[str, Any]], prefix: str) -> None:
     assert all(node.clickable and (node.bounds.left, node.bounds.bottom) == (1, 4) for node in parsed)
 
 
+# ----- locators ------------------------------------------------------------------------------------
+
+locator_keys = st.sampled_from([*LOCATOR_KEYS, "Text", "", " id", "ref", "@e"])
+locator_text = st.one_of(
+    st.text(max_size=40),
+    st.builds(
+        lambda k, sep, v: f"{k}{sep}{v}",
+        locator_keys,
+        st.sampled_from(["=", " = ", ":", "=="]),
+        st.text(max_size=20),
+    ),
+    st.builds(lambda n, tail: f"@e{n}{tail}", st.integers(-5, 10**7), st.sampled_from(["", " ", "x", "\n"])),
+    json_values,
+)
+good_targets = st.one_of(
+    st.integers(1, 999_999).map(lambda n: f"@e{n}"),
+    st.builds(
+        lambda k, v: f"{k}={v}",
+        st.sampled_from([k for k in LOCATOR_KEYS if k != "role"]),
+        st.text(min_size=1, max_size=20).map(str.strip).filter(bool),
+    ),
+    st.sampled_from(ROLES).map(lambda role: f"role={role}"),
+)
+
+
+def check_locator(value: Any, dump: str) -> None:
+    """Any target text: a Target or LocatorError; finding it on any screen never raises."""
+    try:
+        target = parse_target(value)
+    except LocatorError:
+        return
+    try:
+        nodes = parse_ui_dump(dump)
+    except DeviceError:
+        nodes = []
+    snapshot = ScreenSnapshot.from_nodes(nodes)
+    for element in target.find(snapshot):
+        assert element in snapshot.elements
+
+
+def check_locator_round_trip(text: str) -> None:
+    """A target written as the docs show it parses, and prints back as written."""
+    target = parse_target(text)
+    assert str(target) == text
+    assert parse_target(str(target)) == target
+
+
 # ----- tool arguments ------------------------------------------------------------------------------
 
 tool_specs = st.sampled_from(TOOLS)
@@ -779,5 +827,7 @@ TARGETS: tuple[Target, ...] = (
         st.tuples(st.lists(ui_nodes, max_size=3), st.sampled_from(["", "UI hierchary dumped to: /dev/tty"])),
         check_ui_dump_round_trip,
     ),
+    Target("locators", st.tuples(locator_text, ui_text), check_locator),
+    Target("locators (round trip)", st.tuples(good_targets), check_locator_round_trip),
     Target("tool arguments", st.tuples(tool_specs, tool_args), check_tool_arguments),
 )
