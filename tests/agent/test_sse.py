@@ -110,3 +110,23 @@ def test_a_whole_non_streamed_completion():
     events = assembler.add_chunk(completion) + assembler.finish()
     assert events[0] == TextDelta("ok")
     assert events[1].name == "finish_step" and events[1].arguments == {"summary": "done"}
+
+
+def test_chunks_with_fields_of_the_wrong_type_are_skipped_not_raised_on():
+    # Found by tests/fuzz: a provider's odd JSON raised TypeError/AttributeError out of the agent.
+    assembler = ChatChunkAssembler()
+    for odd in (
+        {"choices": True},
+        {"choices": {"0": {}}},
+        {"choices": [{"delta": "text"}]},
+        {"choices": [{"delta": {"tool_calls": 5}}]},
+        {"choices": [{"delta": {"tool_calls": [{"index": 0, "function": "f"}]}}]},
+        {"choices": [{"delta": {"tool_calls": [{"index": 0, "id": 7, "function": {"name": ["x"]}}]}}]},
+        {"choices": [{"delta": {"function_call": {"name": 3, "arguments": None}}, "finish_reason": 1}]},
+    ):
+        assert assembler.add_chunk(odd) == []
+    chunk = {
+        "choices": [{"delta": {"tool_calls": [{"index": 0, "function": {"name": "tap", "arguments": "{}"}}]}}]
+    }
+    events = assembler.add_chunk(chunk) + assembler.finish()
+    assert events[0].name == "tap" and events[-1].finish_reason is None

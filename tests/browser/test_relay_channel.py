@@ -12,6 +12,7 @@ import re
 import time
 
 import pytest
+from playwright.async_api import expect
 
 from phone_agent.sim.server import SimulatedPhoneServer
 from phone_agent.tools import TOOL_NAMES, TOOLS_BY_NAME
@@ -103,7 +104,7 @@ async def test_a_second_page_replaces_the_first_and_a_reload_reconnects(browser)
                 assert "mcp-badge--ready" in (await badge(second))[0]
                 result = await session.call_tool("get_device_status", {})
                 assert json.loads(result_text(result)) == {"connected": False}
-                assert await second.locator("#activity .activity__row").count() == 1
+                await expect(second.locator("#activity .activity__row")).to_have_count(1)
                 assert await first.locator("#activity .activity__row").count() == 0
 
                 await second.reload()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from playwright.async_api import expect
 
 from phone_agent.tools import TOOL_NAMES, TOOLS_BY_NAME
 from tests.support import open_page
@@ -107,7 +108,8 @@ async def test_bad_arguments_are_an_error_result_naming_the_field(page, tool, ar
 async def test_calls_show_up_in_the_activity_log(page):
     await page.webmcp.call_tool("get_device_status", {})
     row = page.locator("#activity .activity__row").first
-    assert "get_device_status" in await row.text_content()
+    # Rows are drawn in batches off the call's path: the row follows the answer within a moment.
+    await expect(row).to_contain_text("get_device_status")
     assert "B · WebMCP" in await row.text_content()
 
 

@@ -187,7 +187,13 @@ class AdbServerClient:
 
     async def version(self) -> int:
         """The server's protocol version (``host:version``: 41 for adb 1.0.41)."""
-        return int(await self.query("host:version"), 16)
+        text = await self.query("host:version")
+        try:
+            return int(text, 16)
+        except ValueError:
+            raise AdbError(
+                f"the adb server answered host:version with {text[:40]!r}, not a version"
+            ) from None
 
     async def devices(self) -> list[AdbServerDeviceEntry]:
         return parse_devices(await self.query("host:devices-l"))

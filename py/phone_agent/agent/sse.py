@@ -112,16 +112,20 @@ class ChatChunkAssembler:
         self.saw_choice = False
 
     def add_chunk(self, chunk: dict[str, Any]) -> list[ModelEvent]:
+        """The events of one chunk. A provider's JSON is taken as it comes: fields of the wrong type
+        are skipped, never raised on (a broken provider shows as a turn without content)."""
         events: list[ModelEvent] = []
         if isinstance(chunk.get("usage"), dict):
             self.usage = chunk["usage"]
-        for choice in chunk.get("choices") or []:
+        choices = chunk.get("choices")
+        for choice in choices if isinstance(choices, list) else []:
             if not isinstance(choice, dict) or choice.get("index", 0) != 0:
                 continue
             self.saw_choice = True
             delta = choice.get("delta") or choice.get("message") or {}
-            events += self._delta(delta)
-            if choice.get("finish_reason"):
+            if isinstance(delta, dict):
+                events += self._delta(delta)
+            if isinstance(choice.get("finish_reason"), str) and choice["finish_reason"]:
                 self.finish_reason = choice["finish_reason"]
         return events
 
@@ -138,30 +142,33 @@ class ChatChunkAssembler:
             for part in content:
                 if isinstance(part, dict) and isinstance(part.get("text"), str):
                     events.append(TextDelta(part["text"]))
-        for position, call in enumerate(delta.get("tool_calls") or []):
+        tool_calls = delta.get("tool_calls")
+        for position, call in enumerate(tool_calls if isinstance(tool_calls, list) else []):
             if not isinstance(call, dict):
                 continue
             index = call.get("index", position)
-            partial = self._calls.setdefault(index if isinstance(index, int) else position, _PartialCall())
-            if call.get("id"):
-                partial.id = call["id"]
-            function = call.get("function") or {}
-            if function.get("name") and not partial.name:
-                partial.name = function["name"]
-            arguments = function.get("arguments")
-            if isinstance(arguments, str):
-                partial.arguments.append(arguments)
-            elif isinstance(arguments, dict):
-                partial.arguments = [parse_arguments("", arguments).raw_arguments]
+            key = index if isinstance(index, int) and not isinstance(index, bool) else position
+            self._add_call(self._calls.setdefault(key, _PartialCall()), call.get("id"), call.get("function"))
         # Older servers: a single function_call.
         legacy = delta.get("function_call")
         if isinstance(legacy, dict):
-            partial = self._calls.setdefault(0, _PartialCall())
-            if legacy.get("name"):
-                partial.name = legacy["name"]
-            if isinstance(legacy.get("arguments"), str):
-                partial.arguments.append(legacy["arguments"])
+            self._add_call(self._calls.setdefault(0, _PartialCall()), None, legacy, rename=True)
         return events
+
+    @staticmethod
+    def _add_call(partial: _PartialCall, call_id: Any, function: Any, rename: bool = False) -> None:
+        if isinstance(call_id, str) and call_id:
+            partial.id = call_id
+        if not isinstance(function, dict):
+            return
+        name = function.get("name")
+        if isinstance(name, str) and name and (rename or not partial.name):
+            partial.name = name
+        arguments = function.get("arguments")
+        if isinstance(arguments, str):
+            partial.arguments.append(arguments)
+        elif isinstance(arguments, dict):
+            partial.arguments = [parse_arguments("", arguments).raw_arguments]
 
     def finish(self) -> list[ModelEvent]:
         events: list[ModelEvent] = []

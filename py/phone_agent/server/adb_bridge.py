@@ -5,11 +5,15 @@ can reach what a browser cannot open: a network adbd (an emulator on 5555, a pho
 ``adb tcpip 5555``, the simulated phone) or the host's adb server on 5037. Targets are loopback only
 unless ``--allow-device-host`` names more. Binary frames, no compression (it halves throughput).
 
-It carries ADB and nothing else: the target is connected only once the page's first bytes are an ADB
-CNXN packet or an adb-server request (``%04x`` + ``host…``), only that request goes out, and the
-rest flows only once the target has answered as ADB (CNXN, AUTH or STLS from an adbd; OKAY or FAIL
-from an adb server). So a script in the page cannot use the bridge to talk to other services on
-this machine (HTTP, databases) or read their banners.
+It carries ADB and nothing else: the target is connected only once the page's first bytes are what
+the page's own ADB sends first, checked whole — a CNXN packet whose banner is ``host::`` and printable
+text, or one of the adb-server requests ``AdbServerClient`` makes (``%04x`` + ``host:version``,
+``host:devices-l``, ``host:transport:SERIAL``, ``host-serial:SERIAL:features``; printable, so no
+CR/LF to start a line of another protocol) — only that request goes out, and the rest flows only once
+the target has answered as ADB: OKAY or FAIL from an adb server; from an adbd an AUTH, an STLS or a
+CNXN from a device (``device::…``; a target that echoes the page's CNXN is not one). So a script in
+the page cannot use the bridge to talk to other services on this machine (HTTP, Redis, an echo
+server) or read their banners.
 
 A refused link is answered after the handshake with a close code and a reason the page shows:
 4400 bad target, 4403 target not allowed, 4408 no ADB request in time, 4415 not ADB (either end),
@@ -22,6 +26,7 @@ import asyncio
 import contextlib
 import ipaddress
 import logging
+import re
 from dataclasses import dataclass, field
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
@@ -39,7 +44,14 @@ CLOSE_UNREACHABLE = 4502
 ANSWER_TIMEOUT_S = 10.0  # for the target's first answer (an adbd answers CNXN at once, AUTH or not)
 ADB_HEADER_SIZE = 24
 CNXN = 0x4E584E43
-MAX_FIRST_PAYLOAD = 64 * 1024  # a host's CNXN banner is a few hundred bytes
+MAX_FIRST_PAYLOAD = 4096  # CNXN never exceeds MAX_PAYLOAD_V1 (adb.h); a host's banner is a few hundred bytes
+MAX_SERVER_REQUEST = 1024
+# A device's CNXN names what it is (AOSP's connection states); "host" is the page's own, so an echo.
+DEVICE_KINDS = frozenset({b"device", b"recovery", b"rescue", b"sideload", b"bootloader"})
+# What smart_socket.AdbServerClient asks first on a connection; a serial is printable, no spaces.
+_SERVER_REQUEST = re.compile(
+    rb"host:version|host:devices-l|host:transport:[!-~]{1,255}|host-serial:[!-~]{1,255}:features"
+)
 NEED_MORE = -1
 NOT_ADB = 0
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
@@ -79,19 +91,46 @@ def parse_target(text: str | None) -> tuple[str, int]:
     return host, port
 
 
+def _is_printable(text: bytes) -> bool:
+    """Printable ASCII only: no CR/LF or other control bytes that could end a line for another
+    protocol, no NUL inside."""
+    return all(0x20 <= c < 0x7F for c in text)
+
+
+def allowed_server_request(service: bytes) -> bool:
+    """Whether ``service`` is one of the adb-server requests the page sends (smart_socket.py):
+    ``host:version``, ``host:devices-l``, ``host:transport:SERIAL``, ``host-serial:SERIAL:features``."""
+    return _is_printable(service) and _SERVER_REQUEST.fullmatch(service) is not None
+
+
+def allowed_host_banner(payload: bytes) -> bool:
+    """Whether a CNXN payload is a host's banner as the page sends it: ``host::…``, printable,
+    at most one NUL at its end."""
+    banner = payload[:-1] if payload.endswith(b"\x00") else payload
+    return banner.startswith(b"host::") and _is_printable(banner)
+
+
 def first_request_size(data: bytes) -> int:
     """How many of a link's first bytes make its first request, when they start one ADB allows:
-    ``NEED_MORE`` while undecided, ``NOT_ADB`` when they are not ADB.
+    ``NEED_MORE`` while undecided, ``NOT_ADB`` when they are not ADB as the page speaks it.
 
-    To an adbd, ADB starts with a CNXN packet (header with its magic, then the banner); to an adb
-    server, with a smart-socket request: four hex digits of length, then a ``host…`` service.
+    To an adbd, ADB starts with a CNXN packet (header with its magic, then a ``host::`` banner of
+    printable text); to an adb server, with a smart-socket request: four hex digits of length, then
+    one of the ``host:`` services the page asks for. Anything else (other services, CR/LF, control
+    bytes) is refused before the target is even connected.
     """
     if len(data) < 4:
         return NEED_MORE
     if all(c in b"0123456789abcdefABCDEF" for c in data[:4]):
-        if len(data) < 8:
+        size = 4 + int(data[:4], 16)
+        service = data[4:size]
+        if size - 4 > MAX_SERVER_REQUEST or not _is_printable(service):
+            return NOT_ADB
+        if not (b"host"[: len(service)] == service[:4]):
+            return NOT_ADB
+        if len(data) < size:
             return NEED_MORE
-        return 4 + int(data[:4], 16) if data[4:8] == b"host" else NOT_ADB
+        return size if allowed_server_request(service) else NOT_ADB
     if data[:4] != b"CNXN":
         return NOT_ADB
     if len(data) < ADB_HEADER_SIZE:
@@ -100,22 +139,50 @@ def first_request_size(data: bytes) -> int:
     magic = int.from_bytes(data[20:24], "little")
     if magic != CNXN ^ 0xFFFFFFFF or length > MAX_FIRST_PAYLOAD:
         return NOT_ADB
-    return ADB_HEADER_SIZE + length
+    size = ADB_HEADER_SIZE + length
+    banner = data[ADB_HEADER_SIZE:size]
+    # Refuse as soon as the banner goes wrong, not only once it is complete.
+    if not (b"host::"[: len(banner)] == banner[:6]) or not _is_printable(banner.rstrip(b"\x00")):
+        return NOT_ADB
+    if len(data) < size:
+        return NEED_MORE
+    return size if allowed_host_banner(banner) else NOT_ADB
 
 
-def answers_as_adb(answer: bytes, to_server: bool) -> bool | None:
-    """Whether a target's first answer is ADB's (None while more bytes are needed): an adb server
-    answers OKAY or FAIL; an adbd a CNXN, AUTH or STLS header."""
+def answers_as_adb(answer: bytes, request: bytes) -> bool | None:
+    """Whether a target's first answer to ``request`` is ADB's (None while more bytes are needed):
+    an adb server answers OKAY or FAIL; an adbd a CNXN from a device (a banner of text that is not
+    the host's: an echo of the page's CNXN is no device), an AUTH or an STLS header."""
     if len(answer) < 4:
         return None
-    if to_server:
+    if request[:4] != b"CNXN":
         return answer[:4] in (b"OKAY", b"FAIL")
     if answer[:4] not in (b"CNXN", b"AUTH", b"STLS"):
         return False
     if len(answer) < ADB_HEADER_SIZE:
         return None
     command = int.from_bytes(answer[0:4], "little")
-    return int.from_bytes(answer[20:24], "little") == command ^ 0xFFFFFFFF
+    if int.from_bytes(answer[20:24], "little") != command ^ 0xFFFFFFFF:
+        return False
+    if command != CNXN:
+        return True
+    length = int.from_bytes(answer[12:16], "little")
+    if length > MAX_FIRST_PAYLOAD:
+        return False
+    if len(answer) < ADB_HEADER_SIZE + length:
+        return None
+    banner = answer[ADB_HEADER_SIZE : ADB_HEADER_SIZE + length]
+    return allowed_device_banner(banner)
+
+
+def allowed_device_banner(payload: bytes) -> bool:
+    """``device::…`` (or recovery, rescue, sideload, bootloader): a device's banner, text without
+    control bytes (UTF-8 allowed: a model name may carry it), at most one NUL at its end."""
+    banner = payload[:-1] if payload.endswith(b"\x00") else payload
+    kind, sep, _rest = banner.partition(b":")
+    if not sep or kind not in DEVICE_KINDS:
+        return False
+    return all(c >= 0x20 and c != 0x7F for c in banner)
 
 
 async def _first_request(websocket: WebSocket) -> tuple[bytes, bytes] | None:
@@ -132,10 +199,10 @@ async def _first_request(websocket: WebSocket) -> tuple[bytes, bytes] | None:
     return data[:size], data[size:]
 
 
-async def _first_answer(reader: asyncio.StreamReader, to_server: bool) -> tuple[bytes, bool]:
+async def _first_answer(reader: asyncio.StreamReader, request: bytes) -> tuple[bytes, bool]:
     """The target's first bytes and whether they are ADB's (False too when it closed first)."""
     answer = b""
-    while (verdict := answers_as_adb(answer, to_server)) is None:
+    while (verdict := answers_as_adb(answer, request)) is None:
         data = await reader.read(READ_CHUNK)
         if not data:
             return answer, False
@@ -189,8 +256,7 @@ async def serve_bridge(websocket: WebSocket, policy: BridgePolicy) -> None:
     try:
         writer.write(request)
         await writer.drain()
-        to_server = request[:4] != b"CNXN"
-        answer, is_adb = await asyncio.wait_for(_first_answer(reader, to_server), ANSWER_TIMEOUT_S)
+        answer, is_adb = await asyncio.wait_for(_first_answer(reader, request), ANSWER_TIMEOUT_S)
     except (OSError, TimeoutError):
         answer, is_adb = b"", False
     if not is_adb:
