@@ -306,8 +306,9 @@ class PhonePanel:
         self._device = device
         if self._link is None:
             self._link = PhoneLink(device)
-        else:
+        else:  # back after a drop: the same link, but refs and screen facts start afresh
             self._link.attach(device)
+            self.context.device = None
         self.context.device = self._link
         self._say(f"Connected: {info.model} ({description})", "ok")
         facts = self._doc.getElementById("device-facts")
