@@ -191,7 +191,11 @@ class TaskHistory:
 
         async def follow() -> None:
             await until_released(task_lock_name(task_id))
-            record = await asyncio.wait_for(self._store.get(task_id), 10)
+            try:
+                record = await asyncio.wait_for(self._store.get(task_id), 10)
+            except Exception as exc:  # a broken store: the task stays as last posted
+                js.console.warn(f"[agent] could not read task {task_id}: {exc}")
+                return
             if not isinstance(record, dict):
                 return
             task = task_from_record(record, _now_ms())
