@@ -72,6 +72,22 @@ def test_restore_orders_by_creation_keeps_the_newest_and_drops_unreadable_record
     assert sorted(drop) == sorted(["broken", "t0", "t1", "t2"])
 
 
+def test_a_task_another_tab_still_runs_comes_back_as_it_stands_and_is_never_dropped():
+    running = finished_task("t-live", 500)
+    running.status, running.finished_at, running.conclusion = TaskStatus.EXECUTING, None, None
+    running.steps.append(AgentStep("t-live-s2", 2, "Turn it on", status=StepStatus.RUNNING, started_at=570))
+    records = [task_record(running)] + [
+        task_record(finished_task(f"t{i}", 1_000 + i)) for i in range(HISTORY_LIMIT + 1)
+    ]
+    tasks, drop = restore_order(records, now_ms=10**9, running=frozenset({"t-live"}))
+    live = next(task for task in tasks if task.id == "t-live")
+    assert live.status is TaskStatus.EXECUTING and live.error is None and live.finished_at is None
+    assert [s.status for s in live.steps] == [StepStatus.SUCCESS, StepStatus.RUNNING]
+    assert "t-live" not in drop  # the oldest, but still running elsewhere
+    alone, _ = restore_order([task_record(running)], now_ms=10**9)
+    assert alone[0].status is TaskStatus.ABORTED and alone[0].error == INTERRUPTED_ERROR
+
+
 def test_model_defaults_reach_the_page_config_with_the_key_from_the_environment(monkeypatch):
     monkeypatch.delenv("PHONE_AGENT_MODEL_API_KEY", raising=False)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-XYZ")

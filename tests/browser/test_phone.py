@@ -110,17 +110,33 @@ async def test_a_tap_through_the_page_changes_what_the_next_screenshot_shows(bro
         assert after != before
 
 
-async def test_a_phone_that_goes_away_is_reported_and_the_tools_say_so(browser, served):
+async def test_a_phone_that_goes_away_is_reported_and_comes_back_by_itself(browser, served):
     phone = await started_sim()
-    async with open_page(browser, f"{served.base}/?device=tcp:127.0.0.1:{phone.port}") as (page, _watch):
+    port = phone.port
+    async with open_page(browser, f"{served.base}/?device=tcp:127.0.0.1:{port}") as (page, _watch):
         await connected(page)
         await phone.close()
         await page.wait_for_selector("html[data-phone=none]", state="attached", timeout=15_000)
-        assert await page.text_content("#device-state") == "The phone was disconnected."
+        # It says why the link dropped, and keeps trying to reconnect by itself.
+        state = await page.text_content("#device-state")
+        assert state.startswith("The phone was disconnected (the phone closed the connection)."), state
+        assert "Reconnecting" in state
         status = await page.webmcp.call_tool("get_device_status", {})
         assert json.loads(status["content"][0]["text"]) == {"connected": False}
         shot = await page.webmcp.call_tool("take_screenshot", {})
-        assert shot["isError"] and shot["content"][0]["text"] == "No phone device connected."
+        assert shot["isError"] and shot["structuredContent"]["code"] == "device_error"
+        assert shot["content"][0]["text"].startswith("The phone was disconnected (the phone closed")
+        assert "reconnecting by itself" in shot["content"][0]["text"]
+
+        # The phone returns on the same address: the page takes it back with no click.
+        again = SimulatedPhoneServer("127.0.0.1", port, auth="accept")
+        await again.start()
+        try:
+            await connected(page)
+            status = await page.webmcp.call_tool("get_device_status", {})
+            assert json.loads(status["content"][0]["text"])["serial"] == again.serial
+        finally:
+            await again.close()
 
 
 async def test_an_unreachable_device_is_a_clear_message_and_the_page_stays_usable(browser, served):

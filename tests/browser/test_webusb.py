@@ -105,7 +105,7 @@ async def test_a_chosen_usb_phone_connects_with_correct_framing(browser, served,
         await context.close()
 
 
-async def test_a_phone_allowed_before_reconnects_at_load_without_a_prompt(browser, served, sim):
+async def test_an_allowed_phone_reconnects_at_load_and_after_a_replug_without_a_prompt(browser, served, sim):
     context, page, watch = await usb_page(browser, served, sim, allowed=True)
     try:
         await page.wait_for_selector("html[data-phone=connected]", state="attached", timeout=30_000)
@@ -114,9 +114,22 @@ async def test_a_phone_allowed_before_reconnects_at_load_without_a_prompt(browse
 
         await page.evaluate("window.__fakeUsb.unplug()")
         await page.wait_for_selector("html[data-phone=none]", state="attached", timeout=15_000)
-        assert await page.text_content("#device-state") == "The phone was unplugged."
+        await page.wait_for_function(
+            "document.getElementById('device-state').textContent.endsWith("
+            "'Plug it in again: the page reconnects by itself.')",
+            timeout=15_000,
+        )
+        state = await page.text_content("#device-state")
+        assert state.startswith("The phone was "), state
         shot = await page.webmcp.call_tool("take_screenshot", {})
-        assert shot["isError"] and shot["content"][0]["text"] == "No phone device connected."
+        assert shot["isError"] and shot["structuredContent"]["code"] == "device_error"
+        assert shot["content"][0]["text"].startswith("The phone was ")
+
+        # Plugged in again: the `connect` event brings it back with no click.
+        await page.evaluate("window.__fakeUsb.replug()")
+        await page.wait_for_selector("html[data-phone=connected]", state="attached", timeout=30_000)
+        status = json.loads((await page.webmcp.call_tool("get_device_status", {}))["content"][0]["text"])
+        assert status["connected"] is True and status["transport"] == "usb"
         watch.assert_clean()
     finally:
         await context.close()

@@ -256,6 +256,12 @@ class AdbClient:
     def max_payload(self) -> int:
         return self._protocol.max_payload
 
+    @property
+    def failure(self) -> str | None:
+        """Why the connection ended (unplugged, the bridge closed, garbage from the phone…), or None
+        while it lives. The first reason wins: later ones are consequences of it."""
+        return self._failure
+
     # ----- lifecycle
 
     async def connect(

@@ -8,7 +8,8 @@ unchanged. A failed step leads to a new plan (a bounded number of times). A succ
 extraction ends the task with its summary as the conclusion.
 
 ``abort()``, the time limit and cancelling ``run`` all stop the work within a second: the task keeps
-its finished steps and ends aborted. A phone that stops answering fails the task.
+its finished steps and ends aborted. A phone that stops answering fails the task, and so does
+``fail(reason)`` (the page lost the phone while the model was still thinking).
 """
 
 from __future__ import annotations
@@ -107,6 +108,7 @@ class PlanAndResolveAgent:
         self._listeners: list[Listener] = []
         self._inner: asyncio.Future[None] | None = None
         self._abort_reason: str | None = None
+        self._fail_reason: str | None = None
 
     # -- the AgentRunner interface ---------------------------------------------------------------
 
@@ -126,6 +128,13 @@ class PlanAndResolveAgent:
             self._abort_reason = "Aborted by abort_task."
             self._inner.cancel()
 
+    def fail(self, reason: str) -> None:
+        """End the running task at once as failed with ``reason`` (the phone went away: nothing the
+        model is still thinking about can be done); nothing happens when none runs."""
+        if self._inner is not None and not self._inner.done():
+            self._fail_reason = reason
+            self._inner.cancel()
+
     def current_model(self) -> ChatModel | None:
         source = self.model_source
         if source is None:
@@ -143,7 +152,7 @@ class PlanAndResolveAgent:
         reporter = ProgressReporter(progress)
         for listener in self._listeners:
             reporter.subscribe(listener)
-        self._abort_reason = None
+        self._abort_reason = self._fail_reason = None
         inner = asyncio.ensure_future(self._drive(task, device, model, reporter))
         self._inner = inner
         try:
@@ -151,6 +160,8 @@ class PlanAndResolveAgent:
             if not done:
                 await self._stop(inner)
                 self._end_aborted(task, reporter, f"Timed out after {timeout_ms} ms.")
+            elif inner.cancelled() and self._fail_reason is not None:
+                self._end_failed(task, reporter, self._fail_reason)
             elif inner.cancelled():
                 self._end_aborted(task, reporter, self._abort_reason or "Aborted.")
             else:

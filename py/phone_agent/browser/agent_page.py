@@ -4,8 +4,17 @@ the Prompt API), plugs it into the shared McpServiceContext, and keeps the task 
 ``PageAgentRunner`` is what ``context.agent`` holds (context.py's AgentRunner): it runs each task on
 the PlanAndResolveAgent and around it tells the chat panel and stores the task (at its start, after
 the plan, each step and each action, and at its end), so get_task_result and get_latest_task still
-answer after a reload. Settings decide the model at every task's start; with none configured,
-``context.agent`` is None and run_agent_task answers the "No model configured" error.
+answer after a reload.
+
+Tabs of one browser share the history (IndexedDB) and the phone, so they share one agent too: a task
+runs only in the tab that holds the ``AGENT_LOCK`` Web Lock (another tab answers the busy text), that
+tab holds the task's own lock until its last record is written, and it posts every record on a
+BroadcastChannel. A tab opened meanwhile shows such a task as it stands (not as interrupted), follows
+it, and reads its end from storage once the lock is free; only a task whose tab is gone is stopped.
+A phone whose link drops while a task runs ends the task at once, failed, with the reason.
+
+Settings decide the model at every task's start; with none configured, ``context.agent`` is None and
+run_agent_task answers the "No model configured" error.
 
 Hidden page parameters for tests, slow phones and slow models: ``?agentSettleMs=N`` (the wait after
 each action and each scroll before the next screenshot; default 500 and 400 ms), ``?modelTimeoutMs=N``
@@ -17,28 +26,34 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import time
 from collections.abc import Callable
 from typing import Any
 
 import js  # type: ignore[import-not-found]
+from pyodide.ffi import create_proxy  # type: ignore[import-not-found]
 
 from ..agent import AgentConfig, PlanAndResolveAgent, chat_model_for
 from ..agent.model import ChatModel
 from ..agent.progress import ProgressEvent, ProgressSink
 from ..agent.settings import ModelSettings
 from ..context import McpServiceContext
-from ..device import Device, ScreenshotTap
+from ..device import Device, DeviceError, ScreenshotTap
+from ..errors import agent_busy
 from ..tasks import AgentTask
 from ..tools import DEFAULT_TASK_TIMEOUT_MS, Channel
 from .agent_settings import SettingsCard
 from .canvas_codec import CanvasImageCodec
 from .chat_panel import ChatPanel
 from .fetch_http import FetchHttpClient
-from .phone import query_param
+from .interop import is_nullish, to_js_json
+from .phone import PhoneLink, lost_message, query_param
 from .prompt_api import PromptApiModel
 from .storage import IndexedDbStore
-from .task_history import restore_order, task_record
+from .task_history import AGENT_LOCK, restore_order, task_from_record, task_lock_name, task_record
+
+TASKS_CHANNEL = "phone-agent:tasks"
 
 
 def _now_ms() -> int:
@@ -68,17 +83,86 @@ def model_limits(settings: ModelSettings | None, page_url: str) -> ModelSettings
     return settings
 
 
+class TabLock:
+    """A Web Lock this tab holds until ``release()`` (or until the tab goes away)."""
+
+    def __init__(self, release: Any = None, proxy: Any = None) -> None:
+        self._release, self._proxy = release, proxy
+
+    def release(self) -> None:
+        release, self._release = self._release, None
+        if release is not None:
+            release()
+        if self._proxy is not None:
+            self._proxy.destroy()
+            self._proxy = None
+
+
+def _web_locks() -> Any:
+    locks = getattr(js.navigator, "locks", None)
+    return None if is_nullish(locks) else locks
+
+
+async def try_lock(name: str) -> TabLock | None:
+    """Take the Web Lock ``name`` if no tab holds it; None when one does. Without Web Locks (an old
+    browser) every tab decides alone, as before."""
+    locks = _web_locks()
+    if locks is None:
+        return TabLock()
+    granted: asyncio.Future[bool] = asyncio.get_event_loop().create_future()
+    held = js.Promise.withResolvers()
+
+    def on_grant(lock: Any) -> Any:
+        if not granted.done():
+            granted.set_result(not is_nullish(lock))
+        return held.promise if not is_nullish(lock) else None
+
+    proxy = create_proxy(on_grant)
+    locks.request(name, to_js_json({"ifAvailable": True}), proxy)
+    if not await asyncio.wait_for(granted, 10):
+        proxy.destroy()
+        return None
+    return TabLock(held.resolve, proxy)
+
+
+async def until_released(name: str) -> None:
+    """Wait until no tab holds the Web Lock ``name`` (take it and give it back at once)."""
+    locks = _web_locks()
+    if locks is None:
+        return
+    proxy = create_proxy(lambda _lock: None)
+    try:
+        await locks.request(name, proxy)
+    finally:
+        proxy.destroy()
+
+
+async def held_lock_names() -> frozenset[str]:
+    """The Web Locks some tab of this browser holds now."""
+    locks = _web_locks()
+    if locks is None:
+        return frozenset()
+    state = await locks.query()
+    return frozenset(str(lock.name) for lock in state.held)
+
+
 class TaskHistory:
-    """Tasks in IndexedDB ("tasks" store, by taskId); writes happen one after another, in order."""
+    """Tasks in IndexedDB ("tasks" store, by taskId); writes happen one after another, in order, and
+    each record is also posted to the other tabs of this browser."""
 
     def __init__(self) -> None:
         self._store = IndexedDbStore("tasks")
         self._last: asyncio.Future[None] | None = None
+        self._channel: Any = None
+        self._channel_proxy: Any = None
+        self._following: set[asyncio.Future[None]] = set()
 
     async def restore(self, context: McpServiceContext, panel: ChatPanel) -> int:
-        """Put the stored tasks back into the context (oldest first) and the panel; how many."""
+        """Put the stored tasks back into the context (oldest first) and the panel; how many. Tasks
+        another tab still runs are followed until they end there."""
         try:
             records = await asyncio.wait_for(self._store.values(), 10)
+            held = await asyncio.wait_for(held_lock_names(), 10)
         except Exception as exc:  # a broken store loses the history, never the page
             js.console.warn(f"[agent] could not read the task history: {exc}")
             return 0
@@ -87,19 +171,70 @@ class TaskHistory:
             for record in records
             if isinstance(record, dict) and record.get("status") not in ("finished", "failed", "aborted")
         }
-        tasks, drop = restore_order(records, _now_ms())
+        elsewhere = frozenset(task_id for task_id in unfinished if task_lock_name(str(task_id)) in held)
+        tasks, drop = restore_order(records, _now_ms(), running=elsewhere)
         for task in tasks:
             context.remember_task(task)
             panel.show_past(task)
-            if task.id in unfinished:
+            if task.id in elsewhere:
+                self._follow(task.id, context, panel)
+            elif task.id in unfinished:
                 self.save(task)  # interrupted by the reload: stored as the aborted task it now is
         for task_id in drop:
             self._chain(self._store.delete(task_id))
+        self._listen(context)
         return len(tasks)
+
+    def _follow(self, task_id: str, context: McpServiceContext, panel: ChatPanel) -> None:
+        """Once the tab running ``task_id`` lets go of it, take its last record from storage (a tab
+        closed mid-task leaves it unfinished: it is stopped there, and stored so)."""
+
+        async def follow() -> None:
+            await until_released(task_lock_name(task_id))
+            try:
+                record = await asyncio.wait_for(self._store.get(task_id), 10)
+            except Exception as exc:  # a broken store: the task stays as last posted
+                js.console.warn(f"[agent] could not read task {task_id}: {exc}")
+                return
+            if not isinstance(record, dict):
+                return
+            task = task_from_record(record, _now_ms())
+            context.remember_task(task)
+            for item in js.document.querySelectorAll(f'.chat-task[data-task-id="{task_id}"]'):
+                item.remove()
+            panel.show_past(task)
+            if record.get("status") != str(task.status):
+                self.save(task)
+
+        future = asyncio.ensure_future(follow())
+        self._following.add(future)
+        future.add_done_callback(self._following.discard)
+
+    def _listen(self, context: McpServiceContext) -> None:
+        """Keep the other tabs' tasks current in this tab's context (their records as they are posted)."""
+        if is_nullish(getattr(js, "BroadcastChannel", None)) or self._channel is not None:
+            return
+
+        def on_message(event: Any) -> None:
+            try:
+                record = json.loads(str(event.data))
+                context.remember_task(task_from_record(record, _now_ms(), keep_running=True))
+            except Exception as exc:
+                js.console.warn(f"[agent] ignored a task record from another tab: {exc}")
+
+        self._channel = js.BroadcastChannel.new(TASKS_CHANNEL)
+        self._channel_proxy = create_proxy(on_message)
+        self._channel.addEventListener("message", self._channel_proxy)
 
     def save(self, task: AgentTask) -> None:
         """Store the task as it is now (the record is taken at once; the write follows the others)."""
-        self._chain(self._store.put(task.id, task_record(task)))
+        record = task_record(task)
+        self._chain(self._store.put(task.id, record))
+        if self._channel is not None:
+            try:
+                self._channel.postMessage(json.dumps(record))
+            except Exception as exc:
+                js.console.warn(f"[agent] could not tell the other tabs about a task: {exc}")
 
     def _chain(self, write: Any) -> None:
         previous = self._last
@@ -138,6 +273,7 @@ class PageAgentRunner:
         self.on_running: Callable[[bool], None] | None = None
         self.on_frame: Callable[[bytes], None] | None = None
         self._task: AgentTask | None = None
+        self._releasing: asyncio.Future[None] | None = None
         agent.subscribe(self._on_event)
 
     def abort(self) -> None:
@@ -148,6 +284,18 @@ class PageAgentRunner:
     ) -> AgentTask:
         origin = "this page" if self.from_page else ("MCP client" if progress is not None else "WebMCP")
         self.from_page = False
+        if isinstance(device, PhoneLink) and device.lost_reason is not None:
+            raise DeviceError(f"{lost_message(device.lost_reason)} The page is reconnecting by itself.")
+        # One agent on the phone across this browser's tabs; refused here, the task never began.
+        agent_lock = await try_lock(AGENT_LOCK)
+        if agent_lock is None:
+            raise agent_busy()
+        task_lock = await try_lock(task_lock_name(task.id))
+        unwatch = None
+        if isinstance(device, PhoneLink):
+            unwatch = device.watch(
+                lambda reason: self.agent.fail(f"The phone stopped answering: {lost_message(reason)}")
+            )
         self._task = task
         self.panel.task_started(task, origin)
         self.history.save(task)
@@ -158,14 +306,26 @@ class PageAgentRunner:
         try:
             return await self.agent.run(task, device, timeout_ms, progress)
         finally:
+            if unwatch is not None:
+                unwatch()
             if self.on_running is not None:
                 self.on_running(False)
             self._task = None
             self.history.save(task)
             self.panel.task_ended(task)
+            agent_lock.release()
+            # Other tabs read the task's end once its lock is free: free it once the end is stored.
+            self._releasing = asyncio.ensure_future(self._release_after_flush(task_lock))
             if self.on_ended is not None:
                 # After the context has let the task go: settings changed meanwhile apply now.
                 asyncio.get_event_loop().call_soon(self.on_ended)
+
+    async def _release_after_flush(self, lock: TabLock | None) -> None:
+        try:
+            await self.history.flush()
+        finally:
+            if lock is not None:
+                lock.release()
 
     def _on_event(self, event: ProgressEvent) -> None:
         self.panel.on_event(event)

@@ -3,6 +3,12 @@ show its state and a live view of its screen, and hand it to the tools as ``cont
 
 Which phone at load: ``?device=tcp:HOST:PORT`` wins; else a USB phone this page was allowed before
 (no prompt); else the server's default (``phone-agent serve --sim`` names its simulated phone).
+
+A link that drops by itself (the server restarted and its bridge closed, the phone went away and came
+back, it sent garbage) is reconnected by itself, with backoff (a USB phone when it is plugged in again);
+the card says why it dropped. Meanwhile ``context.device`` stays a ``PhoneLink`` that answers
+``device_error`` with that reason (get_device_status: ``connected: false``), and a running agent task
+ends at once, failed, with it. Only the Disconnect button or choosing another phone forgets the phone.
 """
 
 from __future__ import annotations
@@ -10,18 +16,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 from urllib.parse import parse_qs, urlsplit
 
 import js  # type: ignore[import-not-found]
-from pyodide.ffi import to_js  # type: ignore[import-not-found]
+from pyodide.ffi import create_proxy, to_js  # type: ignore[import-not-found]
 
 from ..adb.client import AdbClient, AdbError
 from ..adb.device import AdbDevice
 from ..adb.host import ConnectionState
 from ..adb.smart_socket import AdbServerClient
 from ..context import McpServiceContext
-from ..errors import ToolError
+from ..device import DeviceError, DeviceWrapper
+from ..errors import ErrorCode, ToolError, no_device
 from .adb_key import KEY_COMMENT, load_or_create_browser_key
 from .adb_transports import (
     WebSocketAdbTransport,
@@ -35,6 +43,9 @@ from .interop import is_nullish, to_js_json
 ADB_SERVER_TARGET = "127.0.0.1:5037"
 LIVE_VIEW_IDLE_S = 0.05
 LIVE_VIEW_RETRY_S = 1.0
+RECONNECT_FIRST_S = 0.5  # the first try after a drop; each failed try doubles the wait…
+RECONNECT_MAX_S = 8.0  # …up to this
+T = TypeVar("T")
 
 
 def query_param(page_url: str, name: str) -> str | None:
@@ -48,6 +59,68 @@ def parse_device_spec(spec: str) -> tuple[str, str]:
     if not sep or kind not in ("tcp", "adb-server") or not rest:
         raise ValueError(f"unknown device {spec!r}: use tcp:HOST:PORT or adb-server:SERIAL")
     return kind, rest
+
+
+def lost_message(reason: str) -> str:
+    """What the page, the tools and the agent say about a link that dropped."""
+    return f"The phone was disconnected ({reason.rstrip('.')})."
+
+
+class _NoPhone:
+    """Stands in for the phone while its link is down: every call fails at once with the reason."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def __getattr__(self, name: str) -> Callable[..., Awaitable[Any]]:
+        async def call(*_args: Any, **_kwargs: Any) -> Any:
+            raise DeviceError(
+                f"{lost_message(self.reason)} The page is reconnecting by itself.",
+                remedy="Wait a few seconds and call again (get_device_status says when the phone is "
+                "back), or reconnect the phone in the phone-agent page.",
+            )
+
+        return call
+
+
+class PhoneLink(DeviceWrapper):
+    """What ``context.device`` holds while a phone is chosen: the connected AdbDevice, or, while its
+    link is down, a stand-in that answers ``device_error`` with why it dropped. The object stays the
+    same across a drop, so a call in flight answers that reason instead of "No phone device
+    connected."; get_device_status still answers ``connected: false``."""
+
+    def __init__(self, device: AdbDevice) -> None:
+        super().__init__(device)
+        self.lost_reason: str | None = None
+        self._watchers: list[Callable[[str], None]] = []
+
+    def attach(self, device: AdbDevice) -> None:
+        self.device, self.lost_reason = device, None
+
+    def lose(self, reason: str) -> None:
+        self.device, self.lost_reason = _NoPhone(reason), reason  # type: ignore[assignment]
+        for watcher in list(self._watchers):
+            with contextlib.suppress(Exception):
+                watcher(reason)
+
+    def watch(self, on_lost: Callable[[str], None]) -> Callable[[], None]:
+        """Be told (once per drop) when the link drops; returns the function that stops it."""
+        self._watchers.append(on_lost)
+        return lambda: self._watchers.remove(on_lost) if on_lost in self._watchers else None
+
+    async def info(self) -> dict[str, Any]:
+        if self.lost_reason is not None:
+            raise no_device()
+        return await self.device.info()
+
+    async def _around(self, call: Awaitable[T]) -> T:
+        try:
+            return await call
+        except ToolError as exc:
+            # The ADB client knows why the link ended: say it (device_error), not only "no phone".
+            if exc.code is ErrorCode.NO_DEVICE and exc.details.get("reason"):
+                raise DeviceError(lost_message(str(exc.details["reason"]))) from None
+            raise
 
 
 class PhonePanel:
@@ -65,6 +138,11 @@ class PhonePanel:
         self._agent_running = False
         self._live_wake = asyncio.Event()
         self._busy = False
+        self._link: PhoneLink | None = None
+        # What a dropped link reconnects to: ("tcp", "HOST:PORT") or ("usb", serial number).
+        self._target: tuple[str, str] | None = None
+        self._reconnecting: asyncio.Task[None] | None = None
+        self._usb_plugged = asyncio.Event()
         self._screen_url: str | None = None
         self._events = PanelEvents()
         self._events.listen("connect-usb", "click", lambda _e: self._events.spawn(self.connect_usb_prompt()))
@@ -80,6 +158,9 @@ class PhonePanel:
             button = self._doc.getElementById("connect-usb")
             button.disabled = True
             button.title = "This browser has no WebUSB: use Chrome or Edge on a desktop"
+        else:
+            self._usb_connect_proxy = create_proxy(lambda _event: self._usb_plugged.set())
+            js.navigator.usb.addEventListener("connect", self._usb_connect_proxy)
         if not bridge_path:
             for element_id in ("connect-tcp-button", "connect-adb-server"):
                 node = self._doc.getElementById(element_id)
@@ -143,7 +224,10 @@ class PhonePanel:
         await self.connect_usb(usb)
 
     async def connect_usb(self, usb: Any) -> None:
-        await self._connect(WebUsbAdbTransport(usb, on_disconnect=self._on_usb_gone), "usb", "USB phone")
+        await self._connect(self._usb_transport(usb), "usb", "USB phone", str(usb.serialNumber or ""))
+
+    def _usb_transport(self, usb: Any) -> WebUsbAdbTransport:
+        return WebUsbAdbTransport(usb, on_disconnect=lambda: self._on_lost("the phone was unplugged"))
 
     async def connect_tcp(self, target: str) -> None:
         if not target or ":" not in target:
@@ -153,15 +237,25 @@ class PhonePanel:
             self._say("Network devices need the page to be served by phone-agent.", "error")
             return
         transport = WebSocketAdbTransport(self._bridge_url(target), target)
-        await self._connect(transport, "tcp", target)
+        await self._connect(transport, "tcp", target, target)
 
-    async def _connect(self, transport: Any, kind: str, description: str) -> None:
+    async def _connect(self, transport: Any, kind: str, description: str, target: str) -> None:
         if self._busy:
             return
         self._busy = True
         try:
             await self.disconnect(None)
             self._say(f"Connecting to {description}…", "busy")
+            await self._open(transport, kind, description)
+            self._target = (kind, target)
+        except (AdbError, ToolError, ConnectionError, OSError, TimeoutError) as exc:
+            self._say(f"Could not connect to {description}: {exc}", "error")
+        finally:
+            self._busy = False
+
+    async def _open(self, transport: Any, kind: str, description: str) -> None:
+        """Open the transport, shake hands, adopt the phone; on failure everything is dropped again."""
+        try:
             key, created = await load_or_create_browser_key()
             if created:
                 js.console.log("[ADB] made this browser's ADB key (phone-agent@browser)")
@@ -171,11 +265,9 @@ class PhonePanel:
             await client.connect()
             serial = getattr(transport, "serial", "") or ""
             await self._adopt(AdbDevice(client, transport=kind, serial=serial), description)
-        except (AdbError, ToolError, ConnectionError, OSError, TimeoutError) as exc:
+        except BaseException:
             await self._drop()
-            self._say(f"Could not connect to {description}: {exc}", "error")
-        finally:
-            self._busy = False
+            raise
 
     async def connect_adb_server(self, serial: str | None = None) -> None:
         if self._busy or not self.bridge_path:
@@ -212,7 +304,12 @@ class PhonePanel:
     async def _adopt(self, device: AdbDevice, description: str) -> None:
         info = await device.device_info()
         self._device = device
-        self.context.device = device
+        if self._link is None:
+            self._link = PhoneLink(device)
+        else:  # back after a drop: the same link, but refs and screen facts start afresh
+            self._link.attach(device)
+            self.context.device = None
+        self.context.device = self._link
         self._say(f"Connected: {info.model} ({description})", "ok")
         facts = self._doc.getElementById("device-facts")
         facts.replaceChildren()
@@ -238,26 +335,93 @@ class PhonePanel:
         if state is ConnectionState.WAITING_FOR_USER:
             self._say("Accept the prompt on your phone (Allow USB debugging?).", "busy")
         elif state is ConnectionState.CLOSED and self._device is not None:
-            self._events.spawn(self.disconnect("The phone was disconnected."))
+            client = self._client
+            reason = (client.failure if client is not None else None) or "the link closed"
+            self._on_lost(reason)
 
-    def _on_usb_gone(self) -> None:
-        self._events.spawn(self.disconnect("The phone was unplugged."))
+    def _on_lost(self, reason: str) -> None:
+        """The link dropped by itself (not by the Disconnect button): say why and reconnect."""
+        if self._device is None or self._link is None:
+            return
+        js.console.warn(f"[ADB] {lost_message(reason)}")
+        self._device = None
+        self._link.lose(reason)  # tools answer why from now on; a running task ends at once
+        self._events.spawn(self._reconnect(reason))
+
+    async def _reconnect(self, reason: str) -> None:
+        await self._forget_screen()
+        lost = lost_message(reason)
+        if self._target is None:
+            self._say(lost)
+            return
+        self._reconnecting = asyncio.current_task()  # type: ignore[assignment]
+        kind, target = self._target
+        delay = RECONNECT_FIRST_S
+        attempt = 0
+        try:
+            while self._device is None:
+                attempt += 1
+                try:
+                    if kind == "usb":
+                        self._usb_plugged.clear()
+                        usb = await self._usb_phone(target)
+                        if usb is None:  # unplugged: only its `connect` event brings it back
+                            self._say(f"{lost} Plug it in again: the page reconnects by itself.")
+                            await self._usb_plugged.wait()
+                            continue
+                        self._say(f"{lost} Reconnecting…", "busy")
+                        await self._open(self._usb_transport(usb), "usb", "USB phone")
+                    else:
+                        self._say(f"{lost} Reconnecting to {target} (try {attempt})…", "busy")
+                        transport = WebSocketAdbTransport(self._bridge_url(target), target)
+                        await self._open(transport, kind, target)
+                    break
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:  # WebUSB rejects with DOMExceptions: keep trying all the same
+                    self._say(f"{lost} Reconnecting: {exc} (try {attempt}; next in {delay:g} s)", "error")
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, RECONNECT_MAX_S)
+        finally:
+            if self._reconnecting is asyncio.current_task():
+                self._reconnecting = None
+
+    @staticmethod
+    async def _usb_phone(serial: str) -> Any:
+        """The allowed USB phone with this serial number when the browser lists it, else None."""
+        for usb in await allowed_usb_devices():
+            if str(usb.serialNumber or "") == serial:
+                return usb
+        return None
+
+    def _stop_reconnecting(self) -> None:
+        task, self._reconnecting = self._reconnecting, None
+        if task is not None and task is not asyncio.current_task():
+            task.cancel()
 
     async def disconnect(self, message: str | None) -> None:
         """Forget the phone: the tools answer "No phone device connected." from now on."""
-        was_connected = self._device is not None
+        was_connected = self._device is not None or (self._link is not None and bool(self._link.lost_reason))
+        self._stop_reconnecting()
+        self._target = None
         self._device = None
         self.context.device = None
+        if self._link is not None and self._link.lost_reason is None:
+            self._link.lose("disconnected in the page")
+        self._link = None
+        await self._forget_screen()
+        if message is not None and (was_connected or message == "Disconnected."):
+            self._say(message if was_connected else "No phone connected.")
+
+    async def _forget_screen(self) -> None:
         if self._live is not None:
             self._live.cancel()
             self._live = None
         await self._drop()
         self._doc.documentElement.dataset.phone = "none"
-        self._doc.getElementById("disconnect").hidden = True
+        self._doc.getElementById("disconnect").hidden = self._link is None
         self._doc.getElementById("device-facts").replaceChildren()
         self._set_screen(None)
-        if message is not None and (was_connected or message == "Disconnected."):
-            self._say(message if was_connected else "No phone connected.")
 
     async def _drop(self) -> None:
         client, transport = self._client, self._transport

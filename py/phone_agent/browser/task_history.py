@@ -2,7 +2,9 @@
 
 Pure Python (no ``js``), so it is tested in CPython. Screenshots are left out (they are large and
 get_task_result does not answer them). A task that was still running when the page went away cannot
-go on: it comes back aborted, with its finished steps and an error that says what happened.
+go on: it comes back aborted, with its finished steps and an error that says what happened — unless
+another tab of this browser still runs it (it holds the task's Web Lock, ``task_lock_name``): then it
+comes back as it stands, and the tab that runs it keeps writing its record.
 """
 
 from __future__ import annotations
@@ -13,6 +15,14 @@ from ..tasks import AgentStep, AgentTask, StepStatus, TaskStatus, ToolCallRecord
 
 HISTORY_LIMIT = 50  # tasks kept across reloads; older ones are forgotten
 INTERRUPTED_ERROR = "The page was closed or reloaded while this task was running; it was stopped there."
+
+
+AGENT_LOCK = "phone-agent:agent"  # held by the tab whose agent drives the phone: one task at a time
+
+
+def task_lock_name(task_id: str) -> str:
+    """The Web Lock a tab holds while it runs this task and until its last record is written."""
+    return f"phone-agent:task:{task_id}"
 
 
 def task_record(task: AgentTask) -> dict[str, Any]:
@@ -45,8 +55,9 @@ def _step_from_json(data: dict[str, Any]) -> AgentStep:
     )
 
 
-def task_from_record(data: dict[str, Any], now_ms: int) -> AgentTask:
-    """The task a stored record describes; one that had not ended is ended now, as aborted."""
+def task_from_record(data: dict[str, Any], now_ms: int, keep_running: bool = False) -> AgentTask:
+    """The task a stored record describes; one that had not ended is ended now, as aborted, unless
+    ``keep_running`` (another tab still runs it)."""
     task = AgentTask(
         id=str(data["taskId"]),
         goal=str(data.get("goal", "")),
@@ -58,7 +69,7 @@ def task_from_record(data: dict[str, Any], now_ms: int) -> AgentTask:
         started_at=data.get("startedAt"),
         finished_at=data.get("finishedAt"),
     )
-    if not task.done:
+    if not task.done and not keep_running:
         for step in task.steps:
             if step.status is StepStatus.RUNNING:
                 step.status = StepStatus.FAILED
@@ -74,19 +85,24 @@ def task_from_record(data: dict[str, Any], now_ms: int) -> AgentTask:
     return task
 
 
-def restore_order(records: list[Any], now_ms: int) -> tuple[list[AgentTask], list[str]]:
+def restore_order(
+    records: list[Any], now_ms: int, running: frozenset[str] = frozenset()
+) -> tuple[list[AgentTask], list[str]]:
     """Stored records → tasks oldest first (the latest last, as get_latest_task expects), and the ids
-    of records to delete (unreadable, or beyond ``HISTORY_LIMIT``)."""
+    of records to delete (unreadable, or beyond ``HISTORY_LIMIT``). Tasks in ``running`` (another tab
+    runs them) keep their state."""
     tasks: list[AgentTask] = []
     drop: list[str] = []
     for record in records:
         try:
-            tasks.append(task_from_record(record, now_ms))
+            running_elsewhere = isinstance(record, dict) and record.get("taskId") in running
+            tasks.append(task_from_record(record, now_ms, keep_running=running_elsewhere))
         except (KeyError, TypeError, ValueError):
             if isinstance(record, dict) and isinstance(record.get("taskId"), str):
                 drop.append(record["taskId"])
     tasks.sort(key=lambda task: (task.created_at, task.id))
     if len(tasks) > HISTORY_LIMIT:
-        drop += [task.id for task in tasks[:-HISTORY_LIMIT]]
-        tasks = tasks[-HISTORY_LIMIT:]
+        old = {task.id for task in tasks[:-HISTORY_LIMIT] if task.id not in running}
+        drop += sorted(old)
+        tasks = [task for task in tasks if task.id not in old]
     return tasks, drop

@@ -100,7 +100,7 @@
 
   let allowed = __ALLOWED__ ? [device] : [];
   const usb = {
-    async getDevices() { return allowed.slice(); },
+    async getDevices() { return unplugged ? [] : allowed.slice(); },
     async requestDevice(options) {
       state.calls.push("requestDevice");
       const filters = (options && options.filters) || [];
@@ -117,6 +117,13 @@
     if (socket) socket.close();
     settleWaiting(new DOMException("The device was disconnected.", "NetworkError"));
     for (const fn of listeners.disconnect || []) fn({ type: "disconnect", device });
+  };
+  state.replug = () => {  // the same phone plugged in again: the browser fires `connect`
+    unplugged = false;
+    incoming = new Uint8Array(0);
+    device.opened = false;
+    device.configuration = configurations[0];
+    for (const fn of listeners.connect || []) fn({ type: "connect", device });
   };
   Object.defineProperty(Navigator.prototype, "usb", { get() { return usb; }, configurable: true });
   window.__fakeUsb = state;
