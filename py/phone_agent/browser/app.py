@@ -16,6 +16,7 @@ from .. import __version__
 from ..adb.services import exec_into
 from ..context import McpServiceContext
 from ..relay_frames import relay_settings
+from ..tools import DEFAULT_TOOL_PROFILE, ToolProfile
 from .agent_page import AgentPage
 from .interop import to_js_json
 from .phone import PhonePanel
@@ -53,6 +54,7 @@ async def start() -> PhoneAgentPage:
     context.add_call_listener(ui.log_call)
 
     server_config = await fetch_server_config()
+    context.profile = tool_profile(server_config)
     # The agent (settings, chat panel, task history) before the channels: a call arriving at once
     # already finds the restored history and the configured model.
     agent = AgentPage(context, server_config)
@@ -70,7 +72,7 @@ async def start() -> PhoneAgentPage:
     ui.show_relay_target(settings.url, settings.retry_ms, relay.retry_now)
 
     webmcp = WebMcpService(context)
-    ui.set_webmcp_status(await webmcp.register(), webmcp.registered)
+    ui.set_webmcp_status(await webmcp.register(), webmcp.registered, str(context.profile))
     relay.connect()
     phone = PhonePanel(context, (server_config or {}).get("adbBridge"))
     agent.runner.on_running = phone.agent_running
@@ -82,6 +84,16 @@ async def start() -> PhoneAgentPage:
     return page
 
 
+def tool_profile(server_config: dict[str, Any] | None) -> ToolProfile:
+    """The server's tool profile (``toolProfile`` in /api/config), else all tools."""
+    name = (server_config or {}).get("toolProfile")
+    try:
+        return ToolProfile(name) if isinstance(name, str) else DEFAULT_TOOL_PROFILE
+    except ValueError:
+        js.console.warn(f"[phone-agent] unknown tool profile {name!r} from the server; offering all tools")
+        return DEFAULT_TOOL_PROFILE
+
+
 def expose_console_api(page: PhoneAgentPage) -> None:
     """``window.phoneAgent``: a few handles for DevTools and tests (withdraw or re-offer the WebMCP tools,
     reconnect the relay). Each method returns a Promise."""
@@ -90,10 +102,11 @@ def expose_console_api(page: PhoneAgentPage) -> None:
 
     async def unregister_webmcp() -> None:
         page.webmcp.unregister()
-        page.ui.set_webmcp_status(False, [])
+        page.ui.set_webmcp_status(False, [], str(page.context.profile))
 
     async def register_webmcp() -> None:
-        page.ui.set_webmcp_status(await page.webmcp.register(), page.webmcp.registered)
+        registered = await page.webmcp.register()
+        page.ui.set_webmcp_status(registered, page.webmcp.registered, str(page.context.profile))
 
     async def reconnect_relay() -> None:
         page.relay.retry_now()

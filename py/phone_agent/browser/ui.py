@@ -12,7 +12,7 @@ from typing import Any
 import js  # type: ignore[import-not-found]
 
 from ..context import CallRecord
-from ..tools import TOOLS, Channel
+from ..tools import DEFAULT_TOOL_PROFILE, Channel, tools_for_profile
 from .dom import PanelEvents, element
 from .interop import is_nullish
 
@@ -64,20 +64,26 @@ class PageUi:
         self._doc.getElementById("relay-retry").textContent = f"retries every {retry_ms / 1000:g} s"
         self._events.listen("relay-reconnect", "click", lambda _event=None: on_reconnect())
 
-    def set_webmcp_status(self, available: bool, names: list[str]) -> None:
+    def set_webmcp_status(self, available: bool, names: list[str], profile: str = "all") -> None:
         node = self._doc.getElementById("webmcp-state")
         node.classList.toggle("pill--on", available)
+        node.dataset.profile = profile
+        if profile != self._profile:
+            self._render_tools(profile)
         if available:
-            node.textContent = f"WebMCP: {len(names)} tools registered"
+            node.textContent = f"WebMCP: {len(names)} tools registered ({profile} tools)"
             node.title = "In-page agents find these tools on document.modelContext"
         else:
             node.textContent = "WebMCP unavailable"
             node.title = "Enable chrome://flags/#enable-webmcp-testing (Chrome 149+) and reload"
 
-    def _render_tools(self) -> None:
+    def _render_tools(self, profile: str = str(DEFAULT_TOOL_PROFILE)) -> None:
+        """One card a tool of the profile, from the catalog (the server's --tools: all, agent, read-only)."""
+        self._profile = profile
         listing = self._doc.getElementById("tool-list")
+        listing.dataset.profile = profile
         listing.replaceChildren()
-        for spec in TOOLS:
+        for spec in tools_for_profile(profile):
             item = element("li", cls="tool")
             head = element("div", cls="tool__head")
             head.append(
