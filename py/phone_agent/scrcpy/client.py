@@ -237,6 +237,9 @@ class ScrcpyClient:
                     ack = self.clipboard_acks.get(message.sequence)
                     if message.type == ctl.DEVICE_ACK_CLIPBOARD and ack is not None and not ack.done():
                         ack.set_result(None)
+        for ack in self.clipboard_acks.values():
+            if not ack.done():
+                ack.set_exception(ScrcpyClosed("the phone closed the scrcpy control socket"))
 
     async def close(self) -> None:
         """Close the sockets and the server's shell (which ends the server)."""
