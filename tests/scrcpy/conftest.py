@@ -23,7 +23,7 @@ def jar() -> bytes:
 
 @pytest.fixture
 async def sim(make_sim, host_key) -> SimulatedPhoneServer:
-    server = await make_sim()
+    server = await make_sim(scrcpy=True)
     server.trust_key(host_key.public_key("tests@scrcpy"))
     return server
 

@@ -125,7 +125,7 @@ def run_server_with_sim(options: Any, *, with_mcp: bool, sim_port: int = DEFAULT
     runtime.configure_logging(options.verbose)
 
     async def main() -> None:
-        sim = SimulatedPhoneServer(options.host, sim_port, auth="accept")
+        sim = SimulatedPhoneServer(options.host, sim_port, auth="accept", scrcpy=True)
         try:
             await sim.start()
         except OSError as exc:
