@@ -215,7 +215,11 @@ class ScrcpyServerProcess:
             encoder.close()
 
     def _encode(self, encoder: Any, pts: int) -> list[Any]:
-        return encoder.encode(self.host.server.phone.screenshot(), pts)
+        # The node tree under the phone's lock (cached per version), the pixels outside it: a touch
+        # arriving on the control socket must not wait for a frame being drawn.
+        from phone_agent.sim.android import render
+
+        return encoder.encode(render.render(self.host.server.phone.windows()), pts)
 
     # ----- control
 
@@ -232,55 +236,69 @@ class ScrcpyServerProcess:
                 return
             for message in messages:
                 self.control_messages += 1
-                reply = await self.host.server.run_blocking(self._apply, message)
+                reply = await self._apply_soon(message)
                 if reply:
                     await stream.write(reply)
 
+    async def _apply_soon(self, message: ctl.ControlMessage) -> bytes:
+        """Apply at once when the phone is free (a touch is a state change of microseconds, the
+        point of scrcpy's input); in a worker thread when a command holds the phone."""
+        lock = self.host.server.phone._lock  # the lock every Android command holds while it runs
+        if lock.acquire(blocking=False):
+            try:
+                return self._apply(message)
+            finally:
+                lock.release()
+        return await self.host.server.run_blocking(self._apply_locked, message)
+
+    def _apply_locked(self, message: ctl.ControlMessage) -> bytes:
+        with self.host.server.phone._lock:
+            return self._apply(message)
+
     def _apply(self, message: ctl.ControlMessage) -> bytes:
-        """Apply one message to the phone (in a worker thread, under the phone's lock)."""
+        """Apply one message to the phone (the caller holds the phone's lock)."""
         from phone_agent.sim.android import keys
         from phone_agent.sim.android.commands.input import press_key
 
         phone = self.host.server.phone
-        with phone._lock:  # the lock every Android command holds while it runs
-            kind = message.type
-            if kind == ctl.INJECT_TOUCH_EVENT:
-                point = self._physical(message)
-                if point is None:
-                    return b""
-                if message.action == ctl.MOTION_DOWN:
-                    self._touch = (*point, time.monotonic())
-                    self._touch_last = point
-                elif message.action == ctl.MOTION_MOVE:
-                    self._touch_last = point
-                elif message.action == ctl.MOTION_UP and self._touch is not None:
-                    x0, y0, t0 = self._touch
-                    self._touch = None
-                    phone.swipe(x0, y0, point[0], point[1], int((time.monotonic() - t0) * 1000))
-            elif kind == ctl.INJECT_KEYCODE:
-                if message.action == ctl.KEY_DOWN and message.repeat == 0:
-                    press_key(phone, message.keycode)
-            elif kind == ctl.INJECT_TEXT:
-                typed = "".join(ch for ch in message.text if keys.typeable(ch))  # others are skipped
-                if typed:
-                    phone.type_text(typed)
-            elif kind == ctl.INJECT_SCROLL_EVENT:
-                point = self._physical(message)
-                if point is not None and message.vscroll:
-                    x, y = point
-                    phone.swipe(x, y, x, y + message.vscroll * 200, 100)
-            elif kind == ctl.BACK_OR_SCREEN_ON:
-                if message.action == ctl.KEY_DOWN:
-                    press_key(phone, keys.BACK)
-            elif kind == ctl.SET_CLIPBOARD:
-                phone.clipboard = message.text
-                phone._changed()
-                if message.paste:
-                    press_key(phone, keys.PASTE)
-                if message.sequence:
-                    return ctl.encode_ack_clipboard(message.sequence)
-            elif kind == ctl.GET_CLIPBOARD:
-                return ctl.encode_clipboard(phone.clipboard)
+        kind = message.type
+        if kind == ctl.INJECT_TOUCH_EVENT:
+            point = self._physical(message)
+            if point is None:
+                return b""
+            if message.action == ctl.MOTION_DOWN:
+                self._touch = (*point, time.monotonic())
+                self._touch_last = point
+            elif message.action == ctl.MOTION_MOVE:
+                self._touch_last = point
+            elif message.action == ctl.MOTION_UP and self._touch is not None:
+                x0, y0, t0 = self._touch
+                self._touch = None
+                phone.swipe(x0, y0, point[0], point[1], int((time.monotonic() - t0) * 1000))
+        elif kind == ctl.INJECT_KEYCODE:
+            if message.action == ctl.KEY_DOWN and message.repeat == 0:
+                press_key(phone, message.keycode)
+        elif kind == ctl.INJECT_TEXT:
+            typed = "".join(ch for ch in message.text if keys.typeable(ch))  # others are skipped
+            if typed:
+                phone.type_text(typed)
+        elif kind == ctl.INJECT_SCROLL_EVENT:
+            point = self._physical(message)
+            if point is not None and message.vscroll:
+                x, y = point
+                phone.swipe(x, y, x, y + message.vscroll * 200, 100)
+        elif kind == ctl.BACK_OR_SCREEN_ON:
+            if message.action == ctl.KEY_DOWN:
+                press_key(phone, keys.BACK)
+        elif kind == ctl.SET_CLIPBOARD:
+            phone.clipboard = message.text
+            phone._changed()
+            if message.paste:
+                press_key(phone, keys.PASTE)
+            if message.sequence:
+                return ctl.encode_ack_clipboard(message.sequence)
+        elif kind == ctl.GET_CLIPBOARD:
+            return ctl.encode_clipboard(phone.clipboard)
         return b""
 
     def _physical(self, message: ctl.ControlMessage) -> tuple[float, float] | None:
