@@ -147,3 +147,45 @@ async def _matches(page, sim) -> bool:
 
 async def _screen_is(sim, name: str) -> bool:
     return sim.phone.state()["screen"] == name
+
+
+SET_VISIBILITY = """(state) => Object.defineProperty(document, "visibilityState", {
+  configurable: true, get: () => state })"""
+
+
+async def test_a_stream_that_ends_restarts_and_a_hidden_page_pauses_scrcpy(browser, served):
+    sim = await started_sim(scrcpy=True)
+    try:
+        url = f"{served.base}/?device=tcp:127.0.0.1:{sim.port}&scrcpyMaxSize=480&scrcpyMaxFps=10"
+        async with open_page(browser, url) as (page, _watch):
+            await page.wait_for_selector(
+                "canvas#screen[data-source=scrcpy]", state="attached", timeout=30_000
+            )
+            (first,) = sim.scrcpy.running()
+            first.stop()  # the server dies: its sockets close
+            await eventually(lambda: _new_server(sim, first), timeout_s=15)
+            await page.wait_for_selector(
+                "canvas#screen[data-source=scrcpy]", state="attached", timeout=15_000
+            )
+
+            # hidden: scrcpy stops (no server on the phone), the image is back; shown: it runs again
+            await page.evaluate(SET_VISIBILITY, "hidden")
+            await page.wait_for_selector("img#screen", state="attached", timeout=10_000)
+            await eventually(lambda: _no_server(sim), timeout_s=10)
+            assert "paused" in (await page.text_content("#live-source") or "")
+            await page.evaluate(SET_VISIBILITY, "visible")
+            await page.wait_for_selector(
+                "canvas#screen[data-source=scrcpy]", state="attached", timeout=15_000
+            )
+            await eventually(lambda: _fps_above(page, 0.5))
+    finally:
+        await sim.close()
+
+
+async def _new_server(sim, old) -> bool:
+    running = sim.scrcpy.running()
+    return bool(running) and running[0] is not old
+
+
+async def _no_server(sim) -> bool:
+    return not sim.scrcpy.running()

@@ -193,3 +193,27 @@ def test_phone_agent_sim_no_scrcpy_builds_a_phone_without_app_process():
     add_sim_arguments(parser)
     assert build_sim(parser.parse_args(["--no-scrcpy"])).scrcpy.enabled is False
     assert build_sim(parser.parse_args([])).scrcpy.enabled is True
+
+
+async def test_the_phone_closing_the_sockets_ends_the_stream_and_the_control_socket(client, sim, jar):
+    from phone_agent.adb.client import AdbError
+    from phone_agent.scrcpy.client import ScrcpyClosed
+
+    scrcpy = ScrcpyClient(client, jar, ServerOptions(max_size=320))
+    await scrcpy.start()
+    try:
+        await scrcpy.read_packets()
+        (process,) = sim.scrcpy.running()
+        process.stop()
+        with pytest.raises(ScrcpyClosed):
+            async with asyncio.timeout(5):
+                while True:
+                    await scrcpy.read_packets()
+        with pytest.raises(AdbError, match="closed"):
+            async with asyncio.timeout(5):
+                while True:
+                    await scrcpy.send(ctl.key_press(4))
+                    await asyncio.sleep(0.05)
+    finally:
+        await scrcpy.close()
+    assert b"app_process" not in (await shell(client, "ps -A")).stdout
