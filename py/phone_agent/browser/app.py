@@ -19,8 +19,10 @@ from ..relay_frames import relay_settings
 from ..tools import DEFAULT_TOOL_PROFILE, ToolProfile
 from .agent_page import AgentPage
 from .interop import to_js_json
+from .live_controls import LiveViewControls
 from .phone import PhonePanel
 from .relay_client import McpRelayClient
+from .sim_offer import SimOffer
 from .ui import PageUi
 from .webmcp import WebMcpService
 
@@ -33,6 +35,8 @@ class PhoneAgentPage:
     relay: McpRelayClient
     phone: PhonePanel
     agent: AgentPage
+    live_controls: LiveViewControls
+    sim_offer: SimOffer
     phone_connecting: asyncio.Future[None] | None = None
 
 
@@ -75,9 +79,11 @@ async def start() -> PhoneAgentPage:
     ui.set_webmcp_status(await webmcp.register(), webmcp.registered, str(context.profile))
     relay.connect()
     phone = PhonePanel(context, (server_config or {}).get("adbBridge"))
+    live_controls = LiveViewControls(context)
+    sim_offer = SimOffer((server_config or {}).get("simOnDemand"), phone.connect_tcp)
     agent.runner.on_running = phone.agent_running
     agent.runner.on_frame = phone.show_agent_frame
-    page = PhoneAgentPage(context, ui, webmcp, relay, phone, agent)
+    page = PhoneAgentPage(context, ui, webmcp, relay, phone, agent, live_controls, sim_offer)
     page.phone_connecting = asyncio.ensure_future(phone.connect_at_load((server_config or {}).get("device")))
     expose_console_api(page)
     ui.ready()

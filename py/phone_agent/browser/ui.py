@@ -19,6 +19,12 @@ from .interop import is_nullish
 RELAY_READY_TOOLTIP = "MCP Relay connected: OpenClaw / Qoder can call the phone Agent"
 RELAY_OFF_TOOLTIP = "MCP Relay disconnected: please start the local MCP server (phone-agent mcp)"
 ACTIVITY_LIMIT = 200
+CHANNEL_LABELS = {
+    Channel.RELAY: "A · relay",
+    Channel.WEBMCP: "B · WebMCP",
+    Channel.PAGE: "live view",
+    Channel.AGENT: "agent",
+}
 
 
 def _result_preview(result: dict[str, Any]) -> str:
@@ -104,7 +110,7 @@ class PageUi:
             empty.remove()
         failed = bool(record.result.get("isError"))
         row = element("li", cls="activity__row" + (" activity__row--error" if failed else ""))
-        channel = "A · relay" if record.channel is Channel.RELAY else "B · WebMCP"
+        channel = CHANNEL_LABELS.get(record.channel, str(record.channel))
         row.append(
             element("span", time.strftime("%H:%M:%S"), "activity__time"),
             element("span", channel, "activity__channel"),
