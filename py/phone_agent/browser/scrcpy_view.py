@@ -25,7 +25,6 @@ from pyodide.ffi import create_proxy, to_js  # type: ignore[import-not-found]
 
 from ..adb.client import AdbError, ServiceOpener
 from ..device import Device
-from ..scrcpy import control as ctl
 from ..scrcpy.client import ScrcpyClient, ScrcpyClosed, ScrcpyStartError
 from ..scrcpy.device import ScrcpyDevice
 from ..scrcpy.h264 import avc_codec_string
@@ -34,26 +33,12 @@ from .interop import is_nullish, to_js_json
 
 JAR_URL = "./static/vendor/scrcpy/scrcpy-server"
 HIDDEN = "the page was hidden"
+SCREEN_REPLACED = "live-screen-replaced"  # dispatched on document after #screen changes element
 MAX_RESTARTS = 3  # a stream that breaks again and again without showing a frame: use screencap
 RESTART_DELAY_S = 1.0
 FPS_WINDOW_S = 3.0
 MAX_DECODE_QUEUE = 30  # frames waiting in the decoder: past that the page cannot keep up
 HIDDEN_POLL_S = 0.25
-
-# Browser keys the live view forwards as Android key codes (printable characters go as text).
-BROWSER_KEYS = {
-    "Enter": 66,
-    "Backspace": 67,
-    "Delete": 112,
-    "Tab": 61,
-    "Escape": 111,
-    "ArrowUp": 19,
-    "ArrowDown": 20,
-    "ArrowLeft": 21,
-    "ArrowRight": 22,
-    "Home": 122,
-    "End": 123,
-}
 
 
 def scrcpy_options_from_query(page_url: str) -> ServerOptions | None:
@@ -158,10 +143,8 @@ class ScrcpyLiveView:
         self._install_device = install_device
         self._say = say or (lambda _text: None)
         self._frames: list[float] = []
-        self._proxies: list[tuple[Any, str, Any]] = []
         self.device: ScrcpyDevice | None = None
         self.running = False
-        self._outbox: asyncio.Queue[tuple[ScrcpyClient, bytes]] = asyncio.Queue()
         self.started = False  # the last run got as far as a stream
         self.frames_total = 0
         self.fallback_reason: str | None = None
@@ -222,7 +205,6 @@ class ScrcpyLiveView:
         """Show the phone through scrcpy until it stops; the reason it stopped."""
         client = ScrcpyClient(opener, fetch_server_jar, self.options)
         canvas = image = video = None
-        sender = asyncio.ensure_future(_send_in_order(self._outbox))
         self.started = False
         try:
             self.show_source("starting scrcpy…")
@@ -233,8 +215,10 @@ class ScrcpyLiveView:
             video = WebCodecsVideo(canvas, self._count_frame)
             self.device = ScrcpyDevice(plain, client, screen_size, on_fallback=self._say)
             self._install_device(self.device)
-            self._listen(canvas, screen_size)
+            canvas.dataset.deviceWidth, canvas.dataset.deviceHeight = str(screen_size[0]), str(screen_size[1])
             image.replaceWith(canvas)
+            # The live view's input handlers (browser.live_controls) follow the element.
+            js.document.dispatchEvent(js.Event.new(SCREEN_REPLACED))
             self.running = True
             self.show_source(
                 f"scrcpy ({client.video_size[0]}×{client.video_size[1]} H.264, {video.codec or 'avc1'})"
@@ -246,15 +230,14 @@ class ScrcpyLiveView:
             return f"the scrcpy stream broke: {exc}"
         finally:
             self.running = False
-            sender.cancel()
             if self.device is not None:
                 self._install_device(None)
                 self.device = None
-            self._unlisten()
             if video is not None:
                 video.close()
             if canvas is not None and image is not None and canvas.isConnected:
                 canvas.replaceWith(image)
+                js.document.dispatchEvent(js.Event.new(SCREEN_REPLACED))
             await client.close()
 
     async def _pump(self, client: ScrcpyClient, video: WebCodecsVideo) -> str:
@@ -298,95 +281,3 @@ class ScrcpyLiveView:
             fps_node = js.document.getElementById("fps")
             if not is_nullish(fps_node):
                 fps_node.textContent = f"{fps:.1f} fps"
-
-    # ----- the live view's own input: one routing function for pointer and keys
-
-    def _listen(self, canvas: Any, screen_size: tuple[int, int]) -> None:
-        pressed = {"down": False}
-
-        def to_phone(event: Any) -> tuple[float, float]:
-            box = canvas.getBoundingClientRect()
-            x = (event.clientX - box.left) * screen_size[0] / max(box.width, 1)
-            y = (event.clientY - box.top) * screen_size[1] / max(box.height, 1)
-            return x, y
-
-        def pointer(action: int) -> Callable[[Any], None]:
-            def handle(event: Any) -> None:
-                if action == ctl.MOTION_DOWN:
-                    pressed["down"] = True
-                    canvas.setPointerCapture(event.pointerId)
-                    canvas.focus()
-                elif not pressed["down"]:
-                    return
-                if action == ctl.MOTION_UP:
-                    pressed["down"] = False
-                event.preventDefault()
-                self.route_input("pointer", action, *to_phone(event))
-
-            return handle
-
-        def key(event: Any) -> None:
-            if event.ctrlKey or event.metaKey or event.altKey:
-                return
-            if event.key in BROWSER_KEYS:
-                self.route_input("key", BROWSER_KEYS[event.key])
-            elif len(event.key) == 1:
-                self.route_input("text", event.key)
-            else:
-                return
-            event.preventDefault()
-
-        def wheel(event: Any) -> None:
-            event.preventDefault()
-            x, y = to_phone(event)
-            self.route_input("wheel", x, y, -1.0 if event.deltaY > 0 else 1.0)
-
-        for name, handler in (
-            ("pointerdown", pointer(ctl.MOTION_DOWN)),
-            ("pointermove", pointer(ctl.MOTION_MOVE)),
-            ("pointerup", pointer(ctl.MOTION_UP)),
-            ("pointercancel", pointer(ctl.MOTION_UP)),
-            ("keydown", key),
-            ("wheel", wheel),
-        ):
-            proxy = create_proxy(handler)
-            canvas.addEventListener(name, proxy)
-            self._proxies.append((canvas, name, proxy))
-
-    def route_input(self, kind: str, *args: Any) -> None:
-        """The live view's input, all through here: ``pointer`` (action, x, y in the phone's pixels),
-        ``key`` (Android key code), ``text`` (characters), ``wheel`` (x, y, vertical amount)."""
-        device = self.device
-        if device is None or not device.active:
-            return
-        client = device.scrcpy
-        if kind == "pointer":
-            action, x, y = args
-            message = device.touch(action, x, y)
-        elif kind == "key":
-            message = ctl.key_press(args[0])
-        elif kind == "text":
-            message = ctl.inject_text(args[0])
-        elif kind == "wheel":
-            x, y, amount = args
-            vx, vy, width, height = device._video_point(x, y)
-            message = ctl.inject_scroll(vx, vy, width, height, 0.0, amount)
-        else:
-            return
-        self._outbox.put_nowait((client, message))
-
-    def _unlisten(self) -> None:
-        for target, name, proxy in self._proxies:
-            with contextlib.suppress(Exception):
-                target.removeEventListener(name, proxy)
-            proxy.destroy()
-        self._proxies = []
-
-
-async def _send_in_order(outbox: asyncio.Queue[tuple[ScrcpyClient, bytes]]) -> None:
-    """The live view's control messages, one after the other (a lost one is dropped: the next
-    gesture starts afresh)."""
-    while True:
-        client, message = await outbox.get()
-        with contextlib.suppress(ScrcpyClosed, AdbError, ConnectionError):
-            await client.send(message)

@@ -166,16 +166,3 @@ class ScrcpyDevice(DeviceWrapper):
             except (ScrcpyClosed, AdbError, TimeoutError, ConnectionError) as exc:
                 self._fall_back(f"the scrcpy control socket failed: {exc or type(exc).__name__}")
         return await self.device.type_text(text)
-
-    # ----- the live view's own input (pointer events already in the phone's pixels)
-
-    async def pointer(self, action: int, x: float, y: float) -> bool:
-        """One pointer event from the live view (down, move or up), sent without waiting."""
-        if not self.active:
-            return False
-        try:
-            await self.scrcpy.send(self.touch(action, x, y))
-            return True
-        except (ScrcpyClosed, AdbError, ConnectionError) as exc:
-            self._fall_back(f"the scrcpy control socket failed: {exc or type(exc).__name__}")
-            return False
