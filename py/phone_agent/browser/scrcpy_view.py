@@ -242,6 +242,7 @@ class ScrcpyLiveView:
 
     async def _pump(self, client: ScrcpyClient, video: WebCodecsVideo) -> str:
         failed = asyncio.ensure_future(video.failed.wait())
+        reading: asyncio.Future[list[VideoPacket]] | None = None
         try:
             while True:
                 if js.document.visibilityState != "visible":
@@ -249,7 +250,6 @@ class ScrcpyLiveView:
                 reading = asyncio.ensure_future(client.read_packets())
                 done, _ = await asyncio.wait({reading, failed}, return_when=asyncio.FIRST_COMPLETED)
                 if failed in done:
-                    reading.cancel()
                     return video.error or "the video decoder failed"
                 for packet in reading.result():
                     video.decode(packet)
@@ -257,6 +257,8 @@ class ScrcpyLiveView:
                     return f"the page could not decode fast enough ({video.queued} frames behind)"
         finally:
             failed.cancel()
+            if reading is not None and not reading.done():
+                reading.cancel()
 
     def _canvas_for(self, image: Any, size: tuple[int, int]) -> Any:
         canvas = js.document.createElement("canvas")
