@@ -37,7 +37,19 @@ class LiveViewControls:
         self._wheel: tuple[float, float, float] | None = None  # x, y, accumulated delta
         self._wheel_task: asyncio.Task[None] | None = None
         self._worker = asyncio.ensure_future(self._run())
+        self._attach_screen()
+        # scrcpy swaps the <img id="screen"> for a <canvas id="screen"> and back (browser.scrcpy_view).
+        self._listen(self._doc, "live-screen-replaced", lambda _event: self._attach_screen())
+        for element_id, key in NAV_BUTTONS.items():
+            node = self._doc.getElementById(element_id)
+            if node is not None:
+                self._listen(node, "click", lambda _event, key=key: self.send(("press_key", {"key": key})))
+
+    def _attach_screen(self) -> None:
+        """Listen on the element that is ``#screen`` now (once per element)."""
         screen = self._doc.getElementById(SCREEN_ID)
+        if screen is None or getattr(screen.dataset, "controls", None) == "on":
+            return
         screen.tabIndex = 0
         screen.draggable = False
         screen.dataset.controls = "on"
@@ -51,10 +63,6 @@ class LiveViewControls:
             ("contextmenu", lambda event: event.preventDefault()),
         ):
             self._listen(screen, event, handler)
-        for element_id, key in NAV_BUTTONS.items():
-            node = self._doc.getElementById(element_id)
-            if node is not None:
-                self._listen(node, "click", lambda _event, key=key: self.send(("press_key", {"key": key})))
 
     def _listen(self, node: Any, event: str, handler: Any) -> None:
         proxy = create_proxy(handler)
@@ -72,9 +80,11 @@ class LiveViewControls:
 
     def _view(self) -> ViewGeometry | None:
         screen = self._doc.getElementById(SCREEN_ID)
-        # An <img> knows the picture's own size; a <canvas> (a decoded video frame) is that size.
-        width = int(getattr(screen, "naturalWidth", 0) or getattr(screen, "width", 0) or 0)
-        height = int(getattr(screen, "naturalHeight", 0) or getattr(screen, "height", 0) or 0)
+        # An <img> knows the picture's own size; scrcpy's <canvas> shows a scaled-down video of the
+        # screen and says the device's size in data-device-width/height.
+        dataset = screen.dataset
+        width = int(getattr(dataset, "deviceWidth", 0) or getattr(screen, "naturalWidth", 0) or 0)
+        height = int(getattr(dataset, "deviceHeight", 0) or getattr(screen, "naturalHeight", 0) or 0)
         box_width, box_height = float(screen.clientWidth), float(screen.clientHeight)
         if width <= 0 or height <= 0 or box_width <= 0 or box_height <= 0:
             return None  # nothing shown yet: nothing to aim at

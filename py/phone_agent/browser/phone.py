@@ -39,6 +39,7 @@ from .adb_transports import (
 )
 from .dom import PanelEvents
 from .interop import is_nullish, to_js_json
+from .scrcpy_view import ScrcpyLiveView, scrcpy_options_from_query
 
 ADB_SERVER_TARGET = "127.0.0.1:5037"
 LIVE_VIEW_IDLE_S = 0.05
@@ -168,6 +169,11 @@ class PhonePanel:
                 node.title = "Needs the page to be served by phone-agent (its ADB bridge)"
         # ?adbServer=HOST:PORT when the host's adb server is not on its usual port.
         self.adb_server_target = query_param(str(js.location.href), "adbServer") or ADB_SERVER_TARGET
+        # The live view tries scrcpy first (?scrcpy=0: never) and falls back to screencap polling.
+        self._scrcpy_options = scrcpy_options_from_query(str(js.location.href))
+        self._scrcpy = ScrcpyLiveView(
+            self._use_scrcpy_device, self._scrcpy_options, say=self._say_live_source
+        )
 
     @property
     def device(self) -> AdbDevice | None:
@@ -457,7 +463,19 @@ class PhonePanel:
         if self._device is not None and bool(self._doc.getElementById("live-toggle").checked):
             self._set_screen(png)
 
+    def _use_scrcpy_device(self, device: Any) -> None:
+        """While scrcpy runs the tools' device is its ScrcpyDevice; after, the plain one again."""
+        if self._device is not None:
+            self.context.device = device if device is not None else self._device
+
+    def _say_live_source(self, text: str) -> None:
+        self._scrcpy.show_source(text)
+
     async def _live_loop(self) -> None:
+        if self._scrcpy_options is not None:
+            await self._scrcpy.run_while_possible(lambda: self._device)
+        else:
+            self._scrcpy.fall_back("turned off by ?scrcpy=0")
         frames: list[float] = []
         fps_node = self._doc.getElementById("fps")
         while self._device is not None:
@@ -485,7 +503,9 @@ class PhonePanel:
             now = time.monotonic()
             frames = [t for t in frames if now - t < 3.0] + [now]
             if len(frames) > 1:
-                fps_node.textContent = f"{(len(frames) - 1) / (frames[-1] - frames[0]):.1f} fps"
+                fps = (len(frames) - 1) / (frames[-1] - frames[0])
+                fps_node.textContent = f"{fps:.1f} fps"
+                self._doc.getElementById("screen").dataset.fps = f"{fps:.1f}"
             await asyncio.sleep(LIVE_VIEW_IDLE_S)
 
     def _set_screen(self, png: bytes | None) -> None:

@@ -44,6 +44,12 @@ def add_sim_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="serve the JSON control endpoint on 127.0.0.1:PORT (0 picks a free port; default off)",
     )
+    parser.add_argument(
+        "--no-scrcpy",
+        dest="scrcpy",
+        action="store_false",
+        help="a phone scrcpy cannot run on (no app_process): clients fall back to screencap",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logs (to stderr)")
 
 
@@ -51,7 +57,12 @@ def build_sim(args: argparse.Namespace) -> SimulatedPhoneServer:
     from phone_agent.sim.server import SimulatedPhoneServer
 
     return SimulatedPhoneServer(
-        args.host, args.port, serial=args.serial, auth=args.auth, control_port=args.control_port
+        args.host,
+        args.port,
+        serial=args.serial,
+        auth=args.auth,
+        control_port=args.control_port,
+        scrcpy=getattr(args, "scrcpy", True),
     )
 
 
@@ -115,7 +126,7 @@ def run_server_with_sim(options: Any, *, sim_port: int = DEFAULT_SIM_PORT) -> in
     runtime.configure_logging(options.verbose)
 
     async def main() -> None:
-        sim = SimulatedPhoneServer(options.host, sim_port, auth="accept")
+        sim = SimulatedPhoneServer(options.host, sim_port, auth="accept", scrcpy=True)
         try:
             await sim.start()
         except OSError as exc:

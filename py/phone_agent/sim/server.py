@@ -19,6 +19,7 @@ from typing import Any, Literal, TypeVar
 
 from phone_agent.adb.keys import AdbPublicKey
 from phone_agent.sim.connection import AdbdConnection, ConnectionState, ServiceHandler
+from phone_agent.sim.scrcpy_server import ScrcpyHost
 from phone_agent.sim.vfs import VirtualFileSystem
 
 log = logging.getLogger("phone_agent.sim")
@@ -59,6 +60,7 @@ class SimulatedPhoneServer:
         phone: Any = None,
         fs: VirtualFileSystem | None = None,
         delayed_ack: bool = True,
+        scrcpy: bool = False,
     ) -> None:
         if auth not in ("accept", "prompt", "none"):
             raise ValueError(f"auth must be accept, prompt or none, not {auth!r}")
@@ -83,6 +85,9 @@ class SimulatedPhoneServer:
         # Shell command lines run in worker threads (a PNG screencap takes tens of ms; `cat` may
         # wait for stdin): a pool of our own, so a few waiting shells never starve the others.
         self._executor = ThreadPoolExecutor(max_workers=64, thread_name_prefix="sim-shell")
+        # scrcpy 2.5 under app_process: on for `phone-agent sim` and `serve --sim` (their --no-scrcpy
+        # turns it off); off by default here, so a test phone is a screencap-only phone unless asked.
+        self.scrcpy = ScrcpyHost(self, enabled=scrcpy)
 
     @property
     def serial(self) -> str:

@@ -1,4 +1,5 @@
-"""The services a simulated adbd offers on OPEN: ``shell:`` (raw and v2), ``exec:`` and ``sync:``.
+"""The services a simulated adbd offers on OPEN: ``shell:`` (raw and v2), ``exec:``, ``sync:`` and
+``localabstract:`` (the scrcpy server's socket while one runs).
 
 ``shell,v2,…:CMD`` frames its traffic as shell-protocol packets (``u8 id + u32 LE length + data``;
 ids 0 stdin, 1 stdout, 2 stderr, 3 exit, 4 close stdin, 5 window size); ``shell:CMD`` and
@@ -140,6 +141,12 @@ def parse_service(name: str) -> tuple[str, list[str], str]:
 def find_service(server: SimulatedPhoneServer, name: str) -> ServiceHandler | None:
     """The handler for an OPEN's service name, or None (the OPEN is refused with CLSE)."""
     kind, options, arg = parse_service(name)
+    if kind in ("shell", "exec") and arg.strip():
+        launched = server.scrcpy.shell_handler(arg, v2=kind == "shell" and "v2" in options)
+        if launched is not None:  # app_process running the scrcpy server (sim/scrcpy_server.py)
+            return launched
+    if kind == "localabstract":
+        return server.scrcpy.socket_handler(arg)
     if kind == "shell":
         # Like adbd: an explicit raw/pty option wins; otherwise a PTY only for an interactive shell.
         v2, pty = "v2" in options, "pty" in options or ("raw" not in options and not arg.strip())

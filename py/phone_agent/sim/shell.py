@@ -5,7 +5,7 @@ joins ``adb shell a b`` with spaces, unescaped (like ssh), and single-quotes eac
 ``adb exec-out a b``; so this parses POSIX quoting itself. It has command lists with ``;`` ``&&``
 ``||``, pipes, ``> >> 2> 2>&1 <`` redirections (files and ``/dev/null``), ``$?``, ``$VAR`` and
 pathname globs, and the builtins in ``Shell.builtins`` (echo cat ls rm mkdir touch grep head tail
-wc sh exit true false cd pwd export exec id whoami uname date sleep which logcat). Android's own
+wc sh exit true false cd pwd export exec id whoami uname date sleep which logcat sha256sum). Android's own
 commands (getprop, input, screencap, …) go to the virtual phone. An unknown command answers as
 Android's mksh does, with exit code 127.
 
@@ -16,6 +16,7 @@ Synchronous by design: the server runs each command line in a worker thread, so 
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import posixpath
 import re
 import stat
@@ -275,6 +276,7 @@ class Shell:
             "tail": self._head_tail,
             "wc": self._wc,
             "logcat": self._logcat,
+            "sha256sum": self._sha256sum,
         }
 
     # ----- running
@@ -464,6 +466,18 @@ class Shell:
             except OSError as exc:
                 err += f"cat: {name}: {_reason(exc)}\n".encode()
                 code = 1
+        return ShellResult(bytes(out), bytes(err), code)
+
+    def _sha256sum(self, argv: list[str], stdin: bytes | None) -> ShellResult:
+        out, err, code = bytearray(), bytearray(), 0
+        for name in argv[1:] or ["-"]:
+            try:
+                data = self._stdin(stdin) if name == "-" else self.fs.read_file(self._path(name))
+            except OSError as exc:
+                err += f"sha256sum: {name}: {_reason(exc)}\n".encode()
+                code = 1
+                continue
+            out += f"{hashlib.sha256(data).hexdigest()}  {name}\n".encode()
         return ShellResult(bytes(out), bytes(err), code)
 
     def _ls(self, argv: list[str], stdin: bytes | None) -> ShellResult:

@@ -48,6 +48,7 @@ class VirtualPhone:
         self.battery = 87
         self._lock = threading.RLock()
         self.version = 0
+        self.processes: dict[int, str] = {}  # pid → name of what runs besides Android (`ps`)
         self._cache_key: tuple[int, str] | None = None
         self._cache: dict[str, Any] = {}
         self._reset_state()

@@ -15,6 +15,7 @@ from .capture import screencap, uiautomator
 from .dumpsys import dumpsys
 from .input import input_
 from .packages import cmd, pm
+from .process import ps
 from .system import getprop, ime, settings, svc, wm
 
 HANDLERS: dict[str, Handler] = {
@@ -26,6 +27,7 @@ HANDLERS: dict[str, Handler] = {
     "input": input_,
     "monkey": monkey,
     "pm": pm,
+    "ps": ps,
     "screencap": screencap,
     "settings": settings,
     "svc": svc,

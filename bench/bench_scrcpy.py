@@ -1,0 +1,195 @@
+"""Benchmark: scrcpy in the page against the simulated phone (max_size 1024, max_fps 30 by default).
+
+Three figures, from one run:
+
+- frames shown per second in the page while the screen changes all the time (the sim's status-bar
+  clock is made to change on every look, so the sim encodes at its max_fps): the canvas's data-fps;
+- glass to glass: the sim's screen changes (Settings ↔ home, applied in this process) → the page has
+  drawn a frame that shows it (a pixel of the canvas polled in the page); p50 and p90;
+- a tap through the control socket (ScrcpyDevice.tap, until the phone has applied it) against
+  ``adb shell input tap`` (AdbDevice.tap), both from CPython over TCP to the same sim.
+
+    .venv/bin/python bench/bench_scrcpy.py [--rounds 30] [--max-size 1024] [--max-fps 30]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from phone_agent.adb.device import AdbDevice  # noqa: E402
+from phone_agent.adb.keys import generate_private_key  # noqa: E402
+from phone_agent.scrcpy.client import ScrcpyClient  # noqa: E402
+from phone_agent.scrcpy.device import ScrcpyDevice  # noqa: E402
+from phone_agent.scrcpy.protocol import ServerOptions  # noqa: E402
+from phone_agent.server.adb_tcp import connect_adbd  # noqa: E402
+from phone_agent.sim.server import SimulatedPhoneServer  # noqa: E402
+from tests.support import CHROMIUM, CHROMIUM_ARGS, ServedPhoneAgent, free_port  # noqa: E402
+
+JAR = ROOT / "static" / "vendor" / "scrcpy" / "scrcpy-server"
+
+# Resolves once the canvas pixel at (x, y) differs from `before` (polled every millisecond).
+WAIT_FOR_PIXEL = """async ([x, y, before]) => {
+  const canvas = document.getElementById("screen");
+  const context = canvas.getContext("2d", { willReadFrequently: true });
+  for (;;) {
+    const [r, g, b] = context.getImageData(x, y, 1, 1).data;
+    if (Math.abs(r - before[0]) + Math.abs(g - before[1]) + Math.abs(b - before[2]) > 60) return [r, g, b];
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+}"""
+PIXEL = """([x, y]) => Array.from(
+  document.getElementById("screen").getContext("2d").getImageData(x, y, 1, 1).data)"""
+
+
+def spread(values: list[float]) -> str:
+    values = sorted(values)
+    p90 = values[min(len(values) - 1, int(len(values) * 0.9))]
+    return (
+        f"p50 {statistics.median(values):.1f} ms, p90 {p90:.1f} ms, min {values[0]:.1f} ms (n={len(values)})"
+    )
+
+
+def wifi_toggle(sim: SimulatedPhoneServer) -> tuple[int, int]:
+    for window in sim.phone.windows():
+        for node in window.walk():
+            if node.action == "toggle:wifi":
+                x1, y1, x2, y2 = node.bounds
+                return (x1 + x2) // 2, (y1 + y2) // 2
+    raise SystemExit("no Wi-Fi toggle on screen")
+
+
+async def bench_taps(sim: SimulatedPhoneServer, rounds: int, options: ServerOptions) -> None:
+    key = generate_private_key()
+    sim.trust_key(key.public_key("bench@scrcpy"))
+    client = await connect_adbd("127.0.0.1", sim.port, key)
+    plain = AdbDevice(client, transport="tcp")
+    scrcpy = ScrcpyClient(client, JAR.read_bytes(), options)
+    await scrcpy.start()
+    device = ScrcpyDevice(plain, scrcpy, (1080, 2400))
+    reader = asyncio.ensure_future(_drain(scrcpy))
+    try:
+        await plain.shell("am start -a android.settings.WIFI_SETTINGS")
+        x, y = wifi_toggle(sim)
+        timings: dict[str, list[float]] = {"control": [], "input": []}
+        for round_, (name, tap) in zip(
+            range(rounds * 2), itertools.cycle((("control", device.tap), ("input", plain.tap))), strict=False
+        ):
+            before = sim.phone.version
+            start = time.perf_counter()
+            await tap(x, y)
+            while sim.phone.version == before:  # applied (control returns once sent)
+                await asyncio.sleep(0.0002)
+            timings[name].append((time.perf_counter() - start) * 1000)
+            if round_ < 4:
+                timings[name].pop()  # warm-up
+        control, shell = statistics.median(timings["control"]), statistics.median(timings["input"])
+        print(f"tap through the control socket: {spread(timings['control'])}")
+        print(f"adb shell input tap:            {spread(timings['input'])}")
+        print(f"ratio (control / input tap, medians): {control / shell:.2f}")
+    finally:
+        reader.cancel()
+        await scrcpy.close()
+        await client.close()
+
+
+async def _drain(scrcpy: ScrcpyClient) -> None:
+    while True:
+        await scrcpy.read_packets()
+
+
+async def bench_page(sim: SimulatedPhoneServer, rounds: int, options: ServerOptions) -> None:
+    from playwright.async_api import async_playwright
+
+    served = ServedPhoneAgent()
+    try:
+        async with async_playwright() as playwright:
+            browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            page = await browser.new_page()
+            url = (
+                f"{served.base}/?device=tcp:127.0.0.1:{sim.port}"
+                f"&scrcpyMaxSize={options.max_size}&scrcpyMaxFps={options.max_fps}"
+            )
+            await page.goto(url)
+            await page.wait_for_selector(
+                "canvas#screen[data-source=scrcpy]", state="attached", timeout=60_000
+            )
+            await asyncio.sleep(2)
+
+            # frames per second while the screen changes on every look
+            counter = itertools.count()
+            sim.phone.clock = lambda: f"{next(counter) % 10000:04d}"
+            await asyncio.sleep(4)
+            fps = [float(await page.get_attribute("#screen", "data-fps") or 0)]
+            for _ in range(4):
+                await asyncio.sleep(1)
+                fps.append(float(await page.get_attribute("#screen", "data-fps") or 0))
+            (process,) = sim.scrcpy.running()
+            print(
+                f"page fps while the screen changes: {statistics.median(fps):.1f} "
+                f"(samples {', '.join(f'{f:.1f}' for f in fps)}; asked max_fps {options.max_fps}; "
+                f"{process.video_width}x{process.video_height})"
+            )
+            sim.phone.clock = lambda: "12:00"
+            await asyncio.sleep(1.5)
+
+            # glass to glass: Settings <-> home, a pixel of the canvas that differs between them
+            width, height = process.video_width, process.video_height
+            probe = (width // 2, int(height * 0.3))
+            latencies = []
+            loop = asyncio.get_running_loop()
+            for round_ in range(rounds + 2):
+                before = await page.evaluate(PIXEL, list(probe))
+                waiting = asyncio.ensure_future(page.evaluate(WAIT_FOR_PIXEL, [*probe, before[:3]]))
+                await asyncio.sleep(0.05)  # the page is polling
+                start = time.perf_counter()
+                if round_ % 2 == 0:
+                    await loop.run_in_executor(
+                        None,
+                        sim.phone.run,
+                        ["am", "start", "-n", "com.android.settings/.Settings"],
+                        b"",
+                        None,
+                    )
+                else:
+                    await loop.run_in_executor(None, sim.phone.run, ["input", "keyevent", "HOME"], b"", None)
+                await asyncio.wait_for(waiting, 10)
+                if round_ >= 2:
+                    latencies.append((time.perf_counter() - start) * 1000)
+                await asyncio.sleep(0.3)
+            print(f"glass to glass (sim changes its screen -> page has drawn it): {spread(latencies)}")
+            await browser.close()
+    finally:
+        served.stop()
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=30)
+    parser.add_argument("--max-size", type=int, default=1024)
+    parser.add_argument("--max-fps", type=int, default=30)
+    args = parser.parse_args()
+    if not JAR.exists():
+        raise SystemExit("run scripts/setup first (static/vendor/scrcpy/scrcpy-server)")
+    options = ServerOptions(max_size=args.max_size, max_fps=args.max_fps)
+    sim = SimulatedPhoneServer("127.0.0.1", free_port(), scrcpy=True)
+    sim.phone.clock = lambda: "12:00"
+    await sim.start()
+    try:
+        await bench_taps(sim, args.rounds, options)
+        sim.phone.reset()
+        await bench_page(sim, args.rounds, options)
+    finally:
+        await sim.close()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

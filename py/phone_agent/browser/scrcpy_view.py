@@ -1,0 +1,285 @@
+"""The live view from scrcpy: the phone's H.264 stream decoded by WebCodecs into a canvas, and the
+phone's input through scrcpy's control socket while it runs.
+
+``ScrcpyLiveView.run`` starts scrcpy on the connected phone (``ScrcpyClient``: pure Python over the
+page's ADB link), swaps the ``<img id="screen">`` for a ``<canvas id="screen">`` (same id, same
+place; ``data-source="scrcpy"``, ``data-fps`` the measured rate), hands each packet to a
+``VideoDecoder`` through ``WebCodecsVideo`` (the thin adapter, ``avc1.PPCCLL`` from the stream's
+SPS) and installs a ``ScrcpyDevice`` as the tools' device. It returns the reason it stopped (scrcpy
+could not start, the stream ended or broke, the decoder failed, the page was hidden) after putting
+everything back: the image, the plain device, a closed decoder and destroyed proxies. The caller
+(the Phone card) then polls ``screencap`` and shows the reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import js  # type: ignore[import-not-found]
+from pyodide.ffi import create_proxy, to_js  # type: ignore[import-not-found]
+
+from ..adb.client import AdbError, ServiceOpener
+from ..device import Device
+from ..scrcpy.client import ScrcpyClient, ScrcpyClosed, ScrcpyStartError
+from ..scrcpy.device import ScrcpyDevice
+from ..scrcpy.h264 import avc_codec_string
+from ..scrcpy.protocol import ScrcpyProtocolError, ServerOptions, VideoPacket
+from .interop import is_nullish, to_js_json
+
+JAR_URL = "./static/vendor/scrcpy/scrcpy-server"
+HIDDEN = "the page was hidden"
+SCREEN_REPLACED = "live-screen-replaced"  # dispatched on document after #screen changes element
+MAX_RESTARTS = 3  # a stream that breaks again and again without showing a frame: use screencap
+RESTART_DELAY_S = 1.0
+FPS_WINDOW_S = 3.0
+MAX_DECODE_QUEUE = 30  # frames waiting in the decoder: past that the page cannot keep up
+HIDDEN_POLL_S = 0.25
+
+
+def scrcpy_options_from_query(page_url: str) -> ServerOptions | None:
+    """``?scrcpy=0`` turns scrcpy off (None); ``?scrcpyMaxSize=`` and ``?scrcpyMaxFps=`` set its
+    stream (default 1024 px on the long side, 30 fps)."""
+    query = parse_qs(urlsplit(page_url).query)
+
+    def number(name: str, default: int) -> int:
+        value = (query.get(name) or [""])[0]
+        return int(value) if value.isdigit() else default
+
+    if (query.get("scrcpy") or ["1"])[0] in ("0", "false", "off"):
+        return None
+    return ServerOptions(max_size=number("scrcpyMaxSize", 1024), max_fps=number("scrcpyMaxFps", 30))
+
+
+async def fetch_server_jar() -> bytes:
+    """The vendored scrcpy-server, from the page's own origin."""
+    response = await js.fetch(JAR_URL)
+    if not response.ok:
+        raise ScrcpyStartError(
+            f"the page has no scrcpy server ({JAR_URL}: HTTP {response.status}); run scripts/setup"
+        )
+    return (await response.arrayBuffer()).to_bytes()
+
+
+class WebCodecsVideo:
+    """``VideoDecoder`` into a canvas: packets in, frames drawn; the decoder's failure kept."""
+
+    def __init__(self, canvas: Any, on_frame: Callable[[], None]) -> None:
+        self.canvas = canvas
+        self._context = canvas.getContext("2d")
+        self._on_frame = on_frame
+        self.error: str | None = None
+        self.failed = asyncio.Event()
+        self.codec: str | None = None
+        self._output = create_proxy(self._draw)
+        self._error = create_proxy(self._fail)
+        self._decoder = js.VideoDecoder.new(_init(self._output, self._error))
+
+    def _draw(self, frame: Any) -> None:
+        try:
+            width, height = frame.displayWidth, frame.displayHeight
+            if self.canvas.width != width or self.canvas.height != height:
+                self.canvas.width, self.canvas.height = width, height
+            self._context.drawImage(frame, 0, 0)
+        finally:
+            frame.close()
+        self._on_frame()
+
+    def _fail(self, error: Any) -> None:
+        self.error = f"the video decoder failed: {error.message if hasattr(error, 'message') else error}"
+        self.failed.set()
+
+    @property
+    def queued(self) -> int:
+        return int(self._decoder.decodeQueueSize)
+
+    def decode(self, packet: VideoPacket) -> None:
+        if self.codec is None:
+            if not packet.key_frame:
+                return  # nothing to decode from until the first key frame (it carries the SPS)
+            self.codec = avc_codec_string(packet.data)
+            self._decoder.configure(to_js_json({"codec": self.codec, "optimizeForLatency": True}))
+        self._decoder.decode(js.EncodedVideoChunk.new(_chunk(packet)))
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            if self._decoder.state != "closed":
+                self._decoder.close()
+        self._output.destroy()
+        self._error.destroy()
+
+
+def _init(output: Any, error: Any) -> Any:
+    """VideoDecoderInit; built by hand (not to_js_json): it holds the callback proxies."""
+    init = js.Object.new()
+    init.output = output
+    init.error = error
+    return init
+
+
+def _chunk(packet: VideoPacket) -> Any:
+    """EncodedVideoChunkInit with the packet's bytes copied into a Uint8Array."""
+    init = js.Object.new()
+    init.type = "key" if packet.key_frame else "delta"
+    init.timestamp = packet.pts_us or 0
+    init.data = to_js(packet.data)
+    return init
+
+
+class ScrcpyLiveView:
+    """One run of scrcpy in the live view (see the module's docstring)."""
+
+    def __init__(
+        self,
+        install_device: Callable[[Device | None], None],
+        options: ServerOptions | None = None,
+        say: Callable[[str], None] | None = None,
+    ) -> None:
+        self.options = options or ServerOptions()
+        self._install_device = install_device
+        self._say = say or (lambda _text: None)
+        self._frames: list[float] = []
+        self.device: ScrcpyDevice | None = None
+        self.running = False
+        self.started = False  # the last run got as far as a stream
+        self.frames_total = 0
+        self.fallback_reason: str | None = None
+
+    # ----- the Phone card's side
+
+    async def run_while_possible(self, current: Callable[[], Any]) -> str:
+        """Show ``current()``'s phone through scrcpy for as long as it works: restart after the page
+        was hidden, or after a broken stream (up to MAX_RESTARTS in a row without a frame). Returns
+        why it gave up, having marked the live view as screencap with that reason."""
+        failures = 0
+        while True:
+            device = current()
+            if device is None:
+                return "no phone"
+            if js.document.visibilityState != "visible":
+                await asyncio.sleep(HIDDEN_POLL_S)
+                continue
+            info = await device.device_info()
+            frames_before = self.frames_total
+            reason = await self.run(device.opener, device, (info.screen_width, info.screen_height))
+            if current() is not device:
+                return reason
+            if reason == HIDDEN:
+                self.show_source("scrcpy paused while the page is hidden")
+                continue
+            failures = 1 if self.frames_total > frames_before else failures + 1
+            if not self.started or failures > MAX_RESTARTS:
+                self.fall_back(reason)
+                return reason
+            self.show_source(f"scrcpy stopped ({reason}); restarting")
+            await asyncio.sleep(RESTART_DELAY_S)
+
+    def fall_back(self, reason: str) -> None:
+        """Mark the live view as screencap polling, saying why scrcpy is not used."""
+        self.fallback_reason = reason
+        image = js.document.getElementById("screen")
+        if not is_nullish(image):
+            image.dataset.source = "screencap"
+            image.dataset.fallbackReason = reason
+        self.show_source(f"screencap (scrcpy unavailable: {reason})")
+
+    def show_source(self, text: str) -> None:
+        """The line under the live view that says which source runs, and why."""
+        node = js.document.getElementById("live-source")
+        if is_nullish(node):
+            node = js.document.createElement("p")
+            node.id = "live-source"
+            node.className = "live-source"
+            node.setAttribute("role", "status")
+            bar = js.document.querySelector(".screen-bar")
+            if is_nullish(bar):
+                return
+            bar.after(node)
+        node.textContent = f"Live view: {text}"
+
+    async def run(self, opener: ServiceOpener, plain: Device, screen_size: tuple[int, int]) -> str:
+        """Show the phone through scrcpy until it stops; the reason it stopped."""
+        client = ScrcpyClient(opener, fetch_server_jar, self.options)
+        canvas = image = video = None
+        self.started = False
+        try:
+            self.show_source("starting scrcpy…")
+            await client.start()
+            self.started = True
+            image = js.document.getElementById("screen")
+            canvas = self._canvas_for(image, client.video_size)
+            video = WebCodecsVideo(canvas, self._count_frame)
+            self.device = ScrcpyDevice(plain, client, screen_size, on_fallback=self._say)
+            self._install_device(self.device)
+            canvas.dataset.deviceWidth, canvas.dataset.deviceHeight = str(screen_size[0]), str(screen_size[1])
+            image.replaceWith(canvas)
+            # The live view's input handlers (browser.live_controls) follow the element.
+            js.document.dispatchEvent(js.Event.new(SCREEN_REPLACED))
+            self.running = True
+            self.show_source(
+                f"scrcpy ({client.video_size[0]}×{client.video_size[1]} H.264, {video.codec or 'avc1'})"
+            )
+            return await self._pump(client, video)
+        except ScrcpyStartError as exc:
+            return str(exc)
+        except (ScrcpyClosed, ScrcpyProtocolError, AdbError, ValueError) as exc:
+            return f"the scrcpy stream broke: {exc}"
+        finally:
+            self.running = False
+            if self.device is not None:
+                self._install_device(None)
+                self.device = None
+            if video is not None:
+                video.close()
+            if canvas is not None and image is not None and canvas.isConnected:
+                canvas.replaceWith(image)
+                js.document.dispatchEvent(js.Event.new(SCREEN_REPLACED))
+            await client.close()
+
+    async def _pump(self, client: ScrcpyClient, video: WebCodecsVideo) -> str:
+        failed = asyncio.ensure_future(video.failed.wait())
+        reading: asyncio.Future[list[VideoPacket]] | None = None
+        try:
+            while True:
+                if js.document.visibilityState != "visible":
+                    return HIDDEN
+                reading = asyncio.ensure_future(client.read_packets())
+                done, _ = await asyncio.wait({reading, failed}, return_when=asyncio.FIRST_COMPLETED)
+                if failed in done:
+                    return video.error or "the video decoder failed"
+                for packet in reading.result():
+                    video.decode(packet)
+                if video.queued > MAX_DECODE_QUEUE:
+                    return f"the page could not decode fast enough ({video.queued} frames behind)"
+        finally:
+            failed.cancel()
+            if reading is not None and not reading.done():
+                reading.cancel()
+
+    def _canvas_for(self, image: Any, size: tuple[int, int]) -> Any:
+        canvas = js.document.createElement("canvas")
+        canvas.id = "screen"
+        canvas.className = image.className
+        canvas.width, canvas.height = size
+        canvas.tabIndex = 0  # focusable: typing on the live view goes to the phone
+        canvas.style.touchAction = "none"  # drags are the phone's, not the page's scrolling
+        canvas.setAttribute("aria-label", image.getAttribute("alt") or "Live view of the phone's screen")
+        canvas.dataset.source = "scrcpy"
+        canvas.dataset.fps = "0"
+        return canvas
+
+    def _count_frame(self) -> None:
+        self.frames_total += 1
+        now = time.monotonic()
+        self._frames = [t for t in self._frames if now - t < FPS_WINDOW_S] + [now]
+        canvas = js.document.getElementById("screen")
+        if len(self._frames) > 1 and not is_nullish(canvas):
+            fps = (len(self._frames) - 1) / (self._frames[-1] - self._frames[0])
+            canvas.dataset.fps = f"{fps:.1f}"
+            fps_node = js.document.getElementById("fps")
+            if not is_nullish(fps_node):
+                fps_node.textContent = f"{fps:.1f} fps"

@@ -1,0 +1,88 @@
+"""ScrcpyDevice against the simulated phone: the Device calls go as control messages (the sim's
+control messages count them, no `input` runs) with the same effect as `input`; a dead control socket
+falls back to `input` and says why."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from phone_agent.adb.device import AdbDevice
+from phone_agent.device import DeviceError
+from phone_agent.scrcpy.client import ScrcpyClient
+from phone_agent.scrcpy.device import ScrcpyDevice
+from phone_agent.scrcpy.protocol import ServerOptions
+
+
+async def wait_for(condition, timeout: float = 5.0) -> None:
+    async with asyncio.timeout(timeout):
+        while not condition():
+            await asyncio.sleep(0.02)
+
+
+def center_of(sim, text: str) -> tuple[int, int]:
+    for window in sim.phone.windows():
+        for node in window.walk():
+            if node.text == text or node.resource_id.endswith(text):
+                x1, y1, x2, y2 = node.bounds
+                return (x1 + x2) // 2, (y1 + y2) // 2
+    raise AssertionError(f"no {text!r} on screen")
+
+
+@pytest.fixture
+async def scrcpy_device(client, sim, jar):
+    plain = AdbDevice(client, transport="tcp")
+    scrcpy = ScrcpyClient(client, jar, ServerOptions(max_size=1024, max_fps=15))
+    await scrcpy.start()
+    reasons: list[str] = []
+    device = ScrcpyDevice(plain, scrcpy, (1080, 2400), on_fallback=reasons.append)
+    device.reasons = reasons
+    try:
+        yield device
+    finally:
+        await scrcpy.close()
+
+
+def server_of(sim):
+    (process,) = sim.scrcpy.running()
+    return process
+
+
+async def test_tap_swipe_keys_and_text_go_through_the_control_socket(scrcpy_device, sim):
+    process = server_of(sim)
+    await scrcpy_device.tap(*center_of(sim, "Settings"))
+    await wait_for(lambda: sim.phone.state()["screen"] == "settings/main")
+    await scrcpy_device.press_key("home")
+    await wait_for(lambda: sim.phone.state()["screen"] == "home")
+    await scrcpy_device.tap(*center_of(sim, "Catalog"))
+    await wait_for(lambda: sim.phone.state()["screen"] == "catalog/list")
+    await scrcpy_device.swipe(540, 1800, 540, 900, 200)
+    await wait_for(lambda: sim.phone.state()["catalog_scroll"] > 0)
+    await scrcpy_device.press_key("back")
+    await wait_for(lambda: sim.phone.state()["screen"] == "home")
+    assert process.control_messages >= 8
+    assert scrcpy_device.reasons == []
+
+
+async def test_text_ascii_is_injected_and_other_text_is_pasted(scrcpy_device, sim, client):
+    from phone_agent.adb.services import shell
+
+    await shell(client, "am start -a android.intent.action.VIEW -d https://example.com")
+    await scrcpy_device.tap(*center_of(sim, ":id/url_bar"))
+    await wait_for(lambda: sim.phone.state()["focused_field"] is not None)
+    assert await scrcpy_device.type_text("abc ") == "scrcpy text"
+    assert await scrcpy_device.type_text("日本") == "scrcpy clipboard"
+    await wait_for(lambda: sim.phone.state()["focused_text"] == "abc 日本")
+
+
+async def test_an_unknown_key_fails_as_the_plain_device_does(scrcpy_device):
+    with pytest.raises(DeviceError, match="unknown key"):
+        await scrcpy_device.press_key("no-such-key")
+
+
+async def test_a_dead_control_socket_falls_back_to_input_and_says_why(scrcpy_device, sim):
+    await scrcpy_device.scrcpy._control.close()
+    await scrcpy_device.tap(*center_of(sim, "Settings"))
+    await wait_for(lambda: sim.phone.state()["screen"] == "settings/main")
+    assert scrcpy_device.reasons and "control socket" in scrcpy_device.reasons[0]
