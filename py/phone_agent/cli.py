@@ -157,11 +157,23 @@ def add_serve_command(commands: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run_serve)
 
 
+def add_farm_option(parser: argparse.ArgumentParser) -> None:
+    """``--farm``: route over a NATS phone farm instead of serving a page (docs/farm.md)."""
+    parser.add_argument(
+        "--farm",
+        metavar="URL",
+        default=None,
+        help="route every call over the NATS phone farm at nats://USER:PASSWORD@HOST:PORT (or TOKEN@); "
+        "'env' reads the URL from $PHONE_AGENT_FARM; no page is served",
+    )
+
+
 def add_mcp_command(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
         "mcp", help="serve the page and the relay, and an MCP server on stdio (what MCP clients run)"
     )
     add_server_options(parser)
+    add_farm_option(parser)
     parser.set_defaults(run=run_mcp)
 
 
@@ -220,6 +232,11 @@ def run_serve(args: argparse.Namespace) -> int:
 
 def run_mcp(args: argparse.Namespace) -> int:
     from .server.runtime import run
+
+    if getattr(args, "farm", None):
+        from .server.farm_mcp import run_farm_mcp
+
+        return run_farm_mcp(args)
 
     if args.sim:
         from .sim.commandline import run_server_with_sim
