@@ -172,13 +172,22 @@ class FarmPageService:
             self._calls.pop(frame.id, None)
             self._progress.forget(frame.id)
         self.publish_tasks()  # the record before the answer: a caller may ask for it at once
-        self._publish_reply(reply, result_frame(frame.id, result))
+        if not self._publish_reply(reply, result_frame(frame.id, result)):
+            # Most likely larger than the broker's max_payload: say so rather than leave the caller waiting.
+            failure = ToolError(
+                ErrorCode.INTERNAL,
+                f'The answer of "{frame.tool}" could not be sent over the farm (too large for the broker?).',
+                remedy="Raise max_payload in the broker's configuration (docs/farm.md), then call again.",
+                retryable=True,
+            )
+            self._publish_reply(reply, result_frame(frame.id, failure.to_result()))
 
-    def _publish_reply(self, reply: str, text: str) -> None:
+    def _publish_reply(self, reply: str, text: str) -> bool:
         try:
             self._publish(reply, text)
         except Exception:  # a lost connection loses the frame, never the page
-            pass
+            return False
+        return True
 
     # -- task records ---------------------------------------------------------------------------
 

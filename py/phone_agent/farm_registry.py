@@ -107,6 +107,12 @@ class FarmRegistry:
             key=lambda phone: (phone.serial, phone.subject),
         )
 
+    def touch(self, subject: str, now_ms: int) -> None:
+        """The page answered a call: as good as a heartbeat (a page busy serving may beat late)."""
+        phone = self._phones.get(subject)
+        if phone is not None and not phone.expired(now_ms):
+            phone.seen_ms = now_ms
+
     def get(self, subject: str) -> FarmPhone | None:
         return self._phones.get(subject)
 

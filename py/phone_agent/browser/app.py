@@ -17,6 +17,7 @@ from ..adb.services import exec_into
 from ..context import McpServiceContext
 from ..relay_frames import relay_settings
 from .agent_page import AgentPage
+from .farm_client import FarmClient, start_farm
 from .interop import to_js_json
 from .phone import PhonePanel
 from .relay_client import McpRelayClient
@@ -33,6 +34,7 @@ class PhoneAgentPage:
     phone: PhonePanel
     agent: AgentPage
     phone_connecting: asyncio.Future[None] | None = None
+    farm: FarmClient | None = None
 
 
 async def fetch_server_config() -> dict[str, Any] | None:
@@ -77,6 +79,7 @@ async def start() -> PhoneAgentPage:
     agent.runner.on_frame = phone.show_agent_frame
     page = PhoneAgentPage(context, ui, webmcp, relay, phone, agent)
     page.phone_connecting = asyncio.ensure_future(phone.connect_at_load((server_config or {}).get("device")))
+    page.farm = await start_farm(context)  # ?farm=ws://USER:PASSWORD@HOST:PORT (docs/farm.md)
     expose_console_api(page)
     ui.ready()
     return page

@@ -205,7 +205,8 @@ class FarmRouter:
     async def _on_reply(self, msg: Msg) -> None:
         subject = self._by_reply.get(msg.subject)
         route = self._routes.get(subject) if subject is not None else None
-        if route is not None:
+        if route is not None and subject is not None:
+            self.registry.touch(subject, self._clock_ms())
             route.relay.page_frame(route.token, msg.data)
 
     async def _expire_loop(self) -> None:
