@@ -14,7 +14,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "py"))
 
 from phone_agent.errors import ERROR_CODE_MEANINGS  # noqa: E402
-from phone_agent.tools import TOOLS  # noqa: E402
+from phone_agent.locators import FORMS  # noqa: E402
+from phone_agent.tools import SPEC_TOOL_NAMES, TOOLS  # noqa: E402
 
 TARGET = ROOT / "docs" / "tools.md"
 
@@ -23,9 +24,22 @@ def render() -> str:
     out = [
         "# Tool reference",
         "",
-        "Generated from `py/phone_agent/tools.py` by `scripts/tool_docs.py`; do not edit by hand.",
-        "Both channels offer the same tools: Channel A through `phone-agent mcp` (MCP over stdio, relayed",
-        "to the page), Channel B on `document.modelContext` in the page (WebMCP).",
+        "Generated from the catalog (`py/phone_agent/tools.py`, `py/phone_agent/device_actions.py`) by",
+        "`scripts/tool_docs.py`; do not edit by hand. Both channels offer the same tools: Channel A",
+        "through `phone-agent mcp` (MCP, relayed to the page), Channel B on `document.modelContext` in the",
+        "page (WebMCP). The page's agent calls the device actions marked *agent* as its own actions.",
+        "",
+        "Tool profiles (`phone-agent serve|mcp --tools PROFILE`): `all` (default) offers every tool,",
+        f"`agent` the specification's six ({', '.join(SPEC_TOOL_NAMES)}), `read-only` only the tools",
+        "marked read.",
+        "",
+        "**Targets.** Tools that act on an element take `target`: " + FORMS + ". A ref is valid for",
+        "the screen it came from: once the screen has changed, using it answers `stale_ref`. Several",
+        "matches: the first in reading order is used and the answer says how many matched. Coordinates",
+        "are device pixels. A password field's text is never read back.",
+        "",
+        "Every tool answers `structuredContent` matching its output schema beside its text, and every",
+        "failure as an `isError` result (see Errors below).",
         "",
         "| tool | kind | parameters | Channel A time limit |",
         "|---|---|---|---|",
@@ -40,11 +54,19 @@ def render() -> str:
             or "—"
         )
         kind = "read" if tool.read_only else ("write, consequential" if tool.consequential else "write")
-        limit = "timeoutMs + 5 s" if tool.name == "run_agent_task" else f"{tool.relay_timeout_ms // 1000} s"
+        if tool.agent_action:
+            kind += ", agent"
+        limit = f"{tool.relay_timeout_ms // 1000} s"
+        if tool.timeout_arg is not None:
+            grace = tool.relay_timeout_ms if tool.timeout_grace_ms is None else tool.timeout_grace_ms
+            limit = f"{tool.timeout_arg} + {grace // 1000} s"
         out.append(f"| `{tool.name}` | {kind} | {params} | {limit} |")
     for tool in TOOLS:
         out += ["", f"## {tool.name}", "", tool.description, ""]
         out += ["Input schema:", "", "```json", json.dumps(tool.input_schema, indent=2), "```", ""]
+        if tool.output_schema is not None:
+            out += ["Output schema (structuredContent):", "", "```json"]
+            out += [json.dumps(tool.output_schema, indent=2), "```", ""]
         out.append(
             f"Annotations — MCP: `{json.dumps(tool.mcp_annotations())}`; "
             f"WebMCP: `{json.dumps(tool.webmcp_annotations())}`"

@@ -1,8 +1,10 @@
-"""McpServiceContext: what the six tools do, shared by both channels.
+"""McpServiceContext: the page's state behind every tool (tasks, the phone, the agent) and the one
+dispatch both channels use.
 
-The relay client (Channel A) and the WebMCP service (Channel B) both call ``dispatch``; nothing else
-decides what a tool answers. The phone and the agent are plugged in behind two small interfaces
-(``Device``, ``AgentRunner``) so this module stays pure and is tested in CPython.
+The relay client (Channel A), the WebMCP service (Channel B) and the page's live view all call
+``dispatch``, which looks the tool up in the catalog (``tools.TOOLS``), validates its arguments and runs
+the entry's own handler: a table, not a chain of names. The phone and the agent are plugged in behind
+two small interfaces (``Device``, ``AgentRunner``) so this module stays pure and is tested in CPython.
 """
 
 from __future__ import annotations
@@ -16,12 +18,13 @@ from typing import Any, Protocol, TypeVar
 
 from . import errors
 from .device import Device
+from .device_actions import PhoneEnv
 from .errors import ErrorCode, ToolError
-from .results import format_task_markdown, json_result, png_result, text_result
 from .tasks import AgentTask, TaskStatus
-from .tools import DEFAULT_TASK_TIMEOUT_MS, Channel, get_tool, validate_arguments
+from .tool_spec import CallEnv, ProgressSink
+from .tools import DEFAULT_TOOL_PROFILE, Channel, ToolProfile, get_tool, validate_arguments
 
-ProgressSink = Callable[[str], None]
+__all__ = ["AgentRunner", "CallListener", "CallRecord", "McpServiceContext", "ProgressSink"]
 T = TypeVar("T")
 
 
@@ -56,8 +59,13 @@ class McpServiceContext:
     """The seed's McpServiceContext: tasks, the device, the agent, and the one dispatch."""
 
     def __init__(self, clock_ms: Callable[[], int] = _now_ms) -> None:
-        self.device: Device | None = None
+        self._device: Device | None = None
+        self._phone_env: PhoneEnv | None = None
         self.agent: AgentRunner | None = None
+        # Scales and re-encodes screenshots (the page: canvas; CPython: Pillow); None: full PNGs only.
+        self.image_codec: Any = None
+        # Which tools this page serves (the server's --tools, from /api/config).
+        self.profile: ToolProfile = DEFAULT_TOOL_PROFILE
         self._tasks: dict[str, AgentTask] = {}
         self._running: AgentTask | None = None
         self._clock_ms = clock_ms
@@ -66,6 +74,26 @@ class McpServiceContext:
     def add_call_listener(self, listener: CallListener) -> None:
         """Be told of every finished call, from either channel (a listener's failure is ignored)."""
         self._listeners.append(listener)
+
+    @property
+    def device(self) -> Device | None:
+        return self._device
+
+    @device.setter
+    def device(self, device: Device | None) -> None:
+        if device is not self._device:
+            self._phone_env = None  # refs and the screen size belong to the phone they came from
+        self._device = device
+
+    def phone_env(self) -> PhoneEnv:
+        """The connected phone as the device tools use it; ToolError no_device when none is."""
+        device = self._device
+        if device is None:
+            raise errors.no_device()
+        if self._phone_env is None or self._phone_env.device is not device:
+            self._phone_env = PhoneEnv(device)
+        self._phone_env.image_codec = self.image_codec
+        return self._phone_env
 
     # -- the seed's interface -------------------------------------------------------------------
 
@@ -111,10 +139,12 @@ class McpServiceContext:
                 raise errors.no_device() from None
             raise
 
-    def abort(self) -> None:
+    def abort(self) -> str:
+        """Abort the running task; its id (ToolError no_task_running when none runs)."""
         if self._running is None or self.agent is None:
             raise errors.no_task_running()
         self.agent.abort()
+        return self._running.id
 
     async def run_agent(self, goal: str, timeout_ms: int, progress: ProgressSink | None = None) -> AgentTask:
         if self.device is None:
@@ -152,14 +182,20 @@ class McpServiceContext:
         """
         name = tool_name if isinstance(tool_name, str) else repr(tool_name)
         started = self._clock_ms()
+        device = self.device
         try:
-            tool = get_tool(tool_name)
+            tool = get_tool(tool_name, self.profile)
             clean = validate_arguments(tool, args)
-            result = await self._call(tool.name, clean, channel, progress)
+            assert tool.run is not None, f"tool {tool.name} is in the catalog without a handler"
+            result = await tool.run(CallEnv(channel, service=self, progress=progress), clean)
         except ToolError as exc:
-            result = exc.to_result()
+            gone = device is not None and self.device is not device and exc.code is not ErrorCode.NO_DEVICE
+            result = (errors.no_device() if gone else exc).to_result()
         except Exception as exc:  # a bug must still reach the caller as a result
-            result = errors.internal(name, exc).to_result()
+            if device is not None and self.device is not device:
+                result = errors.no_device().to_result()
+            else:
+                result = errors.internal(name, exc).to_result()
         record = CallRecord(channel, name, result, self._clock_ms() - started)
         for listener in self._listeners:
             try:
@@ -167,48 +203,6 @@ class McpServiceContext:
             except Exception:  # the activity log must never break a tool call; say why it failed
                 traceback.print_exc()
         return result
-
-    async def _call(
-        self, name: str, args: dict[str, Any], channel: Channel, progress: ProgressSink | None
-    ) -> dict[str, Any]:
-        if name == "get_device_status":
-            return json_result(await self.device_info())
-        if name == "take_screenshot":
-            return png_result(await self.screenshot())
-        if name == "abort_task":
-            self.abort()
-            return text_result(errors.TASK_ABORTED_TEXT)
-        if name == "get_task_result":
-            task = self.get_task(args["taskId"])
-            if task is None:
-                raise ToolError(
-                    ErrorCode.TASK_NOT_FOUND,
-                    f'No task with taskId "{args["taskId"]}" in this page.',
-                    remedy="Use the taskId that run_agent_task answered, or call get_latest_task. "
-                    "Tasks live in the page that ran them.",
-                    details={"taskId": args["taskId"]},
-                )
-            return json_result(task.to_json(include_steps=args["includeSteps"]))
-        if name == "get_latest_task":
-            tasks = self.get_all_tasks()
-            if not tasks:
-                raise ToolError(
-                    ErrorCode.NO_TASKS,
-                    "No agent task has run in this page yet.",
-                    remedy="Call run_agent_task with a goal first.",
-                )
-            return json_result(tasks[-1].to_json(include_steps=True))
-        if name == "run_agent_task":
-            timeout_ms = int(args.get("timeoutMs", DEFAULT_TASK_TIMEOUT_MS[channel]))
-            task = await self.run_agent(args["goal"], timeout_ms, progress)
-            if channel is Channel.RELAY:
-                result = text_result(format_task_markdown(task))
-            else:
-                result = json_result(task.summary_json())
-            # A task that ended (even failed or aborted) is an answer, not a tool failure: the report
-            # and its status say how it went.
-            return result
-        raise AssertionError(f"tool {name} is in the catalog but not dispatched")  # pragma: no cover
 
     def _new_task_id(self) -> str:
         return f"task-{self._clock_ms():x}-{secrets.token_hex(3)}"

@@ -152,8 +152,9 @@ class Device(Protocol):
 
     async def swipe(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int = 300) -> None: ...
 
-    async def type_text(self, text: str) -> None:
-        """ASCII through ``input text``; other text through ADBKeyBoard or the clipboard, else DeviceError."""
+    async def type_text(self, text: str) -> str | None:
+        """ASCII through ``input text``; other text through ADBKeyBoard or the clipboard, else
+        DeviceError. Answers the way it typed (``input text``, ``ADBKeyBoard``, ``clipboard``)."""
         ...
 
     async def press_key(self, key: str) -> None:
@@ -200,8 +201,8 @@ class DeviceWrapper:
     async def swipe(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int = 300) -> None:
         await self._around(self.device.swipe(x1, y1, x2, y2, duration_ms))
 
-    async def type_text(self, text: str) -> None:
-        await self._around(self.device.type_text(text))
+    async def type_text(self, text: str) -> str | None:
+        return await self._around(self.device.type_text(text))
 
     async def press_key(self, key: str) -> None:
         await self._around(self.device.press_key(key))

@@ -27,6 +27,10 @@ class ErrorCode(StrEnum):
     BROWSER_REPLACED = "browser_replaced"
     TIMEOUT = "timeout"
     CANCELLED = "cancelled"
+    NO_SUCH_ELEMENT = "no_such_element"
+    STALE_REF = "stale_ref"
+    OFF_SCREEN = "off_screen"
+    APP_NOT_INSTALLED = "app_not_installed"
     INTERNAL = "internal_error"
 
 
@@ -45,6 +49,10 @@ ERROR_CODE_MEANINGS: dict[ErrorCode, str] = {
     ErrorCode.BROWSER_REPLACED: "the page that held the call was replaced by a newer page",
     ErrorCode.TIMEOUT: "the call did not finish within its time limit",
     ErrorCode.CANCELLED: "the caller cancelled the call",
+    ErrorCode.NO_SUCH_ELEMENT: "no element of the screen matches the target",
+    ErrorCode.STALE_REF: "the ref came from a screen that has changed since",
+    ErrorCode.OFF_SCREEN: "the point or element is outside the screen",
+    ErrorCode.APP_NOT_INSTALLED: "no app with that package name is installed on the phone",
     ErrorCode.INTERNAL: "a bug: the tool failed in a way it should not have",
 }
 
@@ -155,4 +163,76 @@ def internal(tool: str, exc: BaseException) -> ToolError:
         remedy="This is a bug in phone-agent; retry once, then report it with the page's console log.",
         retryable=True,
         details={"tool": tool},
+    )
+
+
+def invalid_argument(tool: str, field: str, problem: str, remedy: str) -> ToolError:
+    """A bad argument the schema alone could not catch (a malformed target, a missing pair)."""
+    return ToolError(
+        ErrorCode.INVALID_ARGUMENT,
+        f'Invalid argument for {tool}: "{field}" {problem}.',
+        remedy=remedy,
+        details={"tool": tool, "field": field},
+    )
+
+
+def no_such_element(target: str, searched: str = "on the current screen") -> ToolError:
+    return ToolError(
+        ErrorCode.NO_SUCH_ELEMENT,
+        f'No element matches "{target}" {searched}.',
+        remedy="Call list_elements to see what the screen holds (its refs and texts), or scroll_to the "
+        "element if it may be further down a list.",
+        retryable=True,
+        details={"target": target},
+    )
+
+
+def stale_ref(ref: str) -> ToolError:
+    return ToolError(
+        ErrorCode.STALE_REF,
+        f"The ref {ref} is from a screen that has changed since list_elements gave it.",
+        remedy="Call list_elements again and use a ref from its answer (or address the element by a "
+        "locator such as text=…, which does not go stale).",
+        retryable=True,
+        details={"target": ref},
+    )
+
+
+def unknown_ref(ref: str) -> ToolError:
+    return ToolError(
+        ErrorCode.STALE_REF,
+        f"The ref {ref} is not from the latest list_elements answer.",
+        remedy="Call list_elements and use one of the refs it lists.",
+        retryable=True,
+        details={"target": ref},
+    )
+
+
+def off_screen(what: str, width: int, height: int) -> ToolError:
+    return ToolError(
+        ErrorCode.OFF_SCREEN,
+        f"{what} is outside the {width}x{height} screen.",
+        remedy="Use device pixels inside the screen (get_screen_info gives its size), or scroll_to the "
+        "element first.",
+        details={"width": width, "height": height},
+    )
+
+
+def app_not_installed(package: str) -> ToolError:
+    return ToolError(
+        ErrorCode.APP_NOT_INSTALLED,
+        f"No app {package!r} is installed on the phone.",
+        remedy="Call list_apps for the installed package names.",
+        details={"packageName": package},
+    )
+
+
+def wait_timed_out(target: str, condition: str, ms: int) -> ToolError:
+    return ToolError(
+        ErrorCode.TIMEOUT,
+        f'"{target}" was not {condition} within {ms} ms.',
+        remedy="Call wait_for again with a larger timeoutMs, or list_elements to see what the screen "
+        "shows instead.",
+        retryable=True,
+        details={"target": target, "condition": condition, "timeoutMs": ms},
     )

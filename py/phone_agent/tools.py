@@ -1,27 +1,48 @@
 """The tool catalog: the one source of tool names, descriptions, schemas, annotations and timeouts.
 
-The page registers its WebMCP tools from it, the MCP server lists its tools from it, the relay takes
-its timeouts from it, and the docs' tool reference is generated from it. ``validate_arguments`` checks
-a call against the schema here, because Chrome does not validate WebMCP input and the relay must not
-trust what arrives.
+``TOOLS`` is the specification's six (declared here, with how each runs on the page's service) and the
+phone's device tools (``device_actions``). The page registers its WebMCP tools from it, the MCP server
+lists its tools from it, the relay takes its timeouts from it, the agent takes its device actions from
+it, and the docs' tool reference is generated from it. ``validate_arguments`` checks a call against the
+schema here, because Chrome does not validate WebMCP input and the relay must not trust what arrives.
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from . import errors
+from .device_actions import DEVICE_TOOLS, action_result
 from .errors import ErrorCode, ToolError
+from .results import format_task_markdown, json_result, png_result, text_result
+from .tool_spec import (
+    CallEnv,
+    Channel,
+    Handler,
+    ToolSpec,
+    object_schema,
+    parameters_text,
+    validate_arguments,
+)
 
-
-class Channel(StrEnum):
-    """How a call reached the page: A is the relay from ``phone-agent mcp``, B is WebMCP."""
-
-    RELAY = "relay"
-    WEBMCP = "webmcp"
-
+__all__ = [
+    "DEFAULT_TASK_TIMEOUT_MS",
+    "SPEC_TOOL_NAMES",
+    "TOOLS",
+    "TOOLS_BY_NAME",
+    "TOOL_NAMES",
+    "CallEnv",
+    "Channel",
+    "Handler",
+    "ToolProfile",
+    "ToolSpec",
+    "get_tool",
+    "object_schema",
+    "parameters_text",
+    "tools_for_profile",
+    "validate_arguments",
+]
 
 # run_agent_task's default time budget per channel (the specification's numbers).
 DEFAULT_TASK_TIMEOUT_MS = {Channel.RELAY: 1_200_000, Channel.WEBMCP: 120_000}
@@ -30,57 +51,185 @@ RELAY_TASK_GRACE_MS = 5_000
 MIN_TASK_TIMEOUT_MS = 1_000
 MAX_TASK_TIMEOUT_MS = 24 * 3_600_000
 
-
-@dataclass(frozen=True)
-class ToolSpec:
-    """One tool as both channels offer it."""
-
-    name: str
-    title: str
-    description: str
-    input_schema: dict[str, Any]
-    read_only: bool
-    consequential: bool
-    relay_timeout_ms: int
-    # What structuredContent looks like when the call succeeds (MCP ``outputSchema``); None: no schema.
-    output_schema: dict[str, Any] | None = None
-    # The answer carries what the phone shows (screen text can hold instructions a model must not follow).
-    untrusted_content: bool = False
-
-    def mcp_annotations(self) -> dict[str, Any]:
-        """Annotations for Channel A (MCP ``ToolAnnotations``, wire names)."""
-        notes: dict[str, Any] = {"title": self.title, "readOnlyHint": self.read_only}
-        if not self.read_only:
-            notes["destructiveHint"] = self.consequential
-            notes["idempotentHint"] = False
-        notes["openWorldHint"] = self.consequential
-        return notes
-
-    def webmcp_annotations(self) -> dict[str, Any]:
-        """Annotations for Channel B; Chrome keeps ``readOnlyHint`` and ``consequentialHint``."""
-        notes: dict[str, Any] = {"readOnlyHint": self.read_only}
-        if self.consequential:
-            notes["consequentialHint"] = True
-        if self.untrusted_content:
-            notes["untrustedContentHint"] = True
-        return notes
-
-    def timeout_ms(self, args: dict[str, Any]) -> int:
-        """The relay's time limit for one call with these (validated) arguments."""
-        if self.name == "run_agent_task":
-            budget = args.get("timeoutMs", DEFAULT_TASK_TIMEOUT_MS[Channel.RELAY])
-            return int(budget) + RELAY_TASK_GRACE_MS
-        return self.relay_timeout_ms
+_STR = {"type": "string"}
+_STR_OR_NULL = {"type": ["string", "null"]}
+_INT_OR_NULL = {"type": ["integer", "null"]}
+_INT = {"type": "integer"}
+_BOOL = {"type": "boolean"}
 
 
-def _object(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
-    schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
-    if required:
-        schema["required"] = required
-    return schema
+def _output(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": required}
 
 
-TOOLS: tuple[ToolSpec, ...] = (
+_TASK_STATUS = {"type": "string", "enum": ["idle", "planning", "running", "finished", "failed", "aborted"]}
+TASK_SUMMARY_SCHEMA = _output(
+    {
+        "taskId": _STR,
+        "status": _TASK_STATUS,
+        "conclusion": _STR_OR_NULL,
+        "stepsCompleted": _INT,
+        "totalSteps": _INT,
+        "durationMs": _INT_OR_NULL,
+        "error": _STR_OR_NULL,
+    },
+    ["taskId", "status"],
+)
+TASK_SCHEMA = _output(
+    {
+        **TASK_SUMMARY_SCHEMA["properties"],
+        "goal": _STR,
+        "createdAt": _INT_OR_NULL,
+        "startedAt": _INT_OR_NULL,
+        "finishedAt": _INT_OR_NULL,
+        "steps": {"type": "array", "items": {"type": "object"}},
+    },
+    ["taskId", "goal", "status"],
+)
+SCREENSHOT_SCHEMA = _output(
+    {
+        "width": _INT,
+        "height": _INT,
+        "format": {"type": "string", "enum": ["png", "jpeg"]},
+        "deviceWidth": _INT,
+        "deviceHeight": _INT,
+        "scaleX": {"type": "number"},
+        "scaleY": {"type": "number"},
+    },
+    ["width", "height", "format", "deviceWidth", "deviceHeight"],
+)
+DEVICE_STATUS_SCHEMA = _output(
+    {
+        "connected": _BOOL,
+        "model": _STR,
+        "brand": _STR,
+        "release": _STR,
+        "sdk": _STR,
+        "manufacturer": _STR,
+        "serial": _STR,
+        "screenWidth": _INT,
+        "screenHeight": _INT,
+        "transport": _STR,
+    },
+    ["connected"],
+)
+
+
+def _service(env: CallEnv) -> Any:
+    if env.service is None:  # pragma: no cover - the six are called through the page's service only
+        raise errors.internal("service", RuntimeError("no service for this call"))
+    return env.service
+
+
+async def run_agent_task(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
+    channel = env.channel if env.channel in DEFAULT_TASK_TIMEOUT_MS else Channel.WEBMCP
+    timeout_ms = int(args.get("timeoutMs", DEFAULT_TASK_TIMEOUT_MS[channel]))
+    task = await _service(env).run_agent(args["goal"], timeout_ms, env.progress)
+    # A task that ended (even failed or aborted) is an answer, not a tool failure: the report and its
+    # status say how it went. Channel A reads the Markdown report; Channel B the JSON.
+    if env.channel is Channel.RELAY:
+        return {**text_result(format_task_markdown(task)), "structuredContent": task.summary_json()}
+    return json_result(task.summary_json())
+
+
+async def abort_task(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
+    task_id = _service(env).abort()
+    structured: dict[str, Any] = {"aborted": True}
+    if task_id:
+        structured["taskId"] = task_id
+    return {**text_result(errors.TASK_ABORTED_TEXT), "structuredContent": structured}
+
+
+async def get_task_result(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
+    task = _service(env).get_task(args["taskId"])
+    if task is None:
+        raise ToolError(
+            ErrorCode.TASK_NOT_FOUND,
+            f'No task with taskId "{args["taskId"]}" in this page.',
+            remedy="Use the taskId that run_agent_task answered, or call get_latest_task. "
+            "Tasks live in the page that ran them.",
+            details={"taskId": args["taskId"]},
+        )
+    return json_result(task.to_json(include_steps=args["includeSteps"]))
+
+
+async def get_latest_task(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
+    tasks = _service(env).get_all_tasks()
+    if not tasks:
+        raise ToolError(
+            ErrorCode.NO_TASKS,
+            "No agent task has run in this page yet.",
+            remedy="Call run_agent_task with a goal first.",
+        )
+    return json_result(tasks[-1].to_json(include_steps=True))
+
+
+async def take_screenshot(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
+    from .agent.ports import png_size
+
+    phone = env.phone()
+    png = await phone.device.screenshot_png()
+    wanted = args.get("format", "png")
+    max_side = args.get("maxSide")
+    try:
+        width, height = png_size(png)
+    except ValueError:
+        if max_side is None and wanted == "png":  # the phone's own bytes, as the specification answers
+            return png_result(png)
+        from .device import DeviceError
+
+        raise DeviceError("the phone's screenshot is not a PNG image") from None
+    scale = 1.0 if max_side is None else min(1.0, max_side / max(width, height))
+    if scale >= 1.0 and wanted == "png":
+        structured = {
+            "width": width,
+            "height": height,
+            "format": "png",
+            "deviceWidth": width,
+            "deviceHeight": height,
+            "scaleX": 1.0,
+            "scaleY": 1.0,
+        }
+        return {**png_result(png), "structuredContent": structured}
+    if phone.image_codec is None:
+        raise ToolError(
+            ErrorCode.INTERNAL,
+            "This page cannot scale or re-encode images.",
+            remedy="Call take_screenshot without maxSide and format for the phone's own PNG.",
+        )
+    image_w, image_h = max(1, round(width * scale)), max(1, round(height * scale))
+    mime = "image/jpeg" if wanted == "jpeg" else "image/png"
+    image = await phone.image_codec.scale(png, image_w, image_h, mime, 0.85)
+    scale_x, scale_y = width / image_w, height / image_h
+    structured = {
+        "width": image_w,
+        "height": image_h,
+        "format": wanted,
+        "deviceWidth": width,
+        "deviceHeight": height,
+        "scaleX": round(scale_x, 6),
+        "scaleY": round(scale_y, 6),
+    }
+    note = (
+        f"The image is {image_w}x{image_h} pixels of a {width}x{height} screen. Device pixels (what "
+        f"tap, long_press and swipe take) = image pixels x {scale_x:.4f} horizontally and x "
+        f"{scale_y:.4f} vertically; e.g. image (100, 200) is device ({round(100 * scale_x)}, "
+        f"{round(200 * scale_y)})."
+    )
+    import base64
+
+    result = action_result(note, structured)
+    result["content"].insert(
+        0, {"type": "image", "data": base64.b64encode(image).decode("ascii"), "mimeType": mime}
+    )
+    return result
+
+
+async def get_device_status(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
+    return json_result(await _service(env).device_info())
+
+
+SPEC_TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         name="run_agent_task",
         title="Run a phone agent task",
@@ -90,7 +239,7 @@ TOOLS: tuple[ToolSpec, ...] = (
             "(Plan-and-Resolve). Blocks until the task ends and answers a report of every step. One task "
             "runs at a time; call abort_task to stop it early."
         ),
-        input_schema=_object(
+        input_schema=object_schema(
             {
                 "goal": {
                     "type": "string",
@@ -112,23 +261,30 @@ TOOLS: tuple[ToolSpec, ...] = (
         read_only=False,
         consequential=True,
         relay_timeout_ms=DEFAULT_TASK_TIMEOUT_MS[Channel.RELAY] + RELAY_TASK_GRACE_MS,
+        timeout_arg="timeoutMs",
+        timeout_grace_ms=RELAY_TASK_GRACE_MS,
+        output_schema=TASK_SUMMARY_SCHEMA,
+        untrusted_content=True,
+        run=run_agent_task,
     ),
     ToolSpec(
         name="abort_task",
         title="Abort the running task",
         description="Abort the agent task that is running now. Its finished steps are kept and it is "
         "marked aborted. Answers an error when no task is running.",
-        input_schema=_object({}),
+        input_schema=object_schema({}),
         read_only=False,
         consequential=False,
         relay_timeout_ms=10_000,
+        output_schema=_output({"aborted": _BOOL, "taskId": _STR}, ["aborted"]),
+        run=abort_task,
     ),
     ToolSpec(
         name="get_task_result",
         title="Get a task's result",
         description="The detailed result of one agent task by its taskId (from run_agent_task), as JSON: "
         "goal, status, conclusion, error, duration and, unless includeSteps is false, every step.",
-        input_schema=_object(
+        input_schema=object_schema(
             {
                 "taskId": {
                     "type": "string",
@@ -147,49 +303,68 @@ TOOLS: tuple[ToolSpec, ...] = (
         read_only=True,
         consequential=False,
         relay_timeout_ms=10_000,
+        output_schema=TASK_SCHEMA,
+        untrusted_content=True,
+        run=get_task_result,
     ),
     ToolSpec(
         name="get_latest_task",
         title="Get the latest task",
         description="The full result, steps included, of the most recent agent task in this page, in "
         "the same JSON as get_task_result.",
-        input_schema=_object({}),
+        input_schema=object_schema({}),
         read_only=True,
         consequential=False,
         relay_timeout_ms=10_000,
+        output_schema=TASK_SCHEMA,
+        untrusted_content=True,
+        run=get_latest_task,
     ),
     ToolSpec(
         name="take_screenshot",
         title="Take a screenshot",
-        description="A screenshot of the connected phone's screen, as a PNG image.",
-        input_schema=_object({}),
+        description="A screenshot of the connected phone's screen, as a PNG image at the screen's own "
+        "size; maxSide scales it down (e.g. 1024) and format=jpeg makes it smaller, and the answer then "
+        "says how to map image pixels to device pixels (which tap and swipe take).",
+        input_schema=object_schema(
+            {
+                "maxSide": {
+                    "type": "integer",
+                    "minimum": 64,
+                    "maximum": 8192,
+                    "description": "Scale the image so its longer side is at most this many pixels.",
+                },
+                "format": {"type": "string", "enum": ["png", "jpeg"], "description": "Default png."},
+            }
+        ),
         read_only=True,
         consequential=False,
         relay_timeout_ms=30_000,
+        output_schema=SCREENSHOT_SCHEMA,
+        untrusted_content=True,
+        run=take_screenshot,
     ),
     ToolSpec(
         name="get_device_status",
         title="Get device status",
         description="Whether a phone is connected and, if so, its model, brand, Android release, SDK "
         'level, serial and screen size, as JSON. Answers {"connected": false} when none is.',
-        input_schema=_object({}),
+        input_schema=object_schema({}),
         read_only=True,
         consequential=False,
         relay_timeout_ms=15_000,
+        output_schema=DEVICE_STATUS_SCHEMA,
+        run=get_device_status,
     ),
 )
 
+TOOLS: tuple[ToolSpec, ...] = SPEC_TOOLS + DEVICE_TOOLS
 TOOLS_BY_NAME: dict[str, ToolSpec] = {tool.name: tool for tool in TOOLS}
 TOOL_NAMES: tuple[str, ...] = tuple(tool.name for tool in TOOLS)
 # The specification's six tools, in its order.
-SPEC_TOOL_NAMES: tuple[str, ...] = (
-    "run_agent_task",
-    "abort_task",
-    "get_task_result",
-    "get_latest_task",
-    "take_screenshot",
-    "get_device_status",
-)
+SPEC_TOOL_NAMES: tuple[str, ...] = tuple(tool.name for tool in SPEC_TOOLS)
+# The device actions the page's agent may call (the same entries as the tools).
+AGENT_ACTION_TOOLS: tuple[ToolSpec, ...] = tuple(tool for tool in DEVICE_TOOLS if tool.agent_action)
 
 
 class ToolProfile(StrEnum):
@@ -207,119 +382,24 @@ def tools_for_profile(profile: str | ToolProfile = DEFAULT_TOOL_PROFILE) -> tupl
     """The catalog's tools a profile offers, in catalog order; ValueError for an unknown profile."""
     chosen = ToolProfile(profile)
     if chosen is ToolProfile.AGENT:
-        return tuple(TOOLS_BY_NAME[name] for name in SPEC_TOOL_NAMES)
+        return SPEC_TOOLS
     if chosen is ToolProfile.READ_ONLY:
         return tuple(tool for tool in TOOLS if tool.read_only)
     return TOOLS
 
 
-def get_tool(name: Any) -> ToolSpec:
-    """The spec of the tool ``name``, or a ToolError naming the tools that exist."""
-    if isinstance(name, str) and name in TOOLS_BY_NAME:
-        return TOOLS_BY_NAME[name]
+def get_tool(name: Any, profile: str | ToolProfile = DEFAULT_TOOL_PROFILE) -> ToolSpec:
+    """The spec of the tool ``name`` within ``profile``, or a ToolError naming the tools it offers."""
+    offered = tools_for_profile(profile)
+    if isinstance(name, str):
+        for tool in offered:
+            if tool.name == name:
+                return tool
+    names = ", ".join(tool.name for tool in offered)
+    where = "" if ToolProfile(profile) is ToolProfile.ALL else f" (tool profile {ToolProfile(profile)})"
     raise ToolError(
         ErrorCode.UNKNOWN_TOOL,
-        f"Unknown tool {name!r}. The tools are: {', '.join(TOOL_NAMES)}.",
+        f"Unknown tool {name!r}{where}. The tools are: {names}.",
         remedy="Call one of the listed tools (tools/list shows their parameters).",
         details={"tool": name if isinstance(name, str) else repr(name)},
     )
-
-
-_JSON_TYPES = {
-    "string": "a string",
-    "number": "a number",
-    "integer": "an integer",
-    "boolean": "a boolean (true or false)",
-    "object": "an object",
-}
-
-
-def _type_ok(value: Any, kind: str) -> bool:
-    if kind == "string":
-        return isinstance(value, str)
-    if kind == "boolean":
-        return isinstance(value, bool)
-    if kind in ("number", "integer"):
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            return False
-        if not math.isfinite(value):
-            return False
-        return kind == "number" or float(value).is_integer()
-    if kind == "object":
-        return isinstance(value, dict)
-    return True
-
-
-def _describe(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number" if math.isfinite(value) else f"the non-finite number {value}"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
-
-
-def _bad(tool: ToolSpec, field: str, problem: str) -> ToolError:
-    params = (
-        ", ".join(
-            f"{key}{'' if key in tool.input_schema.get('required', []) else '?'}: {spec['type']}"
-            for key, spec in tool.input_schema["properties"].items()
-        )
-        or "none"
-    )
-    return ToolError(
-        ErrorCode.INVALID_ARGUMENT,
-        f'Invalid argument for {tool.name}: "{field}" {problem}.',
-        remedy=f"Call {tool.name} again with valid arguments. Its parameters: {params}.",
-        details={"tool": tool.name, "field": field},
-    )
-
-
-def validate_arguments(tool: ToolSpec, args: Any) -> dict[str, Any]:
-    """Check ``args`` against the tool's schema and return them with defaults filled in.
-
-    Raises ToolError(invalid_argument) naming the first bad field. ``None`` counts as ``{}`` (MCP
-    clients omit ``arguments`` for tools without parameters).
-    """
-    if args is None:
-        args = {}
-    if not isinstance(args, dict):
-        raise _bad(tool, "arguments", f"must be an object, not {_describe(args)}")
-    schema = tool.input_schema
-    properties: dict[str, Any] = schema["properties"]
-    for key in args:
-        if key not in properties:
-            allowed = ", ".join(properties) or "no parameters"
-            raise _bad(tool, key, f"is not a parameter of this tool (it takes {allowed})")
-    for key in schema.get("required", []):
-        if key not in args:
-            raise _bad(tool, key, "is required")
-    clean: dict[str, Any] = {}
-    for key, spec in properties.items():
-        if key not in args:
-            if "default" in spec:
-                clean[key] = spec["default"]
-            continue
-        value = args[key]
-        kind = spec["type"]
-        if not _type_ok(value, kind):
-            raise _bad(tool, key, f"must be {_JSON_TYPES[kind]}, not {_describe(value)}")
-        if kind == "string":
-            if spec.get("minLength", 0) > 0 and not value.strip():
-                raise _bad(tool, key, "must not be empty")
-            if len(value) > spec.get("maxLength", len(value)):
-                raise _bad(tool, key, f"must be at most {spec['maxLength']} characters")
-        if kind in ("number", "integer"):
-            if "minimum" in spec and value < spec["minimum"]:
-                raise _bad(tool, key, f"must be at least {spec['minimum']}, not {value}")
-            if "maximum" in spec and value > spec["maximum"]:
-                raise _bad(tool, key, f"must be at most {spec['maximum']}, not {value}")
-        clean[key] = value
-    return clean

@@ -86,11 +86,29 @@ def last_user_text(request: dict[str, Any]) -> str:
 
 def element_point(request: dict[str, Any], label: str) -> tuple[int, int]:
     """The centre the agent gave for the element with this label in its last screen message."""
-    pattern = re.compile(r'^- "' + re.escape(label) + r'" .*? at \((\d+), (\d+)\)', re.MULTILINE)
+    pattern = re.compile(r'^- (?:@e\d+ )?"' + re.escape(label) + r'" .*? at \((\d+), (\d+)\)', re.MULTILINE)
     match = pattern.search(last_user_text(request))
     if match is None:
         raise AssertionError(f"no element {label!r} in the prompt:\n{last_user_text(request)}")
     return int(match.group(1)), int(match.group(2))
+
+
+def element_ref(request: dict[str, Any], label: str) -> str:
+    """The ref the agent gave for the element with this label in its last screen message."""
+    pattern = re.compile(r'^- (@e\d+) "' + re.escape(label) + r'" ', re.MULTILINE)
+    match = pattern.search(last_user_text(request))
+    if match is None:
+        raise AssertionError(f"no element {label!r} with a ref in the prompt:\n{last_user_text(request)}")
+    return match.group(1)
+
+
+def tap_ref(label: str, thinking: str = "") -> Reply:
+    """A tap on the element by its ref (as the strongest agents address elements)."""
+
+    def make(request: dict[str, Any]) -> Reply:
+        return call("tap", thinking or f"I tap {label}.", target=element_ref(request, label))
+
+    return Reply(kind="dynamic", make=make)
 
 
 def tap_on(label: str, thinking: str = "") -> Reply:

@@ -19,6 +19,7 @@ from tests.agent.model_server import (
     plan,
     request_images,
     tap_on,
+    tap_ref,
     text,
 )
 
@@ -52,6 +53,28 @@ async def test_turn_wifi_on(agent, device, model_server):
     assert image.size == (int(size[0]), int(size[1])) == (461, 1024)
     assert task.steps[0].before_screenshot.startswith("data:image/jpeg;base64,")
     assert all(r["tools"] for r in model_server.requests)
+
+
+async def test_the_agent_taps_and_types_by_ref_through_the_catalog_entries(agent, device, model_server):
+    device.phone.set_bluetooth(False)
+    model_server.add(
+        plan("Turn Bluetooth on"),
+        tap_ref("Settings"),
+        tap_ref("Connected devices"),
+        tap_ref("Bluetooth"),
+        call("finish_task", conclusion="Bluetooth is on"),
+    )
+    task = await agent.run(new_task("Turn Bluetooth on"), device, 30_000, None)
+
+    assert task.status is TaskStatus.FINISHED, task.error
+    assert device.phone.state()["bluetooth"] is True
+    taps = [c for c in task.steps[0].tool_calls if c.name == "tap"]
+    assert [c.args["target"][:2] for c in taps] == ["@e", "@e", "@e"]
+    assert all(c.ok and c.result.startswith("tapped at (") for c in taps)
+    # The model is offered the catalog's own tap, which takes a target.
+    offered = {tool["function"]["name"]: tool for tool in model_server.requests[1]["tools"]}
+    assert "target" in offered["tap"]["function"]["parameters"]["properties"]
+    assert "device pixels" not in json.dumps(offered)
 
 
 async def test_send_message_to_zhang_san(agent, device, model_server):
@@ -201,18 +224,17 @@ async def test_open_app_by_name_and_a_refused_package(agent, device, model_serve
     model_server.add(
         plan("Open the Catalog"),
         call("open_app", packageName="com.example.missing"),
-        call("open_app", packageName="android"),
+        call("open_app", packageName="google"),
         call("open_app", packageName="catalog"),
         call("finish_step", summary="open"),
     )
     task = await agent.run(new_task("Open the Catalog"), device, 30_000, None)
     assert task.status is TaskStatus.FINISHED, task.error
     missing, ambiguous, found = task.steps[0].tool_calls[:3]
-    assert (
-        not missing.ok
-        and missing.result == "Error: the phone refused: no launchable app 'com.example.missing' on the phone"
+    assert not missing.ok and missing.result.startswith(
+        "Error: No app 'com.example.missing' is installed on the phone. Call list_apps"
     )
-    assert not ambiguous.ok and "matches several packages" in ambiguous.result
+    assert not ambiguous.ok and "matches several installed packages" in ambiguous.result
     assert found.ok and found.result == "opened com.phoneagent.catalog"
     assert device.phone.state()["package"] == "com.phoneagent.catalog"
 

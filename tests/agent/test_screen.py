@@ -65,10 +65,10 @@ def test_useful_nodes_only_with_their_kind_and_state():
     ]
     lines = [node.line() for node in summarize_nodes(nodes, mapping)]
     assert lines == [
-        '- "Wi-Fi" clickable at (270, 250)',
-        '- "" switch at (475, 250) [on]',
-        '- "" text field at (270, 375) [focused]',
-    ]  # the layout without a label, the empty node and the duplicate are left out
+        '- @e1 "Wi-Fi" button at (270, 250)',
+        '- @e3 "" switch at (475, 250) [on]',
+        '- @e4 "" input at (270, 375) [focused]',
+    ]  # the layout without a label and the empty node are left out; the duplicate keeps its ref only
 
 
 def test_screen_change_ignores_the_bars_and_a_blinking_caret():

@@ -93,9 +93,12 @@ def test_normalised_coordinates_map_to_image_pixels():
             "endY=2000 is outside 0–1023",
         ),
         (ToolCall("press_key", {"key": "warp"}), "unknown key 'warp'"),
-        (ToolCall("type_text", {"text": ""}), "'text' must not be empty"),
+        (ToolCall("type_text", {"text": ""}), '"text" must not be empty'),
         (ToolCall("wait", {"ms": 99999}), "must be 0–10000"),
-        (ToolCall("long_press", {"x": 1, "y": 1, "durationMs": 5}), "durationMs=5 must be 100–10000"),
+        (
+            ToolCall("long_press", {"x": 1, "y": 1, "durationMs": 5}),
+            '"durationMs" must be at least 100, not 5',
+        ),
     ],
 )
 def test_invalid_actions_say_what_is_wrong(call, message):

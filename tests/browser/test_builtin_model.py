@@ -39,7 +39,7 @@ async def test_a_task_on_chrome_builtin_model_turns_wifi_on(browser, served, mak
     sim = await make_sim()
     sim.phone.set_wifi(False)
     url = f"{served.base}/?device=tcp:127.0.0.1:{sim.port}&agentSettleMs=0"
-    async with open_page(browser, url, init_script=FAKE) as (page, _watch):
+    async with open_page(browser, url, init_script=FAKE) as (page, watch):
         await page.wait_for_selector("html[data-phone=connected]", state="attached", timeout=30_000)
         await page.uncheck("#live-toggle")
         builtin = page.locator("#settings-builtin")
@@ -73,5 +73,7 @@ async def test_a_task_on_chrome_builtin_model_turns_wifi_on(browser, served, mak
                 assert entry["images"] == [{"type": "image/jpeg", "width": 461, "height": 1024}], entry
             # Turns after the first in a step carry the exchange so far.
             assert "assistant" in log[4]["roles"]
+            # The page names the output language, as Chrome asks.
+            assert not watch.logged("warning", "No output language")
         finally:
             await page.click("#settings-clear")

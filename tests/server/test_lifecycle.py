@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from phone_agent.tools import TOOL_NAMES
 from tests.server.harness import PHONE_AGENT, Peer, free_port, wait_listening
 
 
@@ -85,7 +86,7 @@ async def test_stdout_is_json_rpc_only_and_closing_stdin_ends_the_process(
         process.stdin.write(jsonrpc(2, "tools/list"))
         process.stdin.flush()
         listed = read_line(process)
-        assert listed["id"] == 2 and len(listed["result"]["tools"]) == 6
+        assert listed["id"] == 2 and len(listed["result"]["tools"]) == len(TOOL_NAMES)
         await peer.next_request("get_device_status")  # the self-check reached the page; never answered
 
         started = time.monotonic()

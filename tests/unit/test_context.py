@@ -231,8 +231,10 @@ async def test_a_task_refused_before_it_starts_is_not_kept():
         async def run(self, task, device, timeout_ms, progress):
             from phone_agent.errors import ErrorCode, ToolError
 
-            raise ToolError(ErrorCode.NO_MODEL, "No model configured: open Settings in the page and choose "
-                            "a model provider.")
+            raise ToolError(
+                ErrorCode.NO_MODEL,
+                "No model configured: open Settings in the page and choose a model provider.",
+            )
 
         def abort(self):
             pass

@@ -4,11 +4,14 @@ import pytest
 
 from phone_agent.errors import ErrorCode, ToolError
 from phone_agent.tools import (
+    SPEC_TOOL_NAMES,
     TOOL_NAMES,
     TOOLS,
     TOOLS_BY_NAME,
     Channel,
+    ToolProfile,
     get_tool,
+    tools_for_profile,
     validate_arguments,
 )
 
@@ -22,8 +25,58 @@ SEED_TOOLS = [
 ]
 
 
-def test_catalog_has_the_six_tools_of_the_specification_in_its_order():
-    assert list(TOOL_NAMES) == SEED_TOOLS
+DEVICE_TOOLS = [
+    "list_elements",
+    "tap",
+    "long_press",
+    "swipe",
+    "scroll_to",
+    "type_text",
+    "press_key",
+    "open_app",
+    "stop_app",
+    "open_url",
+    "list_apps",
+    "get_current_app",
+    "wait_for",
+    "get_screen_info",
+    "set_orientation",
+]
+
+
+def test_catalog_has_the_six_tools_of_the_specification_in_its_order_then_the_device_tools():
+    assert list(SPEC_TOOL_NAMES) == SEED_TOOLS
+    assert list(TOOL_NAMES) == SEED_TOOLS + DEVICE_TOOLS
+
+
+def test_every_tool_has_a_handler_and_an_output_schema():
+    for tool in TOOLS:
+        assert tool.run is not None, tool.name
+        assert tool.output_schema is not None and tool.output_schema["type"] == "object", tool.name
+
+
+def test_profiles_choose_from_the_one_catalog():
+    assert [t.name for t in tools_for_profile("all")] == list(TOOL_NAMES)
+    assert [t.name for t in tools_for_profile(ToolProfile.AGENT)] == SEED_TOOLS
+    read_only = [t.name for t in tools_for_profile("read-only")]
+    assert read_only == [t.name for t in TOOLS if t.read_only]
+    assert "tap" not in read_only and "list_elements" in read_only and "wait_for" in read_only
+    with pytest.raises(ValueError):
+        tools_for_profile("everything")
+
+
+def test_a_tool_outside_the_profile_is_unknown_there():
+    with pytest.raises(ToolError) as info:
+        get_tool("tap", "read-only")
+    assert info.value.code is ErrorCode.UNKNOWN_TOOL
+    assert "read-only" in info.value.message and "list_elements" in info.value.message
+    assert get_tool("tap").name == "tap"
+
+
+def test_tools_whose_answers_show_the_screen_are_marked_untrusted_on_webmcp():
+    for name in ("list_elements", "wait_for", "take_screenshot", "get_current_app", "get_task_result"):
+        assert TOOLS_BY_NAME[name].webmcp_annotations()["untrustedContentHint"] is True
+    assert "untrustedContentHint" not in TOOLS_BY_NAME["tap"].webmcp_annotations()
 
 
 @pytest.mark.parametrize("tool", TOOLS, ids=lambda t: t.name)
@@ -34,7 +87,7 @@ def test_every_schema_is_a_closed_object(tool):
     for name in schema.get("required", []):
         assert name in schema["properties"]
     for spec in schema["properties"].values():
-        assert spec["type"] in {"string", "number", "boolean"}
+        assert spec["type"] in {"string", "number", "integer", "boolean"}
         assert spec["description"]
 
 
@@ -45,19 +98,26 @@ def test_parameters_match_the_specification():
     result = TOOLS_BY_NAME["get_task_result"].input_schema
     assert result["required"] == ["taskId"]
     assert result["properties"]["includeSteps"]["default"] is True
-    for name in ("abort_task", "get_latest_task", "take_screenshot", "get_device_status"):
+    for name in ("abort_task", "get_latest_task", "get_device_status"):
         assert TOOLS_BY_NAME[name].input_schema["properties"] == {}
+    # take_screenshot's two optional parameters change nothing when left out.
+    assert set(TOOLS_BY_NAME["take_screenshot"].input_schema["properties"]) == {"maxSide", "format"}
+    assert "required" not in TOOLS_BY_NAME["take_screenshot"].input_schema
 
 
 def test_annotations_per_channel():
     run = TOOLS_BY_NAME["run_agent_task"]
     assert run.mcp_annotations()["destructiveHint"] is True
     assert run.mcp_annotations()["readOnlyHint"] is False
-    assert run.webmcp_annotations() == {"readOnlyHint": False, "consequentialHint": True}
+    assert run.webmcp_annotations() == {
+        "readOnlyHint": False,
+        "consequentialHint": True,
+        "untrustedContentHint": True,  # its report quotes the screen
+    }
     shot = TOOLS_BY_NAME["take_screenshot"]
     assert shot.mcp_annotations()["readOnlyHint"] is True
     assert "destructiveHint" not in shot.mcp_annotations()
-    assert shot.webmcp_annotations() == {"readOnlyHint": True}
+    assert shot.webmcp_annotations() == {"readOnlyHint": True, "untrustedContentHint": True}
     abort = TOOLS_BY_NAME["abort_task"]
     assert abort.mcp_annotations()["destructiveHint"] is False
     assert "consequentialHint" not in abort.webmcp_annotations()
@@ -128,8 +188,24 @@ def test_arguments_must_be_an_object():
 
 
 def test_tools_without_parameters_reject_any():
-    error = _invalid("take_screenshot", {"quality": 9})
+    error = _invalid("get_device_status", {"quality": 9})
     assert "no parameters" in error.message
+    assert "takes maxSide, format" in _invalid("take_screenshot", {"quality": 9}).message
+
+
+def test_enums_and_integers_are_checked():
+    assert "must be one of png, jpeg" in _invalid("take_screenshot", {"format": "gif"}).message
+    assert "must be an integer" in _invalid("tap", {"x": 1.5, "y": 2}).message
+    assert validate_arguments(get_tool("tap"), {"x": 3.0, "y": 4}) == {"x": 3, "y": 4, "double": False}
+    assert (
+        "at most 60000"
+        in _invalid("wait_for", {"target": "text=a", "condition": "visible", "timeoutMs": 60001}).message
+    )
+
+
+def test_wait_for_extends_the_relay_limit_by_its_own_timeout():
+    wait = TOOLS_BY_NAME["wait_for"]
+    assert wait.timeout_ms({"timeoutMs": 60_000}) == 60_000 + wait.relay_timeout_ms
 
 
 def test_valid_arguments_get_defaults():

@@ -170,14 +170,14 @@ class AdbDevice:
             timeout=COMMAND_TIMEOUT + duration_ms / 1000,
         )
 
-    async def type_text(self, text: str) -> None:
+    async def type_text(self, text: str) -> str:
         """ASCII through ``input text``; anything else through ADBKeyBoard, else clipboard and paste
-        (Clipper), else DeviceError."""
-        if not text:
-            return
-        if is_input_text_safe(text):
-            await self._check(f"input text {escape_input_text(text)}")
-            return
+        (Clipper), else DeviceError. Answers which way it went: ``input text``, ``ADBKeyBoard`` or
+        ``clipboard``."""
+        if not text or is_input_text_safe(text):
+            if text:
+                await self._check(f"input text {escape_input_text(text)}")
+            return "input text"
         previous = await self._switch_to_adb_keyboard()
         if previous is not None:
             try:
@@ -190,10 +190,10 @@ class AdbDevice:
                 # leave the phone without a keyboard. (The broadcast has committed the text by now.)
                 if previous and previous != ADB_KEYBOARD_IME:
                     await self._check(f"ime set {quote(previous)}")
-            return
+            return "ADBKeyBoard"
         if await self._installed(CLIPPER_PACKAGE):
             await self._paste(text)
-            return
+            return "clipboard"
         raise DeviceError(
             "this text has characters `input text` cannot type (non-ASCII), and neither ADBKeyBoard "
             "nor Clipper is installed",

@@ -1,5 +1,8 @@
 """The agent's actions as the model sees them (function-calling tools) and their validation.
 
+The device actions (tap, long_press, swipe, type_text, press_key, open_app, open_url) are the tool
+catalog's own entries (``ToolSpec.agent_action``), offered with the same names and schemas; the agent
+adds only what steers its own loop (wait, finish_step, fail_step, finish_task, extraction).
 Coordinates in actions are pixels of the screenshot image the model was sent; ``validate_action``
 checks them against that image (or converts 0–1000 normalised ones from text action formats) and
 rejects anything off the screen, unknown or missing with a message meant for the model.
@@ -12,14 +15,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..device import key_code
+from ..errors import ToolError
+from ..tool_spec import ToolSpec, validate_arguments
+from ..tools import AGENT_ACTION_TOOLS
 from .model import ToolCall, ToolSchema
 from .text_actions import NORMALIZED_MAX
 
-DEFAULT_LONG_PRESS_MS = 800
-DEFAULT_SWIPE_MS = 300
-MAX_GESTURE_MS = 10_000
 MAX_WAIT_MS = 10_000
-MAX_TEXT_CHARS = 2_000
 
 
 def _tool(name: str, description: str, properties: dict[str, Any], required: list[str]) -> ToolSchema:
@@ -59,45 +61,37 @@ SUBMIT_PLAN = _tool(
     ["steps"],
 )
 
-ACTION_TOOLS: list[ToolSchema] = [
-    _tool("tap", "Tap a point of the screenshot (image pixels).", {"x": _INT, "y": _INT}, ["x", "y"]),
-    _tool(
-        "long_press",
-        "Touch and hold a point of the screenshot (image pixels).",
-        {"x": _INT, "y": _INT, "durationMs": {"type": "integer", "minimum": 100, "maximum": MAX_GESTURE_MS}},
-        ["x", "y"],
-    ),
-    _tool(
-        "swipe",
-        "Drag a finger from a start point to an end point (image pixels). To scroll a list down, "
-        "swipe from lower to higher on the screen.",
-        {
-            "startX": _INT,
-            "startY": _INT,
-            "endX": _INT,
-            "endY": _INT,
-            "durationMs": {"type": "integer", "minimum": 50, "maximum": MAX_GESTURE_MS},
+# Coordinates the agent's model gives in screenshot pixels; the device tools take device pixels.
+POINT_FIELDS = (("x", "y"), ("startX", "startY"), ("endX", "endY"))
+_COORDINATES = frozenset(name for pair in POINT_FIELDS for name in pair)
+
+
+def _for_the_model(value: Any) -> Any:
+    """A catalog schema as the agent's model reads it: pixels are the screenshot's, not the device's."""
+    if isinstance(value, str):
+        return value.replace("device pixels", "screenshot pixels")
+    if isinstance(value, dict):
+        return {key: _for_the_model(item) for key, item in value.items() if key != "default"}
+    if isinstance(value, list):
+        return [_for_the_model(item) for item in value]
+    return value
+
+
+def catalog_action(spec: ToolSpec) -> ToolSchema:
+    """A device tool of the catalog as one of the agent's function-calling actions (the same entry)."""
+    return {
+        "type": "function",
+        "function": {
+            "name": spec.name,
+            "description": _for_the_model(spec.description),
+            "parameters": _for_the_model(spec.input_schema),
         },
-        ["startX", "startY", "endX", "endY"],
-    ),
-    _tool(
-        "type_text",
-        "Type text into the focused field (tap the field first). submit=true presses Enter afterwards.",
-        {"text": {"type": "string"}, "submit": {"type": "boolean"}},
-        ["text"],
-    ),
-    _tool(
-        "press_key",
-        "Press a key: back, home, enter, recents, delete, or an Android KEYCODE_ name.",
-        {"key": {"type": "string"}},
-        ["key"],
-    ),
-    _tool(
-        "open_app",
-        "Open an app by its package name (e.g. com.android.settings).",
-        {"packageName": {"type": "string"}},
-        ["packageName"],
-    ),
+    }
+
+
+CATALOG_ACTIONS: dict[str, ToolSpec] = {spec.name: spec for spec in AGENT_ACTION_TOOLS}
+ACTION_TOOLS: list[ToolSchema] = [
+    *(catalog_action(spec) for spec in AGENT_ACTION_TOOLS),
     _tool(
         "wait",
         "Wait for the screen to settle (at most 10000 ms).",
@@ -185,58 +179,50 @@ def _bool(args: dict[str, Any], name: str) -> bool:
     return value
 
 
+def _lenient(spec: ToolSpec, args: dict[str, Any]) -> dict[str, Any]:
+    """Models send "12" for 12 and "true" for true: the catalog's types, taken loosely."""
+    properties = spec.input_schema["properties"]
+    clean: dict[str, Any] = {}
+    for name, value in args.items():
+        if value is None:
+            continue
+        kind = properties.get(name, {}).get("type")
+        if kind in ("integer", "number"):
+            clean[name] = _number(args, name)
+        elif kind == "boolean":
+            clean[name] = _bool(args, name)
+        elif kind == "string" and isinstance(value, str):
+            clean[name] = value.strip() if name != "text" else value
+        else:
+            clean[name] = value
+    return clean
+
+
 def validate_action(call: ToolCall, image_width: int, image_height: int) -> Action:
-    """The call as an Action, or ActionError saying exactly what is wrong."""
+    """The call as an Action, or ActionError saying exactly what is wrong. Device actions are the
+    catalog's own entries, checked against their schema; coordinates stay in screenshot pixels."""
     if call.name not in ACTION_NAMES:
         raise ActionError(f"unknown tool {call.name!r}; the tools are: {', '.join(sorted(ACTION_NAMES))}")
     if call.error:
         raise ActionError(f"{call.name}: {call.error}")
     args = call.arguments
-
-    def point(x_name: str, y_name: str) -> dict[str, int]:
-        x, y = _number(args, x_name), _number(args, y_name)
-        if call.normalized:
-            x = min(image_width - 1, x * image_width // NORMALIZED_MAX)
-            y = min(image_height - 1, y * image_height // NORMALIZED_MAX)
-        problems = []
-        if not 0 <= x < image_width:
-            problems.append(f"{x_name}={x} is outside 0–{image_width - 1}")
-        if not 0 <= y < image_height:
-            problems.append(f"{y_name}={y} is outside 0–{image_height - 1}")
-        if problems:
-            raise ActionError(
-                f"{call.name}: the point is off the screen ({'; '.join(problems)}): coordinates are "
-                f"pixels of the {image_width}x{image_height} screenshot"
-            )
-        return {x_name: x, y_name: y}
-
     name = call.name
-    if name == "tap":
-        return Action(name, point("x", "y"))
-    if name == "long_press":
-        duration = _number(args, "durationMs", required=False, default=DEFAULT_LONG_PRESS_MS)
-        return Action(name, {**point("x", "y"), "durationMs": _duration(duration, 100)})
-    if name == "swipe":
-        duration = _number(args, "durationMs", required=False, default=DEFAULT_SWIPE_MS)
-        clean = {**point("startX", "startY"), **point("endX", "endY")}
-        return Action(name, {**clean, "durationMs": _duration(duration, 50)})
-    if name == "type_text":
-        text = _text(args, "text")
-        if len(text) > MAX_TEXT_CHARS:
-            raise ActionError(f"type_text: text is {len(text)} characters; at most {MAX_TEXT_CHARS}")
-        clean: dict[str, Any] = {"text": text}
-        if _bool(args, "submit"):
-            clean["submit"] = True
-        return Action(name, clean)
-    if name == "press_key":
-        key = _text(args, "key")
+    spec = CATALOG_ACTIONS.get(name)
+    if spec is not None:
+        clean = _lenient(spec, args)
+        for x_name, y_name in POINT_FIELDS:
+            if x_name in clean or y_name in clean:
+                clean.update(_image_point(call, clean, x_name, y_name, image_width, image_height))
         try:
-            key_code(key)
-        except ValueError as exc:
-            raise ActionError(f"press_key: {exc}") from None
-        return Action(name, {"key": key})
-    if name == "open_app":
-        return Action(name, {"packageName": _text(args, "packageName").strip()})
+            validate_arguments(spec, clean)
+        except ToolError as exc:
+            raise ActionError(exc.message) from None
+        if name == "press_key":
+            try:
+                key_code(clean["key"])
+            except ValueError as exc:
+                raise ActionError(f"press_key: {exc}") from None
+        return Action(name, clean)
     if name == "wait":
         ms = _number(args, "ms", required=False, default=1000)
         if not 0 <= ms <= MAX_WAIT_MS:
@@ -251,10 +237,27 @@ def validate_action(call: ToolCall, image_width: int, image_height: int) -> Acti
     return Action(name, {"conclusion": _text(args, "conclusion")})  # finish_task
 
 
-def _duration(ms: int, minimum: int) -> int:
-    if not minimum <= ms <= MAX_GESTURE_MS:
-        raise ActionError(f"durationMs={ms} must be {minimum}–{MAX_GESTURE_MS}")
-    return ms
+def _image_point(
+    call: ToolCall, args: dict[str, Any], x_name: str, y_name: str, image_width: int, image_height: int
+) -> dict[str, int]:
+    if x_name not in args or y_name not in args:
+        missing = y_name if x_name in args else x_name
+        raise ActionError(f"{call.name}: missing required argument {missing!r}")
+    x, y = args[x_name], args[y_name]
+    if call.normalized:
+        x = min(image_width - 1, x * image_width // NORMALIZED_MAX)
+        y = min(image_height - 1, y * image_height // NORMALIZED_MAX)
+    problems = []
+    if not 0 <= x < image_width:
+        problems.append(f"{x_name}={x} is outside 0–{image_width - 1}")
+    if not 0 <= y < image_height:
+        problems.append(f"{y_name}={y} is outside 0–{image_height - 1}")
+    if problems:
+        raise ActionError(
+            f"{call.name}: the point is off the screen ({'; '.join(problems)}): coordinates are "
+            f"pixels of the {image_width}x{image_height} screenshot"
+        )
+    return {x_name: x, y_name: y}
 
 
 @dataclass(frozen=True)

@@ -20,10 +20,15 @@ import traceback
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from ..device import Device, DeviceError, key_code
+from ..device import Device, DeviceError
+from ..device_actions import PhoneEnv, PhoneState
+from ..errors import ErrorCode, ToolError
 from ..tasks import AgentStep, AgentTask, StepStatus, TaskStatus, ToolCallRecord
+from ..tool_spec import CallEnv, Channel, validate_arguments
 from .actions import (
     ACTION_TOOLS,
+    CATALOG_ACTIONS,
+    POINT_FIELDS,
     SUBMIT_PLAN,
     Action,
     ActionError,
@@ -36,7 +41,7 @@ from .model import ChatModel, Message, ModelError, ModelTurn, ToolCall, ToolSche
 from .ports import Clock, ImageCodec, wall_clock_ms
 from .progress import Listener, ProgressReporter, ProgressSink
 from .prompts import plan_messages, replan_history, screen_message, step_context, step_system
-from .screen import Observation, ScreenMapping, observe, screen_changed
+from .screen import Observation, observe, screen_changed
 from .settings import no_model_error
 from .text_actions import parse_text_action
 
@@ -413,7 +418,7 @@ class PlanAndResolveAgent:
                         outcome = _StepOutcome(True, extraction.summary)
                         result = f"Extracted ({extraction.describe()}): {extraction.summary}"
                 else:
-                    ok, result = await self._execute(device, action, observation.mapping)
+                    ok, result = await self._execute(device, action, observation)
                     if config.settle_ms:
                         await self.sleep(config.settle_ms / 1000)
                     after = await self._observe(device, observation)
@@ -469,59 +474,42 @@ class PlanAndResolveAgent:
             call = dataclasses.replace(call, normalized=False)
         return call
 
-    async def _execute(self, device: Device, action: Action, mapping: ScreenMapping) -> tuple[bool, str]:
-        """Run a device action; a refusal goes back to the model, a phone that stopped answering raises."""
-        args = action.args
+    async def _execute(self, device: Device, action: Action, observation: Observation) -> tuple[bool, str]:
+        """Run a device action through its catalog entry (the same handler the tools run), with the
+        model's screenshot pixels turned into device pixels and its refs taken from the screen it saw.
+        A refusal goes back to the model; a phone that stopped answering raises."""
+        args = dict(action.args)
+        if action.name == "wait":
+            await self.sleep(args["ms"] / 1000)
+            return True, f"waited {args['ms']} ms"
+        spec = CATALOG_ACTIONS.get(action.name)
+        if spec is None or spec.run is None:
+            raise AssertionError(f"not a device action: {action.name}")
+        mapping = observation.mapping
+        for x_name, y_name in POINT_FIELDS:
+            if x_name in args:
+                args[x_name], args[y_name] = mapping.to_device(args[x_name], args[y_name])
+        if "distance" in args:
+            scale = max(
+                mapping.device_width / mapping.image_width, mapping.device_height / mapping.image_height
+            )
+            args["distance"] = max(1, round(args["distance"] * scale))
+        state = PhoneState(
+            snapshot=observation.snapshot, screen_size=(mapping.device_width, mapping.device_height)
+        )
+        phone = PhoneEnv(device, state, sleep=self.sleep, verify_refs=False)
         try:
-            if action.name == "tap":
-                x, y = mapping.to_device(args["x"], args["y"])
-                await device.tap(x, y)
-                return True, f"tapped at ({x},{y})"
-            if action.name == "long_press":
-                x, y = mapping.to_device(args["x"], args["y"])
-                await device.long_press(x, y, args["durationMs"])
-                return True, f"long-pressed at ({x},{y}) for {args['durationMs']} ms"
-            if action.name == "swipe":
-                x1, y1 = mapping.to_device(args["startX"], args["startY"])
-                x2, y2 = mapping.to_device(args["endX"], args["endY"])
-                await device.swipe(x1, y1, x2, y2, args["durationMs"])
-                return True, f"swiped from ({x1},{y1}) to ({x2},{y2}) in {args['durationMs']} ms"
-            if action.name == "type_text":
-                await device.type_text(args["text"])
-                if args.get("submit"):
-                    await device.press_key("enter")
-                    return True, f"typed {args['text']!r} and pressed Enter"
-                return True, f"typed {args['text']!r}"
-            if action.name == "press_key":
-                await device.press_key(args["key"])
-                return True, f"pressed {key_code(args['key'])}"
-            if action.name == "open_app":
-                package = await self._resolve_package(device, args["packageName"])
-                await device.open_app(package)
-                return True, f"opened {package}"
-            if action.name == "wait":
-                await self.sleep(args["ms"] / 1000)
-                return True, f"waited {args['ms']} ms"
-        except ActionError as exc:
-            return False, f"Error: {exc}"
-        except DeviceError as exc:
-            # A refused action (an unknown package, text the keyboard cannot type) is the model's to
-            # handle; a phone that no longer answers ends the task.
-            await device.screenshot_png()
-            return False, f"Error: the phone refused: {exc.message}"
-        raise AssertionError(f"not a device action: {action.name}")
-
-    async def _resolve_package(self, device: Device, name: str) -> str:
-        if "." in name:
-            return name
-        packages = await device.list_apps()
-        wanted = name.lower().replace(" ", "")
-        found = [p for p in packages if wanted in p.lower()]
-        if len(found) == 1:
-            return found[0]
-        if not found:
-            raise ActionError(f"open_app: no installed package matches {name!r}; give the package name")
-        raise ActionError(f"open_app: {name!r} matches several packages: {', '.join(found[:8])}")
+            result = await spec.run(CallEnv(Channel.AGENT, phone_env=phone), validate_arguments(spec, args))
+        except ToolError as exc:
+            if exc.code is ErrorCode.NO_DEVICE:
+                raise
+            if isinstance(exc, DeviceError):
+                # A refused action (an unknown package, text the keyboard cannot type) is the model's
+                # to handle; a phone that no longer answers ends the task (this raises).
+                await device.screenshot_png()
+                return False, f"Error: the phone refused: {exc.message}"
+            return False, f"Error: {exc.message} {exc.remedy}".strip()
+        return True, result["content"][0]["text"]
 
 
 def _exchange(call: ToolCall, text: str, result: str, number: int, native: bool) -> list[Message]:

@@ -18,10 +18,13 @@ step should be "Extract …": it will scroll and capture the whole list at once.
 STEP_SYSTEM = """You operate an Android phone to reach the user's goal, one action per answer.
 You get the goal, the plan with the current step, the actions you already took in this step and
 their results, and the current screenshot with a list of UI elements.
-Coordinates are pixels of the screenshot image you are sent ({width}x{height}, origin top-left);
-the UI element list gives each element's centre in the same pixels: prefer those points.
+Coordinates are pixels of the screenshot image you are sent ({width}x{height}, origin top-left).
+The UI element list gives each element's ref (@e3), label, role and centre in the same pixels.
+Prefer addressing an element by its ref: tap, long_press and type_text take target="@e3" (or a
+locator such as target="text=Send"), which lands on the element itself instead of a guessed pixel.
 Always answer by calling exactly one tool:
-- tap, long_press, swipe, type_text (tap the text field first), press_key, open_app, wait;
+- tap, long_press, swipe, type_text (with target, it taps the field first), press_key, open_app,
+  open_url, wait;
 - finish_step when the current step is done (check the screen); fail_step when it cannot be done;
 - finish_task when the whole goal is reached or answered, with the conclusion for the user;
 - extract_scrolling_content to read a whole list or long page (it scrolls and captures by itself
@@ -42,7 +45,7 @@ def plan_messages(
     text += (
         f"\nCurrent screen: screenshot {mapping.image_width}x{mapping.image_height} pixels "
         f"(device {mapping.device_width}x{mapping.device_height}).\n"
-        f"UI elements (label, kind, centre in image pixels):\n{observation.nodes_text()}\n\n"
+        f"UI elements (ref, label, role, centre in image pixels):\n{observation.nodes_text()}\n\n"
         "Call submit_plan with the steps."
     )
     return [
@@ -99,9 +102,8 @@ def screen_message(observation: Observation, current_app: str | None, note: str 
         text += f" Foreground app: {current_app}."
     if note:
         text += f"\n{note}"
-    text += (
-        f"\nUI elements (label, kind, centre in image pixels):\n{observation.nodes_text()}\n\nCall one tool."
-    )
+    text += "\nUI elements (ref, label, role, centre in image pixels):\n"
+    text += f"{observation.nodes_text()}\n\nCall one tool."
     return {"role": "user", "content": _with_image(text, observation)}
 
 

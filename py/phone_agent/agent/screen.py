@@ -14,6 +14,7 @@ import base64
 from dataclasses import dataclass, field
 
 from ..device import Device, DeviceError, UiNode
+from ..locators import ScreenSnapshot
 from .ports import ImageCodec, png_size
 
 THUMB_WIDTH = 48
@@ -48,17 +49,19 @@ class ScreenMapping:
 
 @dataclass(frozen=True)
 class NodeSummary:
-    """One useful UI node as the model reads it: its label, kind and centre in image pixels."""
+    """One useful UI element as the model reads it: its ref, label, role and centre in image pixels."""
 
     label: str
     kind: str
     x: int
     y: int
     flags: tuple[str, ...] = ()
+    ref: str = ""
 
     def line(self) -> str:
         flags = f" [{', '.join(self.flags)}]" if self.flags else ""
-        return f'- "{self.label}" {self.kind} at ({self.x}, {self.y}){flags}'
+        ref = f"{self.ref} " if self.ref else ""
+        return f'- {ref}"{self.label}" {self.kind} at ({self.x}, {self.y}){flags}'
 
 
 @dataclass
@@ -71,6 +74,7 @@ class Observation:
     image_mime: str
     nodes: list[NodeSummary] = field(default_factory=list)
     thumb: bytes = b""  # a tiny RGBA rendering, to tell whether the screen changed
+    snapshot: ScreenSnapshot | None = None  # the elements behind the refs the model is shown
     nodes_error: str | None = None
     current_app: str | None = None  # the foreground app, when asked for and known
 
@@ -85,52 +89,33 @@ class Observation:
         return "\n".join(node.line() for node in self.nodes)
 
 
-def _kind(node: UiNode) -> str:
-    name = node.class_name.rsplit(".", 1)[-1] or "view"
-    if node.class_name.endswith(("EditText", "AutoCompleteTextView")):
-        return "text field"
-    if node.checkable:
-        return "switch" if "Switch" in name else "checkbox"
-    if node.scrollable:
-        return "scrollable list"
-    if node.clickable:
-        return "button" if "Button" in name or not node.text else "clickable"
-    return "text"
-
-
 def summarize_nodes(nodes: list[UiNode], mapping: ScreenMapping, limit: int = MAX_NODES) -> list[NodeSummary]:
-    """The nodes worth telling the model: labelled, or interactive and on screen; deduplicated."""
+    """The elements worth telling the model (``list_elements``' own), with refs; deduplicated."""
+    snapshot = ScreenSnapshot.from_nodes(nodes, mapping.device_width, mapping.device_height)
+    return summarize_snapshot(snapshot, mapping, limit)
+
+
+def summarize_snapshot(
+    snapshot: ScreenSnapshot, mapping: ScreenMapping, limit: int = MAX_NODES
+) -> list[NodeSummary]:
     summaries: list[NodeSummary] = []
     seen: set[tuple[str, int, int]] = set()
-    for node in nodes:
-        bounds = node.bounds
-        if bounds.width <= 0 or bounds.height <= 0:
-            continue
-        cx, cy = bounds.center
-        if not (0 <= cx < mapping.device_width and 0 <= cy < mapping.device_height):
-            continue
-        label = (node.text or node.content_desc).strip().replace("\n", " ")
-        editable = node.class_name.endswith(("EditText", "AutoCompleteTextView"))
-        interactive = node.clickable or node.checkable or node.scrollable or node.long_clickable or editable
-        if not label and not interactive:
-            continue
-        if not label and node.resource_id:
-            label = node.resource_id.rsplit("/", 1)[-1]
-        x, y = mapping.to_image(cx, cy)
-        key = (label, x, y)
+    for element in snapshot.elements:
+        x, y = mapping.to_image(*element.center)
+        key = (element.label, x, y)
         if key in seen:
             continue
         seen.add(key)
         flags = []
-        if node.checkable:
-            flags.append("on" if node.checked else "off")
-        if node.focused:
+        if element.checkable:
+            flags.append("on" if element.checked else "off")
+        if element.focused:
             flags.append("focused")
-        if not node.enabled:
+        if not element.enabled:
             flags.append("disabled")
-        if node.selected:
+        if element.selected:
             flags.append("selected")
-        summaries.append(NodeSummary(label[:80], _kind(node), x, y, tuple(flags)))
+        summaries.append(NodeSummary(element.label, element.role, x, y, tuple(flags), element.ref))
         if len(summaries) >= limit:
             break
     return summaries
@@ -173,7 +158,11 @@ async def observe(
         observation = Observation(png, mapping, image, mime, thumb=thumb)
         if nodes_task is not None:
             try:
-                observation.nodes = summarize_nodes(await nodes_task, mapping)
+                snapshot = ScreenSnapshot.from_nodes(
+                    await nodes_task, mapping.device_width, mapping.device_height
+                )
+                observation.snapshot = snapshot
+                observation.nodes = summarize_snapshot(snapshot, mapping)
             except DeviceError as exc:
                 observation.nodes_error = exc.message
         if app_task is not None:

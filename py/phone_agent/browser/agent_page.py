@@ -181,6 +181,7 @@ class AgentPage:
         self.origin = str(js.location.origin)
         self.http = FetchHttpClient()
         self.codec = CanvasImageCodec()
+        context.image_codec = self.codec  # take_screenshot's maxSide and format use the same canvas
         self.settings = SettingsCard((server_config or {}).get("model"), self.refresh)
         self.history = TaskHistory()
         self.panel = ChatPanel(self.run_from_panel, context.abort)

@@ -16,11 +16,14 @@ from .. import __version__
 from ..adb.services import exec_into
 from ..context import McpServiceContext
 from ..relay_frames import relay_settings
+from ..tools import DEFAULT_TOOL_PROFILE, ToolProfile
 from .agent_page import AgentPage
 from .farm_client import FarmClient, start_farm
 from .interop import to_js_json
+from .live_controls import LiveViewControls
 from .phone import PhonePanel
 from .relay_client import McpRelayClient
+from .sim_offer import SimOffer
 from .ui import PageUi
 from .webmcp import WebMcpService
 
@@ -33,6 +36,8 @@ class PhoneAgentPage:
     relay: McpRelayClient
     phone: PhonePanel
     agent: AgentPage
+    live_controls: LiveViewControls
+    sim_offer: SimOffer
     phone_connecting: asyncio.Future[None] | None = None
     farm: FarmClient | None = None
 
@@ -55,6 +60,7 @@ async def start() -> PhoneAgentPage:
     context.add_call_listener(ui.log_call)
 
     server_config = await fetch_server_config()
+    context.profile = tool_profile(server_config)
     # The agent (settings, chat panel, task history) before the channels: a call arriving at once
     # already finds the restored history and the configured model.
     agent = AgentPage(context, server_config)
@@ -72,17 +78,29 @@ async def start() -> PhoneAgentPage:
     ui.show_relay_target(settings.url, settings.retry_ms, relay.retry_now)
 
     webmcp = WebMcpService(context)
-    ui.set_webmcp_status(await webmcp.register(), webmcp.registered)
+    ui.set_webmcp_status(await webmcp.register(), webmcp.registered, str(context.profile))
     relay.connect()
     phone = PhonePanel(context, (server_config or {}).get("adbBridge"))
+    live_controls = LiveViewControls(context)
+    sim_offer = SimOffer((server_config or {}).get("simOnDemand"), phone.connect_tcp)
     agent.runner.on_running = phone.agent_running
     agent.runner.on_frame = phone.show_agent_frame
-    page = PhoneAgentPage(context, ui, webmcp, relay, phone, agent)
+    page = PhoneAgentPage(context, ui, webmcp, relay, phone, agent, live_controls, sim_offer)
     page.phone_connecting = asyncio.ensure_future(phone.connect_at_load((server_config or {}).get("device")))
     page.farm = await start_farm(context)  # ?farm=ws://USER:PASSWORD@HOST:PORT (docs/farm.md)
     expose_console_api(page)
     ui.ready()
     return page
+
+
+def tool_profile(server_config: dict[str, Any] | None) -> ToolProfile:
+    """The server's tool profile (``toolProfile`` in /api/config), else all tools."""
+    name = (server_config or {}).get("toolProfile")
+    try:
+        return ToolProfile(name) if isinstance(name, str) else DEFAULT_TOOL_PROFILE
+    except ValueError:
+        js.console.warn(f"[phone-agent] unknown tool profile {name!r} from the server; offering all tools")
+        return DEFAULT_TOOL_PROFILE
 
 
 def expose_console_api(page: PhoneAgentPage) -> None:
@@ -93,10 +111,11 @@ def expose_console_api(page: PhoneAgentPage) -> None:
 
     async def unregister_webmcp() -> None:
         page.webmcp.unregister()
-        page.ui.set_webmcp_status(False, [])
+        page.ui.set_webmcp_status(False, [], str(page.context.profile))
 
     async def register_webmcp() -> None:
-        page.ui.set_webmcp_status(await page.webmcp.register(), page.webmcp.registered)
+        registered = await page.webmcp.register()
+        page.ui.set_webmcp_status(registered, page.webmcp.registered, str(page.context.profile))
 
     async def reconnect_relay() -> None:
         page.relay.retry_now()

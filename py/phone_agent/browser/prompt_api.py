@@ -21,9 +21,10 @@ from pyodide.ffi import JsException, to_js  # type: ignore[import-not-found]
 from ..agent.model import Message, ModelError, ModelEvent, TextDelta, ToolSchema, TurnEnd
 from .interop import is_nullish, to_js_json
 
+# The languages named: Chrome warns (and may refuse a model) when the output language is not given.
 AVAILABILITY_OPTIONS = {
-    "expectedInputs": [{"type": "text"}, {"type": "image"}],
-    "expectedOutputs": [{"type": "text"}],
+    "expectedInputs": [{"type": "text", "languages": ["en"]}, {"type": "image"}],
+    "expectedOutputs": [{"type": "text", "languages": ["en"]}],
 }
 CHUNK_LIMIT_S = 120.0  # the longest silence inside an on-device answer
 CREATE_LIMIT_S = 300.0  # a first use may download the model

@@ -12,13 +12,19 @@ from typing import Any
 import js  # type: ignore[import-not-found]
 
 from ..context import CallRecord
-from ..tools import TOOLS, Channel
+from ..tools import DEFAULT_TOOL_PROFILE, Channel, tools_for_profile
 from .dom import PanelEvents, element
 from .interop import is_nullish
 
 RELAY_READY_TOOLTIP = "MCP Relay connected: OpenClaw / Qoder can call the phone Agent"
 RELAY_OFF_TOOLTIP = "MCP Relay disconnected: please start the local MCP server (phone-agent mcp)"
 ACTIVITY_LIMIT = 200
+CHANNEL_LABELS = {
+    Channel.RELAY: "A · relay",
+    Channel.WEBMCP: "B · WebMCP",
+    Channel.PAGE: "live view",
+    Channel.AGENT: "agent",
+}
 
 
 def _result_preview(result: dict[str, Any]) -> str:
@@ -64,20 +70,26 @@ class PageUi:
         self._doc.getElementById("relay-retry").textContent = f"retries every {retry_ms / 1000:g} s"
         self._events.listen("relay-reconnect", "click", lambda _event=None: on_reconnect())
 
-    def set_webmcp_status(self, available: bool, names: list[str]) -> None:
+    def set_webmcp_status(self, available: bool, names: list[str], profile: str = "all") -> None:
         node = self._doc.getElementById("webmcp-state")
         node.classList.toggle("pill--on", available)
+        node.dataset.profile = profile
+        if profile != self._profile:
+            self._render_tools(profile)
         if available:
-            node.textContent = f"WebMCP: {len(names)} tools registered"
+            node.textContent = f"WebMCP: {len(names)} tools registered ({profile} tools)"
             node.title = "In-page agents find these tools on document.modelContext"
         else:
             node.textContent = "WebMCP unavailable"
             node.title = "Enable chrome://flags/#enable-webmcp-testing (Chrome 149+) and reload"
 
-    def _render_tools(self) -> None:
+    def _render_tools(self, profile: str = str(DEFAULT_TOOL_PROFILE)) -> None:
+        """One card a tool of the profile, from the catalog (the server's --tools: all, agent, read-only)."""
+        self._profile = profile
         listing = self._doc.getElementById("tool-list")
+        listing.dataset.profile = profile
         listing.replaceChildren()
-        for spec in TOOLS:
+        for spec in tools_for_profile(profile):
             item = element("li", cls="tool")
             head = element("div", cls="tool__head")
             head.append(
@@ -98,7 +110,7 @@ class PageUi:
             empty.remove()
         failed = bool(record.result.get("isError"))
         row = element("li", cls="activity__row" + (" activity__row--error" if failed else ""))
-        channel = "A · relay" if record.channel is Channel.RELAY else "B · WebMCP"
+        channel = CHANNEL_LABELS.get(record.channel, str(record.channel))
         row.append(
             element("span", time.strftime("%H:%M:%S"), "activity__time"),
             element("span", channel, "activity__channel"),

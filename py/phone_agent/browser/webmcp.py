@@ -16,7 +16,7 @@ from pyodide.ffi import create_proxy  # type: ignore[import-not-found]
 
 from .. import errors
 from ..context import McpServiceContext
-from ..tools import TOOLS, Channel, ToolSpec
+from ..tools import Channel, ToolSpec, tools_for_profile
 from .interop import console_log, console_warn, from_js, is_nullish, to_js_json
 
 ENABLE_STEPS = (
@@ -54,7 +54,8 @@ class WebMcpService:
         return get_model_context() is not None
 
     async def register(self) -> bool:
-        """Register every tool of the catalog; False (with a console warning) where WebMCP is missing."""
+        """Register the tools of the page's profile (the server's ``--tools``, all by default); False
+        (with a console warning) where WebMCP is missing."""
         model_context = get_model_context()
         if model_context is None:
             console_warn(ENABLE_STEPS)
@@ -63,23 +64,36 @@ class WebMcpService:
         self._controller = js.AbortController.new()
         options = js.Object.new()
         options.signal = self._controller.signal
-        for spec in TOOLS:
-            descriptor = to_js_json(
-                {
-                    "name": spec.name,
-                    "title": spec.title,
-                    "description": spec.description,
-                    "inputSchema": spec.input_schema,
-                    "annotations": spec.webmcp_annotations(),
-                }
-            )
+        for spec in tools_for_profile(self._context.profile):
             proxy = create_proxy(self._make_execute(spec))
             self._proxies.append(proxy)
-            descriptor.execute = proxy
-            await model_context.registerTool(descriptor, options)
+            await self._register_one(model_context, spec, proxy, options)
             self.registered.append(spec.name)
         console_log(f"[WebMCP] {len(self.registered)} tools registered: {', '.join(self.registered)}")
         return True
+
+    async def _register_one(self, model_context: Any, spec: ToolSpec, execute: Any, options: Any) -> None:
+        """Register with ``outputSchema`` where Chrome takes it (159+); a Chrome that refuses the
+        descriptor because of it gets the tool without it rather than no tool at all."""
+        base = {
+            "name": spec.name,
+            "title": spec.title,
+            "description": spec.description,
+            "inputSchema": spec.input_schema,
+            "annotations": spec.webmcp_annotations(),
+        }
+        attempts = (
+            [base] if spec.output_schema is None else [{**base, "outputSchema": spec.output_schema}, base]
+        )
+        for number, attempt in enumerate(attempts, 1):
+            descriptor = to_js_json(attempt)
+            descriptor.execute = execute
+            try:
+                await model_context.registerTool(descriptor, options)
+                return
+            except Exception:
+                if number == len(attempts):
+                    raise
 
     def unregister(self) -> None:
         """Withdraw the tools (abort the registration signal) and free their callbacks."""

@@ -1,7 +1,8 @@
 """The one web app phone-agent serves on its port: the page, ``/api/config``, the relay, the ADB bridge.
 
 Routes: ``GET /api/config`` (how the page learns it is served by phone-agent, where the relay and the
-ADB bridge are, and which device to connect to at load), the relay WebSocket at ``/`` and ``/relay``,
+ADB bridge are, and which device to connect to at load), ``POST /api/sim`` (the simulated phone,
+started on demand), the relay WebSocket at ``/`` and ``/relay``,
 the ADB bridge WebSocket at ``/adb``, and the page's files for everything else. The whole app sits
 behind ``AccessGuard`` (Host and Origin checks).
 """
@@ -24,6 +25,7 @@ from .. import __version__
 from .access import AccessGuard, AccessPolicy
 from .adb_bridge import BridgePolicy, serve_bridge
 from .relay import Relay
+from .sim_on_demand import SIM_PATH, SimOnDemand
 from .static_files import NO_FRAMING, PageFiles
 
 log = logging.getLogger("phone_agent.app")
@@ -53,6 +55,7 @@ def api_config(page_defaults: Mapping[str, object] | None = None) -> dict[str, o
         "relay": RELAY_PATH,
         "adbBridge": ADB_BRIDGE_PATH,
         "device": None,
+        "simOnDemand": SIM_PATH,
         **(page_defaults or {}),
     }
 
@@ -98,11 +101,15 @@ def build_app(
         finally:
             relay.page_disconnected(page)
 
+    sim_on_demand = SimOnDemand()
     routes = [
         Route("/api/config", config, methods=["GET"]),
+        Route(SIM_PATH, sim_on_demand.handle, methods=["POST"]),
         WebSocketRoute("/", relay_socket),
         WebSocketRoute(RELAY_PATH, relay_socket),
         WebSocketRoute(ADB_BRIDGE_PATH, adb_bridge),
         Route("/{path:path}", PageFiles(root).handle, methods=["GET", "HEAD"]),
     ]
-    return Starlette(routes=routes, middleware=[Middleware(AccessGuard, policy=policy)])
+    app = Starlette(routes=routes, middleware=[Middleware(AccessGuard, policy=policy)])
+    app.state.sim_on_demand = sim_on_demand  # closed with the server (runtime)
+    return app

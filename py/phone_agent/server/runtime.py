@@ -178,7 +178,7 @@ class WebServer:
             )
             if model and model.pop("apiKey", None):
                 log.warning("the model API key is not handed to the page while listening beyond loopback")
-        app = build_app(
+        self.app = app = build_app(
             self.relay,
             options.root,
             policy,
@@ -236,6 +236,7 @@ class WebServer:
 
     async def stop(self) -> None:
         await self.relay.close()
+        await self.app.state.sim_on_demand.close()
         self._uvicorn.should_exit = True
         if self._task is not None:
             try:

@@ -9,6 +9,15 @@
   const log = [];
   window.__promptLog = log;
   window.__promptScript = [];
+  // Chrome warns when a request names no output language (and may pick a model that cannot answer).
+  const namesOutputLanguage = (options) =>
+    Array.isArray(options?.expectedOutputs) &&
+    options.expectedOutputs.every((output) => Array.isArray(output.languages) && output.languages.length);
+  const languageWarning = (options) => {
+    if (!namesOutputLanguage(options)) {
+      console.warn("No output language was specified in a LanguageModel API request.");
+    }
+  };
   const declaresImage = (options) =>
     Array.isArray(options?.expectedInputs) && options.expectedInputs.some((input) => input.type === "image");
 
@@ -18,7 +27,7 @@
     if (step.tapOn !== undefined) {
       const screen = texts[texts.length - 1] || "";
       const escaped = step.tapOn.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-      const found = screen.match(new RegExp(`- "${escaped}" [^\\n]* at \\((\\d+), (\\d+)\\)`));
+      const found = screen.match(new RegExp(`- (?:@e\\d+ )?"${escaped}" [^\\n]* at \\((\\d+), (\\d+)\\)`));
       if (!found) return `{"name": "fail_step", "arguments": {"reason": "no ${step.tapOn} on the screen"}}`;
       return JSON.stringify({ name: "tap", arguments: { x: Number(found[1]), y: Number(found[2]) } });
     }
@@ -75,9 +84,11 @@
 
   window.LanguageModel = {
     async availability(options) {
+      languageWarning(options);
       return declaresImage(options) ? "available" : "unavailable";
     },
     async create(options) {
+      languageWarning(options);
       if (!declaresImage(options)) throw new DOMException("image input was not declared", "NotSupportedError");
       const prompts = options?.initialPrompts || [];
       if (prompts.length !== 1 || prompts[0].role !== "system") {

@@ -102,10 +102,15 @@ def dumpsys(phone: VirtualPhone, args: list[str], stdin: bytes, fs: FileStore) -
     if service == "input_method":
         return ok(f"Input Method Manager Service state:\n  mCurMethodId={phone.ime}\n")
     if service == "display":
+        # The screen is drawn in portrait only; a rotation locked by settings is reported as Android
+        # would (set_orientation's `settings put system user_rotation`).
+        locked = phone.get_setting("system", "accelerometer_rotation") == "0"
+        rotation = phone.get_setting("system", "user_rotation") if locked else "0"
+        rotation = rotation if rotation in ("0", "1", "2", "3") else "0"
         return ok(
             '  mBaseDisplayInfo=DisplayInfo{"Built-in Screen", displayId 0, '
             f"real {SCREEN_WIDTH} x {SCREEN_HEIGHT}, "
-            f"rotation 0, state ON, density {DENSITY}}}\n"
+            f"rotation {rotation}, state ON, density {DENSITY}}}\n"
         )
     if service in ("", "-l"):
         return ok("Currently running services:\n" + "".join(f"  {s}\n" for s in DUMPSYS_SERVICES))

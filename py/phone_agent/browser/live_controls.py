@@ -1,0 +1,160 @@
+"""The live view as a remote control: clicks, drags, the wheel and typing on the phone's screen in the
+page, and the Back / Home / Recents buttons under it, become calls of the catalog's tools through the
+one dispatch (so they show in the activity log like any call).
+
+What an event means is decided by the pure ``live_gestures`` module; this adapter only reads the
+events and the view's geometry, and runs the calls one after another in order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any
+
+import js  # type: ignore[import-not-found]
+from pyodide.ffi import create_proxy  # type: ignore[import-not-found]
+
+from ..context import McpServiceContext
+from ..live_gestures import ToolCall, ViewGeometry, key_action, merge_typing, pointer_gesture, wheel_gesture
+from ..tools import Channel
+
+SCREEN_ID = "screen"
+NAV_BUTTONS = {"nav-back": "back", "nav-home": "home", "nav-recents": "recents"}
+TYPING_PAUSE_S = 0.12  # characters typed within this of each other go to the phone together
+WHEEL_PAUSE_S = 0.15  # wheel events within this of each other make one scroll
+
+
+class LiveViewControls:
+    """Turns input on the live view (element ``#screen``) into tool calls on the connected phone."""
+
+    def __init__(self, context: McpServiceContext) -> None:
+        self.context = context
+        self._doc = js.document
+        self._proxies: list[Any] = []
+        self._queue: asyncio.Queue[ToolCall] = asyncio.Queue()
+        self._press: tuple[float, float, float] | None = None  # x, y (CSS px in the view), time (ms)
+        self._wheel: tuple[float, float, float] | None = None  # x, y, accumulated delta
+        self._wheel_task: asyncio.Task[None] | None = None
+        self._worker = asyncio.ensure_future(self._run())
+        screen = self._doc.getElementById(SCREEN_ID)
+        screen.tabIndex = 0
+        screen.draggable = False
+        screen.dataset.controls = "on"
+        for event, handler in (
+            ("pointerdown", self._on_down),
+            ("pointerup", self._on_up),
+            ("pointercancel", self._on_cancel),
+            ("wheel", self._on_wheel),
+            ("keydown", self._on_key),
+            ("dragstart", lambda event: event.preventDefault()),
+            ("contextmenu", lambda event: event.preventDefault()),
+        ):
+            self._listen(screen, event, handler)
+        for element_id, key in NAV_BUTTONS.items():
+            node = self._doc.getElementById(element_id)
+            if node is not None:
+                self._listen(node, "click", lambda _event, key=key: self.send(("press_key", {"key": key})))
+
+    def _listen(self, node: Any, event: str, handler: Any) -> None:
+        proxy = create_proxy(handler)
+        self._proxies.append(proxy)
+        options = js.Object.new()
+        options.passive = False
+        node.addEventListener(event, proxy, options)
+
+    def send(self, call: ToolCall) -> None:
+        """Queue one call; calls reach the phone in the order they were made."""
+        if self.context.device is not None:
+            self._queue.put_nowait(call)
+
+    # -- geometry -------------------------------------------------------------------------------
+
+    def _view(self) -> ViewGeometry | None:
+        screen = self._doc.getElementById(SCREEN_ID)
+        # An <img> knows the picture's own size; a <canvas> (a decoded video frame) is that size.
+        width = int(getattr(screen, "naturalWidth", 0) or getattr(screen, "width", 0) or 0)
+        height = int(getattr(screen, "naturalHeight", 0) or getattr(screen, "height", 0) or 0)
+        box_width, box_height = float(screen.clientWidth), float(screen.clientHeight)
+        if width <= 0 or height <= 0 or box_width <= 0 or box_height <= 0:
+            return None  # nothing shown yet: nothing to aim at
+        return ViewGeometry(box_width, box_height, width, height)
+
+    def _point(self, event: Any) -> tuple[float, float]:
+        """The event's point in the view's content box (inside its border)."""
+        screen = self._doc.getElementById(SCREEN_ID)
+        rect = screen.getBoundingClientRect()
+        return (
+            float(event.clientX - rect.left - screen.clientLeft),
+            float(event.clientY - rect.top - screen.clientTop),
+        )
+
+    # -- events ---------------------------------------------------------------------------------
+
+    def _on_down(self, event: Any) -> None:
+        if event.button != 0:
+            return
+        event.preventDefault()
+        screen = self._doc.getElementById(SCREEN_ID)
+        screen.focus()
+        with contextlib.suppress(Exception):
+            screen.setPointerCapture(event.pointerId)
+        x, y = self._point(event)
+        self._press = (x, y, float(js.performance.now()))
+
+    def _on_up(self, event: Any) -> None:
+        press, self._press = self._press, None
+        view = self._view()
+        if press is None or view is None:
+            return
+        event.preventDefault()
+        end = self._point(event)
+        self.send(pointer_gesture(view, (press[0], press[1]), end, float(js.performance.now()) - press[2]))
+
+    def _on_cancel(self, _event: Any) -> None:
+        self._press = None
+
+    def _on_wheel(self, event: Any) -> None:
+        view = self._view()
+        if view is None:
+            return
+        event.preventDefault()
+        x, y = self._point(event)
+        delta = float(event.deltaY) * (16 if event.deltaMode == 1 else 1)  # lines → pixels
+        previous = self._wheel[2] if self._wheel is not None else 0.0
+        self._wheel = (x, y, previous + delta)
+        if self._wheel_task is None or self._wheel_task.done():
+            self._wheel_task = asyncio.ensure_future(self._flush_wheel())
+
+    async def _flush_wheel(self) -> None:
+        await asyncio.sleep(WHEEL_PAUSE_S)
+        wheel, self._wheel = self._wheel, None
+        view = self._view()
+        if wheel is not None and view is not None:
+            call = wheel_gesture(view, (wheel[0], wheel[1]), wheel[2])
+            if call is not None:
+                self.send(call)
+
+    def _on_key(self, event: Any) -> None:
+        call = key_action(str(event.key), bool(event.ctrlKey), bool(event.metaKey))
+        if call is None:
+            return
+        event.preventDefault()
+        self.send(call)
+
+    # -- the calls ------------------------------------------------------------------------------
+
+    async def _run(self) -> None:
+        while True:
+            calls = [await self._queue.get()]
+            if calls[0][0] == "type_text":  # gather what follows at typing speed
+                with contextlib.suppress(TimeoutError):
+                    while True:
+                        calls.append(await asyncio.wait_for(self._queue.get(), TYPING_PAUSE_S))
+            for name, args in merge_typing(calls):
+                try:
+                    await self.context.dispatch(name, args, Channel.PAGE)
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:  # dispatch answers failures as results; this is a bug
+                    js.console.error(f"[live view] {name} failed: {exc}")

@@ -1,0 +1,226 @@
+"""What one catalog entry is (``ToolSpec``), what a tool's handler is given (``CallEnv``), and the
+strict argument check every call passes before its handler runs.
+
+The catalog itself is ``tools`` (the specification's six) and ``device_actions`` (the phone as tools);
+this module knows neither, so both can build on it. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+from .errors import ErrorCode, ToolError
+
+if TYPE_CHECKING:
+    from .context import McpServiceContext
+    from .device_actions import PhoneEnv
+
+ProgressSink = Callable[[str], None]
+
+
+class Channel(StrEnum):
+    """How a call reached the page: A is the relay from ``phone-agent mcp``, B is WebMCP; the agent and
+    the page's own live view call the same entries too."""
+
+    RELAY = "relay"
+    WEBMCP = "webmcp"
+    AGENT = "agent"
+    PAGE = "page"
+
+
+@dataclass
+class CallEnv:
+    """What a handler may use: the page's service (the six tools), the phone (device tools), the
+    channel, and where progress goes. ``phone`` raises ``no_device`` when no phone is connected."""
+
+    channel: Channel
+    service: McpServiceContext | None = None
+    progress: ProgressSink | None = None
+    phone_env: PhoneEnv | None = None
+
+    def phone(self) -> PhoneEnv:
+        if self.phone_env is not None:
+            return self.phone_env
+        if self.service is None:
+            from .errors import no_device
+
+            raise no_device()
+        return self.service.phone_env()
+
+
+Handler = Callable[[CallEnv, dict[str, Any]], Awaitable[dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One tool, declared once: both channels, the agent, the page and the docs are made from it."""
+
+    name: str
+    title: str
+    description: str
+    input_schema: dict[str, Any]
+    read_only: bool
+    consequential: bool
+    relay_timeout_ms: int
+    # What structuredContent looks like when the call succeeds (MCP ``outputSchema``); None: no schema.
+    output_schema: dict[str, Any] | None = None
+    # The answer carries what the phone shows (screen text can hold instructions a model must not follow).
+    untrusted_content: bool = False
+    # How the call runs (validated arguments in, an MCP CallToolResult in wire form out).
+    run: Handler | None = None
+    # The relay's limit follows this argument when given (wait_for's and run_agent_task's timeoutMs):
+    # its value plus ``timeout_grace_ms`` (default: relay_timeout_ms).
+    timeout_arg: str | None = None
+    timeout_grace_ms: int | None = None
+    # Offered to the page's own agent as a function-calling action (device actions only).
+    agent_action: bool = False
+    # Idempotent: calling it twice does what calling it once does.
+    idempotent: bool = False
+
+    def mcp_annotations(self) -> dict[str, Any]:
+        """Annotations for Channel A (MCP ``ToolAnnotations``, wire names)."""
+        notes: dict[str, Any] = {"title": self.title, "readOnlyHint": self.read_only}
+        if not self.read_only:
+            notes["destructiveHint"] = self.consequential
+            notes["idempotentHint"] = self.idempotent
+        notes["openWorldHint"] = self.consequential
+        return notes
+
+    def webmcp_annotations(self) -> dict[str, Any]:
+        """Annotations for Channel B; Chrome keeps ``readOnlyHint``, ``untrustedContentHint`` and
+        ``consequentialHint``."""
+        notes: dict[str, Any] = {"readOnlyHint": self.read_only}
+        if self.consequential:
+            notes["consequentialHint"] = True
+        if self.untrusted_content:
+            notes["untrustedContentHint"] = True
+        return notes
+
+    def timeout_ms(self, args: dict[str, Any]) -> int:
+        """The relay's time limit for one call with these (validated) arguments."""
+        if self.timeout_arg is not None and isinstance(args.get(self.timeout_arg), (int, float)):
+            grace = self.relay_timeout_ms if self.timeout_grace_ms is None else self.timeout_grace_ms
+            return int(args[self.timeout_arg]) + grace
+        return self.relay_timeout_ms
+
+
+def object_schema(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
+    """A strict JSON Schema object: the listed properties and nothing else."""
+    schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
+    if required:
+        schema["required"] = required
+    return schema
+
+
+_JSON_TYPES = {
+    "string": "a string",
+    "number": "a number",
+    "integer": "an integer",
+    "boolean": "a boolean (true or false)",
+    "object": "an object",
+}
+
+
+def _type_ok(value: Any, kind: str) -> bool:
+    if kind == "string":
+        return isinstance(value, str)
+    if kind == "boolean":
+        return isinstance(value, bool)
+    if kind in ("number", "integer"):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return False
+        if not math.isfinite(value):
+            return False
+        return kind == "number" or float(value).is_integer()
+    if kind == "object":
+        return isinstance(value, dict)
+    return True
+
+
+def _describe(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number" if math.isfinite(value) else f"the non-finite number {value}"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def parameters_text(tool: ToolSpec) -> str:
+    """``goal: string, timeoutMs?: number`` — the parameters as a remedy names them."""
+    required = tool.input_schema.get("required", [])
+    return (
+        ", ".join(
+            f"{key}{'' if key in required else '?'}: {spec['type']}"
+            for key, spec in tool.input_schema["properties"].items()
+        )
+        or "none"
+    )
+
+
+def _bad(tool: ToolSpec, field: str, problem: str) -> ToolError:
+    return ToolError(
+        ErrorCode.INVALID_ARGUMENT,
+        f'Invalid argument for {tool.name}: "{field}" {problem}.',
+        remedy=f"Call {tool.name} again with valid arguments. Its parameters: {parameters_text(tool)}.",
+        details={"tool": tool.name, "field": field},
+    )
+
+
+def validate_arguments(tool: ToolSpec, args: Any) -> dict[str, Any]:
+    """Check ``args`` against the tool's schema and return them with defaults filled in.
+
+    Raises ToolError(invalid_argument) naming the first bad field. ``None`` counts as ``{}`` (MCP
+    clients omit ``arguments`` for tools without parameters).
+    """
+    if args is None:
+        args = {}
+    if not isinstance(args, dict):
+        raise _bad(tool, "arguments", f"must be an object, not {_describe(args)}")
+    schema = tool.input_schema
+    properties: dict[str, Any] = schema["properties"]
+    for key in args:
+        if key not in properties:
+            allowed = ", ".join(properties) or "no parameters"
+            raise _bad(tool, key, f"is not a parameter of this tool (it takes {allowed})")
+    for key in schema.get("required", []):
+        if key not in args:
+            raise _bad(tool, key, "is required")
+    clean: dict[str, Any] = {}
+    for key, spec in properties.items():
+        if key not in args:
+            if "default" in spec:
+                clean[key] = spec["default"]
+            continue
+        value = args[key]
+        kind = spec["type"]
+        if not _type_ok(value, kind):
+            raise _bad(tool, key, f"must be {_JSON_TYPES[kind]}, not {_describe(value)}")
+        if kind == "string":
+            if spec.get("minLength", 0) > 0 and not value.strip():
+                raise _bad(tool, key, "must not be empty")
+            if len(value) > spec.get("maxLength", len(value)):
+                raise _bad(tool, key, f"must be at most {spec['maxLength']} characters")
+        if "enum" in spec and value not in spec["enum"]:
+            choices = ", ".join(str(choice) for choice in spec["enum"])
+            raise _bad(tool, key, f"must be one of {choices}, not {value!r}")
+        if kind in ("number", "integer"):
+            if "minimum" in spec and value < spec["minimum"]:
+                raise _bad(tool, key, f"must be at least {spec['minimum']}, not {value}")
+            if "maximum" in spec and value > spec["maximum"]:
+                raise _bad(tool, key, f"must be at most {spec['maximum']}, not {value}")
+            if kind == "integer":
+                value = int(value)
+        clean[key] = value
+    return clean

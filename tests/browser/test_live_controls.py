@@ -1,0 +1,149 @@
+"""The live view controls the phone: a click taps, a drag swipes, the wheel scrolls, typing types, and
+the Back / Home / Recents buttons press those keys — each a catalog call shown in the activity log.
+And a newcomer with no phone starts the simulated one from the page."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+
+import pytest
+
+from phone_agent.sim.server import SimulatedPhoneServer
+from tests.support import eventually as _eventually
+from tests.support import free_port, open_page
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+async def sim():
+    phone = SimulatedPhoneServer("127.0.0.1", free_port())
+    phone.phone.clock = lambda: "12:00"
+    await phone.start()
+    yield phone
+    await phone.close()
+
+
+async def page_point(page, x: int, y: int) -> tuple[float, float]:
+    """Where device pixel (x, y) is on the page: the view draws the screen as object-fit: contain."""
+    return await page.evaluate(
+        """([x, y]) => {
+            const el = document.getElementById('screen');
+            const r = el.getBoundingClientRect();
+            const scale = Math.min(el.clientWidth / el.naturalWidth, el.clientHeight / el.naturalHeight);
+            const left = r.left + el.clientLeft + (el.clientWidth - el.naturalWidth * scale) / 2;
+            const top = r.top + el.clientTop + (el.clientHeight - el.naturalHeight * scale) / 2;
+            return [left + x * scale, top + y * scale];
+        }""",
+        [x, y],
+    )
+
+
+def centre_of(sim: SimulatedPhoneServer, label: str) -> tuple[int, int]:
+    from phone_agent.device import parse_ui_dump
+    from phone_agent.sim.android.ui import dump_xml
+
+    for node in parse_ui_dump(dump_xml(sim.phone.windows())):
+        if node.text == label or node.content_desc == label:
+            return node.bounds.center
+    raise AssertionError(f"no {label!r} on the sim's screen")
+
+
+async def test_clicks_drags_wheel_keys_and_buttons_reach_the_phone(browser, served, sim):
+    url = f"{served.base}/?device=tcp:127.0.0.1:{sim.port}"
+    async with open_page(browser, url) as (page, _watch):
+        await page.set_viewport_size({"width": 1280, "height": 1600})  # the whole phone in view
+        await page.wait_for_selector("html[data-phone=connected]", state="attached", timeout=30_000)
+        await page.wait_for_function("document.getElementById('screen').naturalWidth === 1080")
+
+        x, y = await page_point(page, *centre_of(sim, "Settings"))
+        await page.mouse.click(x, y)
+        await eventually(_is(lambda: sim.phone.current == "com.android.settings"))
+        row = page.locator("#activity .activity__row").first
+        assert await row.locator(".activity__channel").text_content() == "live view"
+        assert await row.locator(".activity__tool").text_content() == "tap"
+
+        await page.click("#nav-home")
+        await eventually(_is(lambda: sim.phone.current is None))
+
+        sim.phone.launch("com.phoneagent.catalog")
+        await page.wait_for_timeout(300)
+        x1, y1 = await page_point(page, 540, 1900)
+        x2, y2 = await page_point(page, 540, 900)
+        await page.mouse.move(x1, y1)
+        await page.mouse.down()
+        await page.mouse.move(x2, y2, steps=8)
+        await page.mouse.up()
+        await eventually(_is(lambda: sim.phone.catalog_scroll > 0))
+        dragged = sim.phone.catalog_scroll
+
+        await page.mouse.move(x2, y2)
+        await page.mouse.wheel(0, 300)
+        await eventually(_is(lambda: sim.phone.catalog_scroll > dragged))
+
+        await page.click("#nav-back")
+        await eventually(_is(lambda: sim.phone.current != "com.phoneagent.catalog"))
+        sim.phone.launch("com.google.android.apps.messaging")
+        await page.wait_for_timeout(300)
+        x, y = await page_point(page, *centre_of(sim, "Zhang San"))
+        await page.mouse.click(x, y)
+        await eventually(_is(lambda: "Zhang San" in json.dumps(sim.phone.state())))
+        await page.wait_for_timeout(500)
+        field = centre_of_input(sim)
+        x, y = await page_point(page, *field)
+        await page.mouse.click(x, y)
+        await page.keyboard.type("on my way")
+        await eventually(_is(lambda: "on my way" in field_texts(sim)))
+
+
+def centre_of_input(sim: SimulatedPhoneServer) -> tuple[int, int]:
+    from phone_agent.device import parse_ui_dump
+    from phone_agent.sim.android.ui import dump_xml
+
+    for node in parse_ui_dump(dump_xml(sim.phone.windows())):
+        if node.class_name.endswith("EditText"):
+            return node.bounds.center
+    raise AssertionError("no text field on the sim's screen")
+
+
+def field_texts(sim: SimulatedPhoneServer) -> str:
+    from phone_agent.device import parse_ui_dump
+    from phone_agent.sim.android.ui import dump_xml
+
+    nodes = parse_ui_dump(dump_xml(sim.phone.windows()))
+    return " | ".join(node.text for node in nodes if node.class_name.endswith("EditText"))
+
+
+def _is(check):
+    async def run():
+        return check()
+
+    return run
+
+
+async def eventually(check, timeout_s: float = 30.0):  # a loaded machine may take its time
+    return await _eventually(check, timeout_s)
+
+
+async def test_a_newcomer_starts_the_simulated_phone_from_the_page(browser, served):
+    async with open_page(browser, served.base + "/") as (page, _watch):
+        await page.wait_for_selector("#sim-offer:not([hidden])", timeout=10_000)
+        await page.click("#start-sim")
+        await page.wait_for_selector("html[data-phone=connected]", state="attached", timeout=30_000)
+        assert not await page.is_visible("#sim-offer")
+        status = await page.webmcp.call_tool("get_device_status", {})
+        assert json.loads(status["content"][0]["text"])["connected"] is True
+
+
+def test_only_a_same_origin_page_may_start_the_simulated_phone(served):
+    for headers in (
+        {},
+        {"Origin": "http://evil.example"},
+        {"Origin": served.base, "Sec-Fetch-Site": "cross-site"},
+    ):
+        request = urllib.request.Request(served.base + "/api/sim", method="POST", headers=headers)
+        with pytest.raises(urllib.error.HTTPError) as info:
+            urllib.request.urlopen(request, timeout=10)
+        assert info.value.code == 403
