@@ -186,3 +186,22 @@ async def test_a_page_refuses_a_call_for_another_phone(broker: FarmBroker):
             await nc.close()
     finally:
         await page.close()
+
+
+async def test_a_call_the_server_gives_up_on_is_cancelled_in_its_page(broker: FarmBroker):
+    [page] = [PythonPage(broker, "phone2", "farm-b", agent_s=30.0)]
+    await page.start()
+    try:
+        async with farm_mcp(broker, "--tool-timeout", "run_agent_task=1500") as session:
+            await eventually(lambda: _count(session, 1), timeout_s=10)
+            started = time.monotonic()
+            # device omitted: the farm holds one phone
+            answer = await session.call_tool("run_agent_task", {"goal": "Wait long"})
+            assert answer.is_error and answer.structured_content["code"] == "timeout", result_text(answer)
+            assert time.monotonic() - started < 10
+            # The cancel frame reached the page: its agent stopped, the phone is free again.
+            await eventually(lambda: _async(not page.context.is_running()), timeout_s=5)
+            task = page.context.get_all_tasks()[-1]
+            assert task.goal == "Wait long"
+    finally:
+        await page.close()
