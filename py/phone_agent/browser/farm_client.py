@@ -102,13 +102,13 @@ class FarmClient:
                 self._background.add(announcing)
                 announcing.add_done_callback(self._background.discard)
 
-        subscriptions = []
+        handlers = []  # this connection's callbacks, released when it ends
         for subject, handler in ((service.subject, on_call), (DISCOVER_SUBJECT, on_discover)):
             proxy = create_proxy(handler)
-            self._proxies.append(proxy)
+            handlers.append(proxy)
             options_js = js.Object.new()
             options_js.callback = proxy
-            subscriptions.append(nc.subscribe(subject, options_js))
+            nc.subscribe(subject, options_js)
         await nc.flush()
         self._set_state("joined")
         js.console.log(f"[farm] joined {self.url.shown} as {service.subject}")
@@ -122,6 +122,8 @@ class FarmClient:
                 await asyncio.wait({closed}, timeout=self.settings.heartbeat_ms / 1000)
         finally:
             self._nc = None
+            for proxy in handlers:
+                proxy.destroy()
         error = closed.result()
         raise ConnectionError("the broker closed the connection" if is_nullish(error) else str(error))
 

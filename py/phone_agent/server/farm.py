@@ -41,6 +41,7 @@ from ..farm_frames import (
 )
 from ..farm_registry import ANY_DEVICE, FarmPhone, FarmRegistry, gone_device
 from ..results import json_result
+from ..tools import get_tool, validate_arguments
 from .relay import ProgressHandler, Relay
 from .relay_core import RelayCore
 
@@ -193,7 +194,7 @@ class FarmRouter:
         if route is not None and route.serial == phone.serial:
             return
         if route is not None:  # the page now holds another phone: calls for the old one cannot be answered
-            self._page_left(FarmPhone(phone.subject, presence, 0), "changed phones", keep_registry=True)
+            self._page_left(FarmPhone(phone.subject, presence, 0), "changed phones")
         relay = Relay(RelayCore(timeout_overrides=self._timeouts), self_check_delay_s=0)
         reply = f"{self._inbox}.{self._next_reply}"
         self._next_reply += 1
@@ -215,7 +216,7 @@ class FarmRouter:
             for phone in self.registry.expire(self._clock_ms()):
                 self._page_left(phone, "stopped answering")
 
-    def _page_left(self, phone: FarmPhone, why: str, keep_registry: bool = False) -> None:
+    def _page_left(self, phone: FarmPhone, why: str) -> None:
         route = self._routes.pop(phone.subject, None)
         if route is None:
             return
@@ -249,6 +250,10 @@ class FarmRouter:
         await self._wait_for_discovery()
         if tool == "list_devices":
             return self.list_devices()
+        try:  # a bad call is answered before any phone is chosen (the page would refuse it anyway)
+            validate_arguments(get_tool(tool), args)
+        except ToolError as exc:
+            return exc.to_result()
         if tool in ("get_task_result", "get_latest_task") and self._kv is not None:
             try:
                 answer = await self._task_record(tool, args, device)
