@@ -137,9 +137,7 @@ async def _point(env: PhoneEnv, tool: str, args: dict[str, Any]) -> tuple[int, i
                 tool, "target", "cannot be given with x and y", f"Call {tool} with a target or with x and y."
             )
         found = await resolve(env, tool, args["target"])
-        element = found.element
-        if not element.enabled:
-            pass  # tapping a disabled element is allowed: the answer says it is disabled
+        element = found.element  # a disabled one too: the answer says it is disabled
         report = {"target": args["target"], "matches": found.matches, "element": element.to_json()}
         return element.center[0], element.center[1], report
     if "x" not in args or "y" not in args:
@@ -469,7 +467,8 @@ async def stop_app(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
     package = await resolve_package(phone, "stop_app", args["packageName"])
     result = await phone.device.shell(f"am force-stop {quote(package)}")
     if result.exit_code not in (0, -1):
-        raise DeviceError(f"`am force-stop {package}` failed: {(result.stderr or result.stdout)[:200]!r}")
+        detail = (result.stderr or result.stdout).decode("utf-8", "replace").strip()[:200]
+        raise DeviceError(f"`am force-stop {package}` failed: {detail}")
     return action_result(f"stopped {package}", {"packageName": package})
 
 
@@ -586,7 +585,7 @@ def parse_screen_info(text: str) -> dict[str, Any]:
         width, height = int(real.group(1)), int(real.group(2))
     rotation_match = _ROTATION.search(display)
     rotation = int(rotation_match.group(1)) if rotation_match else 0
-    if (rotation % 2 == 1 and width < height) or (rotation % 2 == 0 and width > height):
+    if rotation % 2 == 1:
         width, height = height, width  # wm size gives the natural orientation
     density = densities.get("Override") or densities.get("Physical")
     if density is None and (found := _DENSITY.search(display)):
@@ -607,7 +606,8 @@ async def get_screen_info(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
     result = await phone.device.shell("wm size; wm density; dumpsys display | grep 'DisplayInfo{'")
     info = parse_screen_info(result.stdout.decode("utf-8", "replace"))
     if not info["width"]:
-        raise DeviceError(f"the phone did not say its screen size: {result.stdout[:200]!r}")
+        shown = result.stdout.decode("utf-8", "replace").strip()[:200]
+        raise DeviceError(f"the phone did not say its screen size: {shown or 'no answer'}")
     text = (
         f"{info['width']}x{info['height']} px, {info['density']} dpi, {info['orientation']}, "
         f"screen {'on' if info['screenOn'] else 'off'}"
@@ -621,7 +621,8 @@ async def set_orientation(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
     command = f"settings put system accelerometer_rotation 0 && settings put system user_rotation {rotation}"
     result = await phone.device.shell(command)
     if result.exit_code not in (0, -1):
-        raise DeviceError(f"the phone refused to rotate: {(result.stderr or result.stdout)[:200]!r}")
+        detail = (result.stderr or result.stdout).decode("utf-8", "replace").strip()[:200]
+        raise DeviceError(f"the phone refused to rotate: {detail}")
     phone.state.screen_size = None
     return action_result(f"orientation set to {args['orientation']}", {"orientation": args["orientation"]})
 
