@@ -201,6 +201,17 @@ def add_serve_command(commands: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run_serve)
 
 
+def add_farm_option(parser: argparse.ArgumentParser) -> None:
+    """``--farm``: route over a NATS phone farm instead of serving a page (docs/farm.md)."""
+    parser.add_argument(
+        "--farm",
+        metavar="URL",
+        default=None,
+        help="route every call over the NATS phone farm at nats://USER:PASSWORD@HOST:PORT (or TOKEN@); "
+        "'env' reads the URL from $PHONE_AGENT_FARM; no page is served",
+    )
+
+
 def add_mcp_command(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
         "mcp",
@@ -208,6 +219,7 @@ def add_mcp_command(commands: argparse._SubParsersAction) -> None:
         "`phone-agent serve` in the background with these options when none answers",
     )
     add_server_options(parser)
+    add_farm_option(parser)
     parser.set_defaults(run=run_mcp)
 
 
@@ -307,6 +319,10 @@ def background_server_args(args: argparse.Namespace) -> list[str]:
 def run_mcp(args: argparse.Namespace) -> int:
     from .server.front import FrontOptions, run
 
+    if getattr(args, "farm", None):  # route over a NATS farm: no page of its own, no shared server
+        from .server.farm_mcp import run_farm_mcp
+
+        return run_farm_mcp(args)
     options = FrontOptions(
         host=args.host,
         port=args.port if args.port is not None else default_port(),

@@ -19,6 +19,7 @@ from ..relay_frames import relay_settings
 from ..tools import DEFAULT_TOOL_PROFILE, ToolProfile
 from .agent_page import AgentPage
 from .dom import PanelEvents
+from .farm_client import FarmClient, start_farm
 from .interop import to_js_json
 from .live_controls import LiveViewControls
 from .phone import PhonePanel
@@ -39,6 +40,7 @@ class PhoneAgentPage:
     live_controls: LiveViewControls
     sim_offer: SimOffer
     phone_connecting: asyncio.Future[None] | None = None
+    farm: FarmClient | None = None
 
 
 async def fetch_server_config() -> dict[str, Any] | None:
@@ -95,6 +97,7 @@ async def start() -> PhoneAgentPage:
     agent.runner.on_frame = phone.show_agent_frame
     page = PhoneAgentPage(context, ui, webmcp, relay, phone, agent, live_controls, sim_offer)
     page.phone_connecting = asyncio.ensure_future(phone.connect_at_load((server_config or {}).get("device")))
+    page.farm = await start_farm(context)  # ?farm=ws://USER:PASSWORD@HOST:PORT (docs/farm.md)
     expose_console_api(page)
     ui.ready()
     return page

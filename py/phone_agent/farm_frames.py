@@ -1,0 +1,252 @@
+"""A phone farm over NATS, without I/O: subjects, farm URLs and their credentials, presence, call frames.
+
+A page joins a farm with ``?farm=ws://USER:PASSWORD@HOST:PORT`` (or ``ws://TOKEN@HOST:PORT``) and serves its
+phone on subjects of its own; ``phone-agent mcp --farm nats://…`` routes each tool call to one page. The
+message bodies are the relay's frames (``relay_frames``), plus the phone they are meant for::
+
+    farm.presence.NAME.PAGE  page → all   {"serial", "model", "release", "screen", "host", "busy", …}
+    farm.page.NAME.PAGE      mcp → page   {"id", "tool", "args", "device"} and {"id", "type": "cancel"}
+    (the call's reply)       page → mcp   {"id", "result"} and {"id", "type": "progress", "seq", "message"}
+    farm.discover            mcp → pages  "announce yourselves now"
+    $KV.phone-farm-tasks.NAME.SERIAL.TASK   the page's task records (JetStream key-value)
+
+NAME is the page's NATS user (the broker confines each user to its own subjects), PAGE a random id per
+page load. Pure: used by the page (Pyodide) and the MCP server (CPython) alike.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+PRESENCE_PREFIX = "farm.presence"
+PAGE_PREFIX = "farm.page"
+DISCOVER_SUBJECT = "farm.discover"
+TASKS_BUCKET = "phone-farm-tasks"
+# The user a page takes its subjects from when the farm URL carries a token instead of a user.
+TOKEN_USER = "token"
+DEFAULT_HEARTBEAT_MS = 1_000
+# A page unheard of for this long has left the farm (three missed heartbeats and a half).
+DEFAULT_PRESENCE_TTL_MS = 3_500
+
+_TOKEN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+def subject_token(text: str) -> str:
+    """``text`` as one NATS subject token: itself when plain, else ``b32-`` and its base32 (no dots,
+    wildcards or spaces can reach a subject, and the mapping is one to one)."""
+    if _TOKEN.match(text) and not text.startswith("b32-"):
+        return text
+    encoded = base64.b32encode(text.encode("utf-8")).decode("ascii").rstrip("=").lower()
+    return f"b32-{encoded}"
+
+
+def presence_subject(user: str, page_id: str) -> str:
+    return f"{PRESENCE_PREFIX}.{subject_token(user)}.{subject_token(page_id)}"
+
+
+def page_subject(user: str, page_id: str) -> str:
+    return f"{PAGE_PREFIX}.{subject_token(user)}.{subject_token(page_id)}"
+
+
+def page_subject_for_presence(subject: str) -> str | None:
+    """The call subject of the page that announced itself on ``subject`` (never taken from the body, so a
+    page cannot make calls for another page come to it); None for a subject that is not a presence."""
+    parts = subject.split(".")
+    if len(parts) != 4 or ".".join(parts[:2]) != PRESENCE_PREFIX:
+        return None
+    return f"{PAGE_PREFIX}.{parts[2]}.{parts[3]}"
+
+
+def task_key(user: str, serial: str, task_id: str) -> str:
+    """The key of a task record in the farm's bucket: under the page's user, so the broker lets only that
+    page write it."""
+    return f"{subject_token(user)}.{subject_token(serial)}.{subject_token(task_id)}"
+
+
+def task_subject(user: str, serial: str, task_id: str) -> str:
+    """Where a page publishes a task record (a key-value put is a publish to this subject)."""
+    return f"$KV.{TASKS_BUCKET}.{task_key(user, serial, task_id)}"
+
+
+# -- farm URLs ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FarmUrl:
+    """A broker URL with its credentials taken out. ``repr`` and ``shown`` never carry a secret."""
+
+    server: str
+    user: str | None = None
+    password: str | None = field(default=None, repr=False)
+    token: str | None = field(default=None, repr=False)
+
+    @property
+    def subject_user(self) -> str:
+        """The name the page's subjects live under: its NATS user, or ``token`` for a token login."""
+        return self.user or TOKEN_USER
+
+    @property
+    def shown(self) -> str:
+        """The URL for logs and the page: credentials replaced by ``***``."""
+        parts = urlsplit(self.server)
+        who = f"{self.user}:***@" if self.user else ("***@" if self.token else "")
+        return f"{parts.scheme}://{who}{parts.netloc}{parts.path}"
+
+
+def parse_farm_url(url: str, schemes: tuple[str, ...] = ("nats", "tls", "ws", "wss")) -> FarmUrl:
+    """``SCHEME://USER:PASSWORD@HOST:PORT`` or ``SCHEME://TOKEN@HOST:PORT`` → FarmUrl; ValueError (whose
+    message never repeats the credentials) for anything else."""
+    try:
+        parts = urlsplit(url.strip())
+        host = parts.hostname
+        port = parts.port
+    except ValueError:
+        raise ValueError("not a URL") from None
+    if parts.scheme not in schemes:
+        raise ValueError(f"the scheme must be one of {', '.join(s + '://' for s in schemes)}")
+    if not host:
+        raise ValueError("no host")
+    netloc = f"[{host}]" if ":" in host else host
+    if port is not None:
+        netloc += f":{port}"
+    server = f"{parts.scheme}://{netloc}{parts.path if parts.path not in ('', '/') else ''}"
+    user = unquote(parts.username) if parts.username else None
+    password = unquote(parts.password) if parts.password is not None else None
+    if user and password is None:
+        return FarmUrl(server, token=user)
+    return FarmUrl(server, user=user, password=password)
+
+
+@dataclass(frozen=True)
+class FarmPageSettings:
+    """How a page joins a farm: from ``?farm=`` (wins) or the page's stored settings."""
+
+    url: FarmUrl | None
+    heartbeat_ms: int = DEFAULT_HEARTBEAT_MS
+    # Why a farm URL was not used, for the page's console (never with its credentials).
+    refused: str = ""
+
+
+def farm_page_settings(page_url: str, stored: str | None = None) -> FarmPageSettings:
+    """The page's farm from its URL (``?farm=``, ``?farmHeartbeatMs=``) or the stored farm URL."""
+    query = parse_qs(urlsplit(page_url).query)
+    wanted = query["farm"][0] if query.get("farm") else (stored or "")
+    heartbeat = DEFAULT_HEARTBEAT_MS
+    if query.get("farmHeartbeatMs"):
+        try:
+            heartbeat = max(100, int(query["farmHeartbeatMs"][0]))
+        except ValueError:
+            pass
+    if not wanted:
+        return FarmPageSettings(None, heartbeat)
+    try:
+        return FarmPageSettings(parse_farm_url(wanted, ("ws", "wss")), heartbeat)
+    except ValueError as exc:
+        return FarmPageSettings(None, heartbeat, f"the farm URL is not used: {exc}")
+
+
+# -- presence -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Presence:
+    """One page's announcement of its phone."""
+
+    serial: str
+    model: str = ""
+    release: str = ""
+    screen: str = ""
+    host: str = ""
+    busy: bool = False
+    since_ms: int = 0
+    ttl_ms: int = DEFAULT_PRESENCE_TTL_MS
+    leaving: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "serial": self.serial,
+            "model": self.model,
+            "release": self.release,
+            "screen": self.screen,
+            "host": self.host,
+            "busy": self.busy,
+            "since": self.since_ms,
+            "ttlMs": self.ttl_ms,
+            "leaving": self.leaving,
+        }
+
+    def message(self) -> str:
+        return json.dumps(self.to_json(), ensure_ascii=False)
+
+
+def presence_from_device_info(
+    info: dict[str, Any], host: str, busy: bool, since_ms: int, ttl_ms: int = DEFAULT_PRESENCE_TTL_MS
+) -> Presence | None:
+    """A page's presence from get_device_status's answer; None when no phone is connected."""
+    if not info.get("connected") or not info.get("serial"):
+        return None
+    width, height = info.get("screenWidth"), info.get("screenHeight")
+    screen = f"{width}x{height}" if width and height else ""
+    return Presence(
+        serial=str(info["serial"]),
+        model=str(info.get("model") or ""),
+        release=str(info.get("release") or ""),
+        screen=screen,
+        host=host,
+        busy=busy,
+        since_ms=since_ms,
+        ttl_ms=ttl_ms,
+    )
+
+
+def parse_presence(text: str | bytes) -> Presence | None:
+    """A presence body, or None when it is not one (ignored: a page cannot break the registry)."""
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("serial"), str) or not data["serial"]:
+        return None
+
+    def text_of(key: str) -> str:
+        value = data.get(key)
+        return value[:200] if isinstance(value, str) else ""
+
+    def int_of(key: str, default: int) -> int:
+        value = data.get(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else default
+
+    return Presence(
+        serial=data["serial"][:200],
+        model=text_of("model"),
+        release=text_of("release"),
+        screen=text_of("screen"),
+        host=text_of("host"),
+        busy=data.get("busy") is True,
+        since_ms=int_of("since", 0),
+        ttl_ms=min(max(int_of("ttlMs", DEFAULT_PRESENCE_TTL_MS), 500), 60_000),
+        leaving=data.get("leaving") is True,
+    )
+
+
+# -- calls --------------------------------------------------------------------------------------
+
+
+def farm_call_frame(call_id: str, tool: str, args: dict[str, Any], device: str) -> str:
+    """The relay's call frame, addressed to one phone."""
+    return json.dumps({"id": call_id, "tool": tool, "args": args, "device": device}, ensure_ascii=False)
+
+
+def addressed_device(text: str | bytes) -> str | None:
+    """The ``device`` a call frame names (None when none, or not a call frame)."""
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    device = data.get("device") if isinstance(data, dict) else None
+    return device if isinstance(device, str) else None

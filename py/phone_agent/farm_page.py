@@ -1,0 +1,219 @@
+"""A page's side of the phone farm, without I/O: what it announces, which calls it serves, what it records.
+
+``FarmPageService`` is handed each message the page receives on its own subjects and a ``publish``
+function; it runs calls through the shared ``McpServiceContext`` (the dispatch both channels use), answers
+the relay's frames on each call's reply subject, refuses calls meant for another phone, and publishes its
+task records to the farm's key-value bucket. The browser adapter (``browser/farm_client``) only moves
+strings between it and the NATS client; tests drive it with a Python client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+import time
+from collections.abc import Callable
+from typing import Any
+
+from . import errors
+from .context import CallRecord, McpServiceContext
+from .errors import ErrorCode, ToolError
+from .farm_frames import (
+    DEFAULT_PRESENCE_TTL_MS,
+    Presence,
+    addressed_device,
+    page_subject,
+    presence_from_device_info,
+    presence_subject,
+    task_subject,
+)
+from .relay_frames import BadFrame, CallFrame, CancelFrame, ProgressSequence, parse_server_frame, result_frame
+from .tools import Channel
+
+# Sends one message: (subject, body). Replies are sent to the reply subject like any other.
+Publish = Callable[[str, str], None]
+# Task records are re-published at most this often while a task reports progress.
+TASK_RECORD_INTERVAL_MS = 500
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def wrong_device(held: str | None, wanted: str) -> ToolError:
+    held_text = f'phone "{held}"' if held else "no phone"
+    return ToolError(
+        ErrorCode.NO_DEVICE,
+        f'This page holds {held_text}, not "{wanted}": the call was not addressed to its phone.',
+        remedy="Call list_devices to see which page holds which phone now, then call again.",
+        retryable=True,
+        details={"device": wanted},
+    )
+
+
+class FarmPageService:
+    """One page's phone, served on the farm."""
+
+    def __init__(
+        self,
+        context: McpServiceContext,
+        user: str,
+        publish: Publish,
+        host: str = "",
+        ttl_ms: int = DEFAULT_PRESENCE_TTL_MS,
+        page_id: str | None = None,
+        clock_ms: Callable[[], int] = _now_ms,
+    ) -> None:
+        self.context = context
+        self.user = user
+        self.page_id = page_id or secrets.token_hex(6)
+        self.subject = page_subject(user, self.page_id)
+        self.presence_subject = presence_subject(user, self.page_id)
+        self.host = host
+        self.ttl_ms = ttl_ms
+        self._publish = publish
+        self._clock_ms = clock_ms
+        self._calls: dict[str, asyncio.Task[None]] = {}
+        self._progress = ProgressSequence()
+        self._info_for: Any = None
+        self._info: dict[str, Any] = {}
+        self._state: tuple[str, bool] | None = None
+        self._since_ms = 0
+        self._published_tasks: dict[str, str] = {}
+        self._last_task_publish_ms = 0
+        context.add_call_listener(self._call_finished)
+
+    # -- presence -------------------------------------------------------------------------------
+
+    @property
+    def serial(self) -> str | None:
+        serial = self._info.get("serial") if self._info_for is self.context.device else None
+        return str(serial) if serial else None
+
+    async def presence(self) -> Presence | None:
+        """What the page announces now; None while it holds no phone. Asks the phone once per connection."""
+        device = self.context.device
+        if device is None:
+            self._info_for, self._info = None, {}
+            return None
+        if self._info_for is not device:
+            info = await self.context.device_info()
+            if self.context.device is not device or not info.get("connected"):
+                return None
+            self._info_for, self._info = device, info
+        busy = self.context.is_running()
+        state = (str(self._info.get("serial")), busy)
+        if state != self._state:
+            self._state, self._since_ms = state, self._clock_ms()
+        return presence_from_device_info(self._info, self.host, busy, self._since_ms, self.ttl_ms)
+
+    async def announce(self) -> bool:
+        """Publish the page's presence; whether it had a phone to announce."""
+        presence = await self.presence()
+        if presence is None:
+            return False
+        self._publish(self.presence_subject, presence.message())
+        return True
+
+    def leave(self) -> None:
+        """Say the page leaves (a closing page); the TTL covers a page that cannot say it."""
+        serial = self.serial
+        if serial:
+            leaving = Presence(serial=serial, leaving=True)
+            self._publish(self.presence_subject, leaving.message())
+
+    # -- calls ----------------------------------------------------------------------------------
+
+    def receive(self, subject: str, reply: str | None, text: str) -> None:
+        """One message on the page's call subject."""
+        if subject != self.subject:
+            return  # not this page's: never served
+        frame = parse_server_frame(text)
+        if isinstance(frame, CancelFrame):
+            call = self._calls.get(frame.id)
+            if call is not None:
+                call.cancel()
+            return
+        if not reply:
+            return  # nowhere to answer
+        if isinstance(frame, BadFrame):
+            if frame.id is not None:
+                failure = ToolError(
+                    ErrorCode.INVALID_ARGUMENT,
+                    f"The page could not read the farm frame: {frame.reason}.",
+                    remedy="Upgrade phone-agent so that server and page match.",
+                )
+                self._publish_reply(reply, result_frame(frame.id, failure.to_result()))
+            return
+        assert isinstance(frame, CallFrame)
+        wanted = addressed_device(text)
+        if wanted is None or wanted != self.serial:
+            refusal = wrong_device(self.serial, wanted or "").to_result()
+            self._publish_reply(reply, result_frame(frame.id, refusal))
+            return
+        if frame.id in self._calls:
+            return
+        self._calls[frame.id] = asyncio.ensure_future(self._serve(frame, reply))
+
+    async def _serve(self, frame: CallFrame, reply: str) -> None:
+        def progress(message: str) -> None:
+            self._publish_reply(reply, self._progress.frame(frame.id, message))
+            self.publish_tasks(throttle=True)
+
+        try:
+            result = await self.context.dispatch(frame.tool, frame.args, Channel.RELAY, progress=progress)
+        except asyncio.CancelledError:
+            self.publish_tasks()
+            return  # the server gave up on the call: nobody waits for an answer
+        except Exception as exc:  # pragma: no cover - dispatch answers failures as results
+            result = errors.internal(frame.tool, exc).to_result()
+        finally:
+            self._calls.pop(frame.id, None)
+            self._progress.forget(frame.id)
+        self.publish_tasks()  # the record before the answer: a caller may ask for it at once
+        if not self._publish_reply(reply, result_frame(frame.id, result)):
+            # Most likely larger than the broker's max_payload: say so rather than leave the caller waiting.
+            failure = ToolError(
+                ErrorCode.INTERNAL,
+                f'The answer of "{frame.tool}" could not be sent over the farm (too large for the broker?).',
+                remedy="Raise max_payload in the broker's configuration (docs/farm.md), then call again.",
+                retryable=True,
+            )
+            self._publish_reply(reply, result_frame(frame.id, failure.to_result()))
+
+    def _publish_reply(self, reply: str, text: str) -> bool:
+        try:
+            self._publish(reply, text)
+        except Exception:  # a lost connection loses the frame, never the page
+            return False
+        return True
+
+    # -- task records ---------------------------------------------------------------------------
+
+    def _call_finished(self, record: CallRecord) -> None:
+        if record.tool in ("run_agent_task", "abort_task"):
+            self.publish_tasks()
+
+    def publish_tasks(self, throttle: bool = False) -> int:
+        """Publish every task record that changed since it was last published; how many were."""
+        serial = self.serial
+        now = self._clock_ms()
+        if serial is None or (throttle and now - self._last_task_publish_ms < TASK_RECORD_INTERVAL_MS):
+            return 0
+        self._last_task_publish_ms = now
+        sent = 0
+        for task in self.context.get_all_tasks():
+            data = task.to_json(include_steps=True)
+            text = json.dumps(data, ensure_ascii=False, sort_keys=True)
+            if self._published_tasks.get(task.id) == text:
+                continue
+            record = {"serial": serial, "page": self.page_id, "updatedAt": now, "task": data}
+            try:
+                subject = task_subject(self.user, serial, task.id)
+                self._publish(subject, json.dumps(record, ensure_ascii=False))
+            except Exception:
+                continue
+            self._published_tasks[task.id] = text
+            sent += 1
+        return sent

@@ -1,0 +1,149 @@
+"""Which phones a farm holds and which one a call goes to, without I/O (an MCP server's view of the farm).
+
+Pages announce themselves on their presence subject every heartbeat; a page unheard of for its TTL has
+left. ``FarmRegistry`` keeps the live phones by the page subject they announced on, and ``route`` applies
+the routing rules: ``device`` names a serial or ``any`` (an idle phone, spread round the farm); omitted,
+it is the one phone of a one-phone farm, and with several it is ``invalid_argument`` naming them. A phone
+that is not there is ``no_device``, with the remedy to call list_devices. The clock is the caller's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from .errors import ErrorCode, ToolError
+from .farm_frames import Presence, page_subject_for_presence
+
+ANY_DEVICE = "any"
+
+
+@dataclass
+class FarmPhone:
+    """A phone on a page of the farm, as last announced."""
+
+    subject: str  # the page's call subject
+    presence: Presence
+    seen_ms: int  # when this server last heard the page (its own clock)
+
+    @property
+    def serial(self) -> str:
+        return self.presence.serial
+
+    def expired(self, now_ms: int) -> bool:
+        return now_ms - self.seen_ms > self.presence.ttl_ms
+
+    def to_json(self) -> dict[str, Any]:
+        """What list_devices answers for this phone."""
+        p = self.presence
+        return {
+            "serial": p.serial,
+            "model": p.model,
+            "release": p.release,
+            "screen": p.screen,
+            "host": p.host,
+            "state": "busy" if p.busy else "idle",
+            "since": p.since_ms,
+        }
+
+
+def gone_device(serial: str) -> ToolError:
+    return ToolError(
+        ErrorCode.NO_DEVICE,
+        f'No phone "{serial}" in the farm: its page is closed or lost its network.',
+        remedy="Call list_devices to see the phones the farm holds now, then call again with one of them.",
+        retryable=True,
+        details={"device": serial},
+    )
+
+
+def empty_farm() -> ToolError:
+    return ToolError(
+        ErrorCode.NO_DEVICE,
+        "No phone in the farm: no phone-agent page has joined it.",
+        remedy="Open a phone-agent page with ?farm=ws://USER:PASSWORD@HOST:PORT next to a phone, then call "
+        "list_devices.",
+        retryable=True,
+    )
+
+
+def which_device(serials: list[str]) -> ToolError:
+    return ToolError(
+        ErrorCode.INVALID_ARGUMENT,
+        f'Argument "device" is required: the farm holds {len(serials)} phones ({", ".join(serials)}).',
+        remedy='Call again with "device" set to one of these serials, or to "any" for an idle one.',
+        details={"field": "device", "devices": serials},
+    )
+
+
+class FarmRegistry:
+    """The live phones of the farm, by page subject."""
+
+    def __init__(self) -> None:
+        self._phones: dict[str, FarmPhone] = {}
+        self._turn = 0
+
+    def heard(self, presence_subject: str, presence: Presence, now_ms: int) -> FarmPhone | None:
+        """A page announced itself (or said it leaves). Answers the phone it left when it left."""
+        subject = page_subject_for_presence(presence_subject)
+        if subject is None:
+            return None
+        if presence.leaving:
+            return self._phones.pop(subject, None)
+        self._phones[subject] = FarmPhone(subject, presence, now_ms)
+        return None
+
+    def expire(self, now_ms: int) -> list[FarmPhone]:
+        """Forget pages unheard of for their TTL; answers them."""
+        gone = [phone for phone in self._phones.values() if phone.expired(now_ms)]
+        for phone in gone:
+            del self._phones[phone.subject]
+        return gone
+
+    def phones(self, now_ms: int) -> list[FarmPhone]:
+        """The live phones, by serial."""
+        return sorted(
+            (phone for phone in self._phones.values() if not phone.expired(now_ms)),
+            key=lambda phone: (phone.serial, phone.subject),
+        )
+
+    def touch(self, subject: str, now_ms: int) -> None:
+        """The page answered a call: as good as a heartbeat (a page busy serving may beat late)."""
+        phone = self._phones.get(subject)
+        if phone is not None and not phone.expired(now_ms):
+            phone.seen_ms = now_ms
+
+    def get(self, subject: str) -> FarmPhone | None:
+        return self._phones.get(subject)
+
+    def is_live(self, subject: str, now_ms: int) -> bool:
+        phone = self._phones.get(subject)
+        return phone is not None and not phone.expired(now_ms)
+
+    def mark_busy(self, subject: str) -> None:
+        """This server just gave the page an agent task: until it says otherwise, it is busy."""
+        phone = self._phones.get(subject)
+        if phone is not None and not phone.presence.busy:
+            phone.presence = replace(phone.presence, busy=True)
+
+    def route(self, device: str | None, now_ms: int, avoid: frozenset[str] = frozenset()) -> FarmPhone:
+        """The phone a call goes to (see the module's rules); ToolError when there is none."""
+        live = self.phones(now_ms)
+        if device is None:
+            if not live:
+                raise empty_farm()
+            if len(live) > 1:
+                raise which_device([phone.serial for phone in live])
+            return live[0]
+        if device == ANY_DEVICE:
+            candidates = [phone for phone in live if phone.subject not in avoid]
+            if not candidates:
+                raise empty_farm()
+            idle = [phone for phone in candidates if not phone.presence.busy] or candidates
+            self._turn += 1
+            return idle[self._turn % len(idle)]
+        for phone in live:
+            if phone.serial == device:
+                return phone
+        raise gone_device(device)
+

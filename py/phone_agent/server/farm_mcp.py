@@ -1,0 +1,132 @@
+"""``phone-agent mcp --farm nats://…``: an MCP server on stdio whose phones are the farm's pages.
+
+It opens no page of its own. Every catalog tool is offered with an optional ``device`` argument (a serial,
+or ``any`` for an idle phone), plus ``list_devices``; each call goes through ``FarmRouter`` to the page
+holding that phone. Progress and cancellation work as through the local relay (the same ``Relay`` engine
+and the same MCP edge, ``mcp_bridge``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import copy
+import logging
+import os
+import sys
+from typing import Any
+
+import mcp.types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+
+from .. import __version__
+from ..farm_frames import FarmUrl, parse_farm_url
+from ..tools import ToolSpec, tools_for_profile
+from .farm import FarmConnectError, FarmRouter
+from .mcp_bridge import SERVER_NAME, LogThreshold, ProgressForwarder, mcp_tool, to_call_tool_result
+
+log = logging.getLogger("phone_agent.farm")
+
+FARM_URL_ENV = "PHONE_AGENT_FARM"
+DEVICE_PROPERTY = {
+    "type": "string",
+    "minLength": 1,
+    "description": 'The phone to use: its serial (list_devices shows them) or "any" for an idle phone. '
+    "May be omitted when the farm holds exactly one phone.",
+}
+LIST_DEVICES = types.Tool(
+    name="list_devices",
+    title="List the farm's phones",
+    description="Lists the phones of the farm: serial, model, Android release, screen size, the host of the "
+    "page that holds it, busy or idle, and since when (ms since the epoch). Use a serial as the "
+    '"device" argument of any other tool.',
+    input_schema={"type": "object", "properties": {}, "additionalProperties": False},
+    annotations=types.ToolAnnotations(title="List the farm's phones", read_only_hint=True),
+)
+
+
+def farm_tool(spec: ToolSpec) -> types.Tool:
+    """A catalog tool as the farm offers it: the same, plus an optional ``device``."""
+    tool = mcp_tool(spec)
+    schema: dict[str, Any] = copy.deepcopy(spec.input_schema)
+    schema.setdefault("properties", {})["device"] = dict(DEVICE_PROPERTY)
+    return tool.model_copy(update={"input_schema": schema})
+
+
+def farm_tools(specs: tuple[ToolSpec, ...] | None = None) -> list[types.Tool]:
+    chosen = specs if specs is not None else tools_for_profile()
+    return [farm_tool(spec) for spec in chosen] + [LIST_DEVICES]
+
+
+def build_farm_mcp_server(router: FarmRouter) -> Server[Any]:
+    threshold = LogThreshold()
+    tools = farm_tools()
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools)
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        progress = ProgressForwarder(ctx, threshold)
+        result = await router.call(params.name, dict(params.arguments or {}), progress)
+        return to_call_tool_result(params.name, result)
+
+    server: Server[Any] = Server(
+        SERVER_NAME,
+        version=__version__,
+        instructions="Drives the Android phones of a phone-agent farm. Call list_devices first, then pass a "
+        'serial as "device" to any tool ("any" picks an idle phone).',
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+    server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, threshold.handle_set_level)
+    return server
+
+
+def farm_url_from(text: str | None) -> FarmUrl:
+    """``--farm`` (or $PHONE_AGENT_FARM, which keeps the password out of ``ps``) as a FarmUrl; SystemExit
+    with a message that never repeats the credentials."""
+    wanted = text if text and text != "env" else os.environ.get(FARM_URL_ENV, "")
+    if not wanted:
+        raise SystemExit(f"phone-agent: error: --farm env needs ${FARM_URL_ENV}")
+    try:
+        return parse_farm_url(wanted, ("nats", "tls"))
+    except ValueError as exc:
+        raise SystemExit(f"phone-agent: error: --farm: {exc}") from None
+
+
+async def serve_farm_mcp(url: FarmUrl, timeouts: dict[str, int]) -> None:
+    from mcp.server.stdio import stdio_server
+
+    router = FarmRouter(url, timeouts)
+    await router.start()
+    print(f"phone-agent: routing MCP calls over the farm at {url.shown}", file=sys.stderr, flush=True)
+    server = build_farm_mcp_server(router)
+    try:
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+        log.info("the MCP client closed stdin; stopping")
+    finally:
+        await router.close()
+
+
+def run_farm_mcp(args: argparse.Namespace) -> int:
+    """``phone-agent mcp --farm URL`` to its end; the exit code."""
+    from .runtime import configure_logging
+
+    url = farm_url_from(args.farm)
+    configure_logging(args.verbose)
+    try:
+        asyncio.run(serve_farm_mcp(url, dict(args.tool_timeouts)))
+    except FarmConnectError as exc:
+        print(f"phone-agent: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    # The stdin reader may still block in its thread: leave without waiting for it.
+    sys.stderr.flush()
+    os._exit(0)
