@@ -2,7 +2,7 @@
 `phone-agent mcp` (the page in headless Chromium, on the simulated phone over the server's bridge),
 against Debian's `adb` as a subprocess and against mobile-mcp, on the same simulated phone, in one run.
 
-    .venv/bin/python bench/bench_device_tools.py [--rounds 5] [--calls 20] [--no-mobile-mcp]
+    .venv/bin/python bench/bench_device_tools.py [--rounds 5] [--calls 20] [--no-mobile-mcp] [--profile]
 
 Each round runs every path in turn (the order rotates from round to round), ``--calls`` calls each:
 
@@ -19,12 +19,19 @@ Each round runs every path in turn (the order rotates from round to round), ``--
 
 And, to say what limits our figures, in the same rounds:
 
-- the SDK's stdio round trip alone: ``tools/list`` on ``phone-agent mcp`` (answered in the server);
-- the page's own dispatch: the same tools through WebMCP (``document.modelContext.executeTool``),
-  timed inside the page, i.e. without the MCP SDK and the relay;
-- the project's ADB client in CPython straight to the phone (``AdbDevice.tap`` / ``ui_nodes``);
+- the SDK's stdio round trip alone: ``ping`` (and ``tools/list``) on each MCP server;
+- the page alone, timed inside it: the tools through WebMCP (``document.modelContext.executeTool``),
+  through the page's one dispatch (``window.phoneAgent.measureDispatch``: what a relayed call runs,
+  without the relay), the same with the activity log hidden, and the page's ``Device`` call alone
+  (``measureDevice``: ``tap`` / ``ui_nodes``) and one ADB exec (``measurePull`` of a 6-byte file);
+- the project's ADB client in CPython, straight to the phone and through the server's ADB bridge
+  (the bridge without Chromium and Pyodide);
 - the phone's own time: the simulated phone runs in a child process of this script that logs how long
-  each shell command line took in its worker thread.
+  each shell command line took in its worker thread (which also shows what each path runs on it);
+- the SDK client's own check of a ``list_elements`` answer against its ``outputSchema``.
+
+``--profile`` adds cProfile's view of the page's dispatch (Pyodide). ``--app PACKAGE`` opens an app
+first (the default screen is the launcher; the tap lands on an empty spot, so no path changes it).
 
 Figures are per call: p50 and p90 over all calls, and the min–max of the rounds' medians.
 The machine's other work moves them: run it more than once.
@@ -68,10 +75,11 @@ DEFAULT_MOBILE_MCP_DIR = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / 
 )
 
 TINY = "/sdcard/bench-tiny.txt"  # a 6-byte file: one ADB exec round trip, almost no payload
-OURS, WEBMCP, PAGE, DEVICE, ADB_PATH, DIRECT, BRIDGED, MOBILE = (
+OURS, WEBMCP, PAGE, QUIET, DEVICE, ADB_PATH, DIRECT, BRIDGED, MOBILE = (
     "ours: MCP stdio → relay → page",
     "the page via WebMCP (in-page)",
     "the page's dispatch (in-page)",
+    "… with the activity log hidden",
     "the page's ADB Device (in-page)",
     "adb subprocess",
     "our ADB in CPython, direct TCP",
@@ -86,6 +94,17 @@ PAGE_EXEC_LOOP = """async ([path, n]) => {
   return times;
 }"""
 PAGE_DISPATCH = "([tool, args, n]) => window.phoneAgent.measureDispatch(tool, JSON.stringify(args), n)"
+# The same with the page's activity log out of the rendering (display: none), to see what drawing
+# one row per call costs.
+PAGE_DISPATCH_QUIET = """async ([tool, args, n]) => {
+  const log = document.getElementById("activity");
+  log.style.display = "none";
+  try {
+    return await window.phoneAgent.measureDispatch(tool, JSON.stringify(args), n);
+  } finally {
+    log.style.display = "";
+  }
+}"""
 PAGE_DEVICE = "([method, args, n]) => window.phoneAgent.measureDevice(method, JSON.stringify(args), n)"
 
 WEBMCP_LOOP = """async ([name, args, n]) => {
@@ -461,6 +480,10 @@ async def bench(args: argparse.Namespace, tmp: Path) -> None:
                 PAGE: {
                     "tap": in_page(PAGE_DISPATCH, "tap", tap_args),
                     "list": in_page(PAGE_DISPATCH, "list_elements", {}),
+                },
+                QUIET: {
+                    "tap": in_page(PAGE_DISPATCH_QUIET, "tap", tap_args),
+                    "list": in_page(PAGE_DISPATCH_QUIET, "list_elements", {}),
                 },
                 DEVICE: {
                     "tap": in_page(PAGE_DEVICE, "tap", [TAP_X, TAP_Y]),
