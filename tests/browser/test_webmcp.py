@@ -113,6 +113,13 @@ async def test_calls_show_up_in_the_activity_log(page):
     assert "B · WebMCP" in await row.text_content()
 
 
+async def test_the_activity_log_keeps_the_latest_50_calls(page):
+    # Not more: the browser repaints the whole list for every new row (ui.ACTIVITY_LIMIT).
+    for _ in range(53):
+        await page.webmcp.call_tool("get_device_status", {})
+    assert await page.locator("#activity .activity__row").count() == 50
+
+
 async def test_unregistering_aborts_the_signal_and_registering_again_restores_the_tools(page):
     await page.evaluate("window.phoneAgent.unregisterWebMcp()")
     assert await page.webmcp.tools() == []

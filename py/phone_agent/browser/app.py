@@ -16,7 +16,7 @@ from .. import __version__
 from ..adb.services import exec_into
 from ..context import McpServiceContext
 from ..relay_frames import relay_settings
-from ..tools import DEFAULT_TOOL_PROFILE, ToolProfile
+from ..tools import DEFAULT_TOOL_PROFILE, Channel, ToolProfile
 from .agent_page import AgentPage
 from .dom import PanelEvents
 from .farm_client import FarmClient, start_farm
@@ -183,6 +183,46 @@ def expose_console_api(page: PhoneAgentPage) -> None:
         first_ms = ((first[0] if first else ended) - started) * 1000
         return to_js_json({"bytes": size, "ms": (ended - started) * 1000, "firstByteMs": first_ms})
 
+    async def measure_dispatch(tool: str, args_json: str, calls: int, profile: bool = False) -> Any:
+        """Time ``calls`` tool calls through the page's one dispatch (what a relayed call runs, without
+        the relay), each in ms; with ``profile``, cProfile's top functions as text instead
+        (bench/bench_device_tools.py uses this)."""
+        args = json.loads(args_json)
+        times = []
+        profiler = None
+        if profile:
+            import cProfile
+
+            profiler = cProfile.Profile()
+            profiler.enable()
+        for _ in range(int(calls)):
+            started = time.perf_counter()
+            await page.context.dispatch(tool, args, Channel.RELAY)
+            times.append((time.perf_counter() - started) * 1000)
+        if profiler is not None:
+            import io
+            import pstats
+
+            profiler.disable()
+            out = io.StringIO()
+            pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(25)
+            return out.getvalue()
+        return to_js_json(times)
+
+    async def measure_device(method: str, args_json: str, calls: int) -> Any:
+        """Time ``calls`` calls of one ``Device`` method on the connected phone (e.g. ``tap`` with
+        ``[x, y]``, ``ui_nodes`` with ``[]``), each in ms (bench/bench_device_tools.py uses this)."""
+        device = page.context.device
+        if device is None:
+            raise RuntimeError("no phone connected")
+        args = json.loads(args_json)
+        times = []
+        for _ in range(int(calls)):
+            started = time.perf_counter()
+            await getattr(device, method)(*args)
+            times.append((time.perf_counter() - started) * 1000)
+        return to_js_json(times)
+
     async def bench_agent(
         variant: str,
         steps: int,
@@ -216,6 +256,8 @@ def expose_console_api(page: PhoneAgentPage) -> None:
         ("registerWebMcp", register_webmcp),
         ("reconnectRelay", reconnect_relay),
         ("measurePull", measure_pull),
+        ("measureDispatch", measure_dispatch),
+        ("measureDevice", measure_device),
     ):
         setattr(api, name, create_proxy(method))
     js.window.phoneAgent = api
