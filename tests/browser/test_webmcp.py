@@ -117,7 +117,10 @@ async def test_the_activity_log_keeps_the_latest_50_calls(page):
     # Not more: the browser repaints the whole list for every new row (ui.ACTIVITY_LIMIT).
     for _ in range(53):
         await page.webmcp.call_tool("get_device_status", {})
-    assert await page.locator("#activity .activity__row").count() == 50
+    rows = page.locator("#activity .activity__row")
+    await expect(rows).to_have_count(50)  # drawn in a batch a moment after the calls
+    await page.wait_for_timeout(300)
+    assert await rows.count() == 50
 
 
 async def test_unregistering_aborts_the_signal_and_registering_again_restores_the_tools(page):

@@ -25,7 +25,7 @@ from .interop import is_nullish
 
 RELAY_READY_TOOLTIP = "MCP Relay connected: OpenClaw / Qoder can call the phone Agent"
 RELAY_OFF_TOOLTIP = "MCP Relay disconnected: please start the local MCP server (phone-agent mcp)"
-ACTIVITY_LIMIT = 200
+ACTIVITY_LIMIT = 50  # rows kept: fewer rows, less to lay out and paint per batch
 ACTIVITY_BATCH_MS = 100  # how long a call's row may wait to be drawn with the others of the moment
 CHANNEL_LABELS = {
     Channel.RELAY: "A · relay",
