@@ -16,6 +16,7 @@ from . import errors
 from .device_actions import DEVICE_TOOLS, action_result
 from .errors import ErrorCode, ToolError
 from .results import format_task_markdown, json_result, png_result, text_result
+from .tasks import TaskStatus
 from .tool_spec import (
     CallEnv,
     Channel,
@@ -62,7 +63,7 @@ def _output(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
     return {"type": "object", "properties": properties, "required": required}
 
 
-_TASK_STATUS = {"type": "string", "enum": ["idle", "planning", "running", "finished", "failed", "aborted"]}
+_TASK_STATUS = {"type": "string", "enum": [str(status) for status in TaskStatus]}
 TASK_SUMMARY_SCHEMA = _output(
     {
         "taskId": _STR,

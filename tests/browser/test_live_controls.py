@@ -28,6 +28,7 @@ async def sim():
 
 async def page_point(page, x: int, y: int) -> tuple[float, float]:
     """Where device pixel (x, y) is on the page: the view draws the screen as object-fit: contain."""
+    await page.wait_for_function("document.getElementById('screen').naturalWidth > 0")
     return await page.evaluate(
         """([x, y]) => {
             const el = document.getElementById('screen');

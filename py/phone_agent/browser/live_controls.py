@@ -36,6 +36,7 @@ class LiveViewControls:
         self._press: tuple[float, float, float] | None = None  # x, y (CSS px in the view), time (ms)
         self._wheel: tuple[float, float, float] | None = None  # x, y, accumulated delta
         self._wheel_task: asyncio.Task[None] | None = None
+        self._size: tuple[int, int] | None = None  # the screen's size in device pixels, last seen
         self._worker = asyncio.ensure_future(self._run())
         self._attach_screen()
         # scrcpy swaps the <img id="screen"> for a <canvas id="screen"> and back (browser.scrcpy_view).
@@ -85,6 +86,10 @@ class LiveViewControls:
         dataset = screen.dataset
         width = int(getattr(dataset, "deviceWidth", 0) or getattr(screen, "naturalWidth", 0) or 0)
         height = int(getattr(dataset, "deviceHeight", 0) or getattr(screen, "naturalHeight", 0) or 0)
+        if width > 0 and height > 0:
+            self._size = (width, height)
+        elif self._size is not None:  # a new frame is loading: the last one's size still holds
+            width, height = self._size
         box_width, box_height = float(screen.clientWidth), float(screen.clientHeight)
         if width <= 0 or height <= 0 or box_width <= 0 or box_height <= 0:
             return None  # nothing shown yet: nothing to aim at
