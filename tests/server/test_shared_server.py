@@ -228,6 +228,9 @@ async def test_the_background_server_exits_after_its_idle_time_with_no_client_an
     client = McpHarness(port=port, args=args, stderr_path=tmp_path / "stderr.txt")
     try:
         await client.start()
+        # A client is connected (idle, no page): the server stays.
+        await asyncio.sleep(3)
+        assert not port_is_free(port)
         page = await Peer.connect(port)
         await client.stop(server_too=False)
         # A page is still there: the server stays.
