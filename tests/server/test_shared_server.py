@@ -228,6 +228,9 @@ async def test_the_background_server_exits_after_its_idle_time_with_no_client_an
     client = McpHarness(port=port, args=args, stderr_path=tmp_path / "stderr.txt")
     try:
         await client.start()
+        # A client is connected (idle, no page): the server stays.
+        await asyncio.sleep(3)
+        assert not port_is_free(port)
         page = await Peer.connect(port)
         await client.stop(server_too=False)
         # A page is still there: the server stays.
@@ -502,4 +505,8 @@ def test_mcp_sim_starts_a_background_server_with_the_simulated_phone(tmp_path: P
         process.stdin.close()
         process.wait(10)
         stop_server(port)
-    assert port_is_free(port) and port_is_free(sim_port)
+    assert port_is_free(port)
+    deadline = time.monotonic() + 10  # the simulated phone closes just after the server's port
+    while not port_is_free(sim_port) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert port_is_free(sim_port)

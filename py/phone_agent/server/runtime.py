@@ -391,14 +391,6 @@ class _StopSignals:
             self._loop.remove_signal_handler(sig)
 
 
-def _die_by(sig: int) -> None:
-    """End the process the way the signal would have, now that the port is closed."""
-    sys.stderr.flush()
-    signal.signal(sig, signal.SIG_DFL)
-    signal.raise_signal(sig)
-    os._exit(128 + sig)  # pragma: no cover - raise_signal with SIG_DFL does not return
-
-
 def run(options: ServerOptions) -> int:
     """Run ``serve`` to its end; the process exit code."""
     configure_logging(options.verbose)
