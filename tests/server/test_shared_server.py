@@ -510,3 +510,37 @@ def test_mcp_sim_starts_a_background_server_with_the_simulated_phone(tmp_path: P
     while not port_is_free(sim_port) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert port_is_free(sim_port)
+
+
+async def test_an_http_client_that_vanishes_mid_call_costs_the_page_nothing(mcp_serve: ServeProcess) -> None:
+    # The fault matrix's "HTTP client vanishing mid-call": its connection drops with no cancel sent.
+    # The page is told to cancel the call (no one can receive its answer), stays paired and usable,
+    # and the next client is served.
+    page = await Peer.connect(mcp_serve.port)
+    try:
+        started = asyncio.Event()
+
+        async def vanishing_client() -> None:
+            async with http_session(mcp_serve.port, token()) as session:
+                call = asyncio.ensure_future(session.call_tool("run_agent_task", {"goal": "g"}))
+                started.set()
+                await call
+
+        client = asyncio.create_task(vanishing_client())
+        request = await page.next_request("run_agent_task")
+        await started.wait()
+        vanished = time.monotonic()
+        client.cancel()  # the whole client goes: its HTTP connections close mid-call
+        with contextlib.suppress(BaseException):
+            await client
+        cancel = await page.next_frame(timeout=15)
+        assert cancel == {"id": request["id"], "type": "cancel"}
+        assert time.monotonic() - vanished < 15
+        answering = AnsweringPage(page)
+        try:
+            async with http_session(mcp_serve.port, token()) as session:
+                assert connected(await session.call_tool("get_device_status", {}))
+        finally:
+            answering._task.cancel()
+    finally:
+        await page.close()
