@@ -21,7 +21,7 @@ import os
 import struct
 from collections import deque
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from phone_agent.adb.keys import TOKEN_SIZE, AdbKeyError, AdbPublicKey
 from phone_agent.adb.packet import (
@@ -35,9 +35,6 @@ from phone_agent.adb.packet import (
     AuthType,
     Command,
 )
-
-if TYPE_CHECKING:
-    from phone_agent.sim.server import SimulatedPhoneServer
 
 log = logging.getLogger("phone_agent.sim")
 
@@ -64,7 +61,9 @@ STATES: dict[ConnectionState, frozenset[int]] = {
     ConnectionState.WAITING_FOR_CONNECT: frozenset({Command.CNXN}),
     ConnectionState.AUTHENTICATING: frozenset({Command.CNXN, Command.AUTH}),
     ConnectionState.UNAUTHORIZED: frozenset({Command.CNXN, Command.AUTH}),
-    ConnectionState.ONLINE: frozenset({Command.CNXN, Command.OPEN, Command.OKAY, Command.WRTE, Command.CLSE}),
+    ConnectionState.ONLINE: frozenset(
+        {Command.CNXN, Command.AUTH, Command.OPEN, Command.OKAY, Command.WRTE, Command.CLSE}
+    ),
     ConnectionState.CLOSED: frozenset(),
 }
 
@@ -190,12 +189,26 @@ class AdbStream:
 ServiceHandler = Callable[[AdbStream], Awaitable[None]]
 
 
+class AdbdHost(Protocol):
+    """What a connection asks of the adbd that accepted it (``SimulatedPhoneServer`` is one)."""
+
+    auth: str
+
+    @property
+    def features(self) -> tuple[str, ...]: ...
+    def banner(self) -> str: ...
+    def _service(self, name: str, connection: AdbdConnection) -> ServiceHandler | None: ...
+    def _verify(self, token: bytes, signature: bytes) -> AdbPublicKey | None: ...
+    def _offer_key(self, key: AdbPublicKey, connection: AdbdConnection) -> bool: ...
+    def _forget(self, connection: AdbdConnection) -> None: ...
+
+
 class AdbdConnection:
     """adbd's side of one transport. ``serve()`` runs until the peer goes or misbehaves."""
 
     def __init__(
         self,
-        server: SimulatedPhoneServer,
+        server: AdbdHost,
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
         number: int,
@@ -348,6 +361,9 @@ class AdbdConnection:
         self.send(AdbPacket(Command.AUTH, AuthType.TOKEN, 0, self._token))
 
     def _on_auth(self, packet: AdbPacket) -> None:
+        online = self.state is ConnectionState.ONLINE
+        if online and packet.arg0 in (AuthType.SIGNATURE, AuthType.RSAPUBLICKEY):
+            return  # already authorized
         if packet.arg0 == AuthType.SIGNATURE:
             if self._token is None:
                 return
