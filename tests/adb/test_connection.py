@@ -365,3 +365,21 @@ def test_a_host_core_and_a_device_core_connect_authenticate_and_move_a_megabyte(
     device.close(remote)
     pump(host_core, device)
     assert StreamClosed(local, refused=False) in host_core.events_received()
+
+
+def test_outgoing_bytes_slice_a_large_write_without_copying_and_join_small_ones():
+    from phone_agent.adb.connection import OutgoingBytes
+
+    big = bytes(range(256)) * 16
+    out = OutgoingBytes()
+    out.append(big)
+    first = out.take(1000)
+    assert isinstance(first, memoryview) and first.obj is big and bytes(first) == big[:1000]
+    buffer = bytearray(b"abc")
+    out.append(buffer)
+    buffer[:] = b"xyz"  # the caller reuses its buffer: what was written stays written
+    rest = b"".join(bytes(out.take(1000)) for _ in range(4))
+    assert rest == big[1000:] + b"abc" and len(out) == 0
+    for piece in (b"12", b"34", b"56"):
+        out.append(piece)
+    assert out.take(5) == b"12345" and len(out) == 1 and bytes(out.take(5)) == b"6"

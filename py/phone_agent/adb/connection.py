@@ -239,6 +239,56 @@ def make_banner(
 # ----- streams --------------------------------------------------------------------------------------
 
 
+class OutgoingBytes:
+    """A stream's unsent bytes as a queue of immutable pieces: ``take(n)`` slices a WRTE's payload
+    without copying when one piece holds it (a 32 MiB write leaves as 1 MiB views of itself)."""
+
+    __slots__ = ("_pieces", "_size")
+
+    def __init__(self) -> None:
+        self._pieces: deque[bytes | memoryview] = deque()
+        self._size = 0
+
+    def __len__(self) -> int:
+        return self._size
+
+    def append(self, data: bytes | bytearray | memoryview) -> None:
+        if not data:
+            return
+        # The caller may reuse a mutable buffer once write() returns: keep a copy of those only.
+        piece = memoryview(data) if isinstance(data, bytes) else memoryview(bytes(data))
+        self._pieces.append(piece)
+        self._size += len(piece)
+
+    def take(self, limit: int) -> bytes | memoryview:
+        """Up to ``limit`` bytes from the front."""
+        first = self._pieces[0]
+        if len(first) > limit:
+            self._pieces[0] = first[limit:]
+            chunk: bytes | memoryview = first[:limit]
+        elif len(first) == limit or len(self._pieces) == 1:
+            chunk = self._pieces.popleft()
+        else:  # small pieces: join up to a full payload (one copy of small writes only)
+            parts: list[bytes | memoryview] = []
+            room = limit
+            while self._pieces and room:
+                piece = self._pieces[0]
+                if len(piece) > room:
+                    parts.append(piece[:room])
+                    self._pieces[0] = piece[room:]
+                    room = 0
+                else:
+                    parts.append(self._pieces.popleft())
+                    room -= len(piece)
+            chunk = b"".join(parts)
+        self._size -= len(chunk)
+        return chunk
+
+    def clear(self) -> None:
+        self._pieces.clear()
+        self._size = 0
+
+
 class StreamState(Enum):
     OPENING = "opening"
     OPEN = "open"
@@ -250,7 +300,8 @@ class _Stream:
     service: str
     state: StreamState = StreamState.OPENING
     remote_id: int = 0
-    outgoing: bytearray = field(default_factory=bytearray)
+    # Written and not yet sent: immutable pieces, sliced without copying into WRTE payloads.
+    outgoing: OutgoingBytes = field(default_factory=lambda: OutgoingBytes())
     # Without delayed ack: may we send the next WRTE (our last one was answered)?
     ready: bool = True
     # With delayed ack: the send budget (bytes the peer will still take), may go negative.
@@ -489,7 +540,7 @@ class AdbConnection:
         stream = self._streams.get(local_id)
         if stream is None or stream.close_when_flushed:
             raise AdbConnectionError(f"stream {local_id} is closed")
-        stream.outgoing += data
+        stream.outgoing.append(data)
         self._pump(stream)
 
     def acknowledge(self, local_id: int, size: int) -> None:
@@ -792,8 +843,7 @@ class AdbConnection:
                     break
             elif not stream.ready:
                 break
-            chunk = bytes(outgoing[:limit])
-            del outgoing[:limit]
+            chunk = outgoing.take(limit)
             self._send(AdbPacket(Command.WRTE, stream.local_id, stream.remote_id, chunk))
             if delayed:
                 stream.budget -= len(chunk)

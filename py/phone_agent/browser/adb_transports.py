@@ -84,11 +84,12 @@ class WebSocketAdbTransport:
                 f"the bridge to {self.description} did not open within {CONNECT_TIMEOUT_S:g}s"
             ) from None
 
-    async def send(self, chunk: bytes) -> None:
+    async def send(self, chunk: bytes | memoryview) -> None:
         # readyState 1 is OPEN; a closing socket would drop the bytes with a console error.
         if self._closed or self._socket is None or self._socket.readyState != 1:
             raise ConnectionError(self._close_reason)
-        self._socket.send(to_js(chunk))
+        # to_js copies bytes far faster than a memoryview (PLATFORM.md): payloads may be views.
+        self._socket.send(to_js(chunk if isinstance(chunk, bytes) else bytes(chunk)))
 
     async def receive(self) -> bytes:
         """The next bytes; ``b""`` once the device side ended normally; ConnectionError on failure."""
@@ -98,7 +99,18 @@ class WebSocketAdbTransport:
             if self._eof_is_clean:
                 return b""
             raise ConnectionError(self._close_reason)
-        return data
+        if self._incoming.empty():
+            return data
+        # Messages that queued up while the client was busy go in one piece: one trip through the
+        # client's loop (and the event loop) instead of one per message.
+        parts = [data]
+        while not self._incoming.empty():
+            more = self._incoming.get_nowait()
+            if more is None:
+                self._incoming.put_nowait(None)
+                break
+            parts.append(more)
+        return b"".join(parts)
 
     async def close(self) -> None:
         if self._socket is not None and not self._closed:
@@ -186,7 +198,7 @@ class WebUsbAdbTransport:
         self._disconnect_proxy = create_proxy(on_disconnect)
         js.navigator.usb.addEventListener("disconnect", self._disconnect_proxy)
 
-    async def send(self, chunk: bytes) -> None:
+    async def send(self, chunk: bytes | memoryview) -> None:
         if self._closed:
             raise ConnectionError("the phone was disconnected")
         try:
@@ -198,8 +210,9 @@ class WebUsbAdbTransport:
         except Exception as exc:
             raise ConnectionError(f"USB write failed: {exc}") from exc
 
-    async def _transfer_out(self, data: bytes) -> None:
-        result = await self.device.transferOut(self._out.endpointNumber, to_js(data))
+    async def _transfer_out(self, data: bytes | memoryview) -> None:
+        payload = data if isinstance(data, bytes) else bytes(data)  # to_js is fastest on bytes
+        result = await self.device.transferOut(self._out.endpointNumber, to_js(payload))
         if result.status != "ok":
             raise ConnectionError(f"USB write failed: {result.status}")
 
