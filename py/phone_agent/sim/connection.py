@@ -226,20 +226,23 @@ class AdbdConnection:
 
     async def flush(self) -> None:
         """Write what the core has queued, and wait (bounded) for the socket to take it."""
-        chunks = self.core.data_to_send()
-        if not chunks or self.writer.is_closing():
+        if not self._write_now():
             return
-        self.writer.writelines(chunks)
         try:
             await asyncio.wait_for(self.writer.drain(), WRITE_ACK_TIMEOUT)
         except (ConnectionError, TimeoutError) as exc:
             self.abort(f"write failed: {exc!r}")
             raise StreamClosed("connection lost") from exc
 
-    def _write_now(self) -> None:
+    def _write_now(self) -> bool:
+        """Hand the core's chunks to the socket; False when there was nothing (or no socket)."""
         chunks = self.core.data_to_send()
-        if chunks and not self.writer.is_closing():
-            self.writer.writelines(chunks)
+        if not chunks or self.writer.is_closing():
+            return False
+        # One write() per chunk: CPython 3.11's writelines() joins them, copying every payload.
+        for chunk in chunks:
+            self.writer.write(chunk)
+        return True
 
     async def serve(self) -> None:
         """Read, parse and dispatch until EOF, a protocol error or ``abort``."""
