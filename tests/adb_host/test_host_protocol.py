@@ -15,6 +15,7 @@ from phone_agent.adb.host import (
     AuthPromptShown,
     Connected,
     ConnectionState,
+    PacketIgnored,
     StreamClosed,
     StreamData,
     StreamOpened,
@@ -217,7 +218,8 @@ def test_stale_bytes_before_cnxn_are_skipped(key):
     protocol.receive_data(stale)
     protocol.receive_data(device(AdbPacket(Command.CNXN, VERSION_SKIP_CHECKSUM, MAX_PAYLOAD, BANNER)))
     events = protocol.events_received()
-    assert [type(e) for e in events] == [Connected]
+    assert events[0] == PacketIgnored(Command.OKAY, 9, 1, "OKAY in state connecting")  # said, not silent
+    assert [type(e) for e in events[1:]] == [Connected]
     assert sent(protocol) == []  # nothing answered the stale OKAY
 
 
@@ -333,7 +335,9 @@ def test_clse_with_the_wrong_remote_id_is_ignored_and_the_right_one_closes(key):
     protocol = online(key)
     local = open_stream(protocol)
     protocol.receive_data(device(AdbPacket(Command.CLSE, 12345, local), checksum=False))
-    assert protocol.events_received() == []
+    assert protocol.events_received() == [
+        PacketIgnored(Command.CLSE, 12345, local, "CLSE for no such stream")
+    ]
     protocol.receive_data(device(AdbPacket(Command.CLSE, 77, local), checksum=False))
     assert protocol.events_received() == [StreamClosed(local, refused=False)]
 
@@ -350,7 +354,7 @@ def test_host_close_flushes_then_sends_clse_and_ignores_the_reply(key):
         (Command.CLSE, local, 77),
     ]
     protocol.receive_data(device(AdbPacket(Command.CLSE, 77, local), checksum=False))
-    assert protocol.events_received() == []
+    assert protocol.events_received() == [PacketIgnored(Command.CLSE, 77, local, "CLSE for no such stream")]
 
 
 def test_okay_for_an_unknown_stream_is_answered_with_clse(key):
@@ -362,7 +366,8 @@ def test_okay_for_an_unknown_stream_is_answered_with_clse(key):
 def test_wrte_for_an_unknown_stream_is_dropped(key):
     protocol = online(key)
     protocol.receive_data(device(AdbPacket(Command.WRTE, 42, 999, b"x"), checksum=False))
-    assert protocol.events_received() == [] and sent(protocol) == []
+    assert protocol.events_received() == [PacketIgnored(Command.WRTE, 42, 999, "WRTE for no open stream")]
+    assert sent(protocol) == []
 
 
 def test_eof_closes_every_open_stream(key):

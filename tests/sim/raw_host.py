@@ -42,6 +42,17 @@ class RawHost:
                 self.pending += self.parser.packets_received()
         return self.pending.pop(0)
 
+    async def silent(self, timeout: float = 0.5) -> bool:
+        """True when the sim sends nothing for ``timeout`` seconds (and keeps the connection open)."""
+        try:
+            packet = await self.recv(timeout)
+        except TimeoutError:
+            return True
+        except EOFError:
+            return False
+        self.pending.insert(0, packet)
+        return False
+
     async def closed(self, timeout: float = 5.0) -> bool:
         """True once the sim has closed the connection (packets before that are discarded)."""
         try:

@@ -101,6 +101,7 @@ async def test_unknown_auth_type_takes_the_connection_offline(sim, raw_host, hos
     bad = await bad_connection(sim, host_key)
     bad.send(AdbPacket(Command.AUTH, 9, 0, b""))
     bad.send(AdbPacket(Command.OPEN, 5, 0, b"exec:echo ignored\x00"))  # offline: ignored
+    assert await bad.silent(), bad.pending  # no OKAY, no CLSE, no WRTE: the OPEN was not acted on
     await bad.handshake(host_key)  # a new CNXN brings it back
     await still_serves(bad)
     await still_serves(raw_host)
@@ -110,6 +111,7 @@ async def test_stream_traffic_before_connect_is_ignored(sim, raw_host, host_key)
     early = await bad_connection(sim, host_key, handshake=False)
     early.send(AdbPacket(Command.WRTE, 3, 1, b"stale bytes of an earlier session"))
     early.send(AdbPacket(Command.OPEN, 4, 0, b"exec:echo no\x00"))
+    assert await early.silent()  # neither the WRTE nor the OPEN got an answer
     await early.handshake(host_key)
     await still_serves(early)
     await still_serves(raw_host)

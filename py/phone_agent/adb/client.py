@@ -63,7 +63,11 @@ class AdbAuthError(AdbError):
 
 
 class AdbTransport(Protocol):
-    """A byte pipe to the phone. ``send`` gets each packet header and each payload as its own chunk."""
+    """A byte pipe to the phone. ``send`` gets each packet header and each payload as its own chunk.
+
+    Optional: ``joins_packets = True`` to get each packet as one chunk instead, and
+    ``async receive_at_most(size)`` to be told how many bytes the current header or payload needs.
+    """
 
     async def send(self, chunk: bytes) -> None: ...
 
@@ -366,7 +370,7 @@ class AdbClient:
 
     async def _flush(self) -> None:
         async with self._send_lock:
-            chunks = self._protocol.data_to_send()
+            chunks = self._protocol.data_to_send(joined=getattr(self.transport, "joins_packets", False))
             if not chunks:
                 return
             try:
@@ -384,9 +388,13 @@ class AdbClient:
 
     async def _read_loop(self) -> None:
         protocol = self._protocol
+        receive_at_most = getattr(self.transport, "receive_at_most", None)
         try:
             while True:
-                data = await self.transport.receive()
+                if receive_at_most is not None:
+                    data = await receive_at_most(protocol.bytes_expected)
+                else:
+                    data = await self.transport.receive()
                 if not data:
                     protocol.receive_eof()
                     self._fail(protocol.close_reason or "the phone closed the connection")

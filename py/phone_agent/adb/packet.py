@@ -177,6 +177,13 @@ class AdbPacketParser:
             return len(self._buffer)
         return HEADER_SIZE + self._header.data_length - self._missing
 
+    @property
+    def bytes_expected(self) -> int:
+        """How many bytes complete the header or payload being received (what to ask a USB endpoint for)."""
+        if self._header is None:
+            return max(1, HEADER_SIZE - len(self._buffer))
+        return self._missing
+
     def receive_data(self, data: bytes | bytearray | memoryview) -> None:
         """Feed bytes; complete packets become available from ``packets_received``."""
         if self._eof:

@@ -1,14 +1,15 @@
 """Byte pipes from the page to a phone's adbd: WebUSB, and the server's WebSocket bridge.
 
-Both are thin: the ADB protocol lives in the pure ``adb`` package. Each ``send`` is one chunk the core
-produced (a 24-byte header or a payload), which WebUSB needs as separate transfers; ``receive`` answers
-the next bytes from the phone. A closed link raises ``ConnectionError`` from both, at once.
+Both are thin: the ADB protocol lives in the pure ``adb`` package, and neither reads a header. Each
+``send`` is one chunk the core produced: WebUSB gets each header and each payload as its own transfer;
+the bridge asks for whole packets (``joins_packets``), one WebSocket message each. ``receive`` answers
+the next bytes from the phone; WebUSB's ``receive_at_most`` reads exactly what the core says the
+current header or payload still needs. A closed link raises ``ConnectionError`` from both, at once.
 """
 
 from __future__ import annotations
 
 import asyncio
-import struct
 from collections.abc import Callable
 from typing import Any
 
@@ -35,12 +36,14 @@ class WebSocketAdbTransport:
         # True when the bytes are ADB packets (a direct adbd); False for the adb server's smart-socket
         # protocol, whose requests are raw strings that must go out as they are.
         self.adb_packets = adb_packets
+        # Unlike USB, the bridge needs no separate header transfer: the ADB core hands each packet over
+        # as one chunk, one WebSocket message (half the messages and hops).
+        self.joins_packets = adb_packets
         self._socket: Any = None
         self._incoming: asyncio.Queue[bytes | None] = asyncio.Queue()
         self._closed = False
         self._close_reason = "the bridge closed"
         self._eof_is_clean = False
-        self._held_header: bytes | None = None
         self._proxies: list[Any] = []
 
     async def open(self) -> None:
@@ -81,18 +84,12 @@ class WebSocketAdbTransport:
                 f"the bridge to {self.description} did not open within {CONNECT_TIMEOUT_S:g}s"
             ) from None
 
-    async def send(self, chunk: bytes) -> None:
+    async def send(self, chunk: bytes | memoryview) -> None:
         # readyState 1 is OPEN; a closing socket would drop the bytes with a console error.
         if self._closed or self._socket is None or self._socket.readyState != 1:
             raise ConnectionError(self._close_reason)
-        # Unlike USB, the bridge needs no separate header transfer: a header that announces a payload
-        # waits for it, so each packet is one WebSocket message (half the messages and hops).
-        if self._held_header is not None:
-            chunk, self._held_header = self._held_header + chunk, None
-        elif self.adb_packets and len(chunk) == HEADER_SIZE and struct.unpack_from("<I", chunk, 12)[0] > 0:
-            self._held_header = chunk
-            return
-        self._socket.send(to_js(chunk))
+        # to_js copies bytes far faster than a memoryview (PLATFORM.md): payloads may be views.
+        self._socket.send(to_js(chunk if isinstance(chunk, bytes) else bytes(chunk)))
 
     async def receive(self) -> bytes:
         """The next bytes; ``b""`` once the device side ended normally; ConnectionError on failure."""
@@ -102,7 +99,18 @@ class WebSocketAdbTransport:
             if self._eof_is_clean:
                 return b""
             raise ConnectionError(self._close_reason)
-        return data
+        if self._incoming.empty():
+            return data
+        # Messages that queued up while the client was busy go in one piece: one trip through the
+        # client's loop (and the event loop) instead of one per message.
+        parts = [data]
+        while not self._incoming.empty():
+            more = self._incoming.get_nowait()
+            if more is None:
+                self._incoming.put_nowait(None)
+                break
+            parts.append(more)
+        return b"".join(parts)
 
     async def close(self) -> None:
         if self._socket is not None and not self._closed:
@@ -147,7 +155,8 @@ def _find_adb_interface(device: Any) -> tuple[int, int, int, Any, Any]:
 
 
 class WebUsbAdbTransport:
-    """adbd over WebUSB. Reads exactly one header, then exactly its payload, as adbd writes them."""
+    """adbd over WebUSB. Reads exactly one header, then exactly its payload, as adbd writes them: the
+    ADB core says how many bytes each read must ask for (``receive_at_most``)."""
 
     def __init__(self, device: Any, on_disconnect: Callable[[], None] | None = None) -> None:
         self.device = device
@@ -189,7 +198,7 @@ class WebUsbAdbTransport:
         self._disconnect_proxy = create_proxy(on_disconnect)
         js.navigator.usb.addEventListener("disconnect", self._disconnect_proxy)
 
-    async def send(self, chunk: bytes) -> None:
+    async def send(self, chunk: bytes | memoryview) -> None:
         if self._closed:
             raise ConnectionError("the phone was disconnected")
         try:
@@ -201,8 +210,9 @@ class WebUsbAdbTransport:
         except Exception as exc:
             raise ConnectionError(f"USB write failed: {exc}") from exc
 
-    async def _transfer_out(self, data: bytes) -> None:
-        result = await self.device.transferOut(self._out.endpointNumber, to_js(data))
+    async def _transfer_out(self, data: bytes | memoryview) -> None:
+        payload = data if isinstance(data, bytes) else bytes(data)  # to_js is fastest on bytes
+        result = await self.device.transferOut(self._out.endpointNumber, to_js(payload))
         if result.status != "ok":
             raise ConnectionError(f"USB write failed: {result.status}")
 
@@ -219,15 +229,13 @@ class WebUsbAdbTransport:
         view = result.data
         return js.Uint8Array.new(view.buffer, view.byteOffset, view.byteLength).to_bytes()
 
+    async def receive_at_most(self, size: int) -> bytes:
+        """One IN transfer of at most ``size`` bytes (never more than the current header or payload)."""
+        return await self._transfer_in(size)
+
     async def receive(self) -> bytes:
-        header = b""
-        while len(header) < HEADER_SIZE:
-            header += await self._transfer_in(HEADER_SIZE - len(header))
-        (length,) = struct.unpack_from("<I", header, 12)
-        payload = b""
-        while len(payload) < length:
-            payload += await self._transfer_in(length - len(payload))
-        return header + payload
+        """Without a size from the core: a header's worth at most, which never reads past a packet."""
+        return await self._transfer_in(HEADER_SIZE)
 
     async def _quiet_close(self) -> None:
         try:

@@ -24,11 +24,10 @@ import json
 import logging
 import urllib.error
 import urllib.request
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from urllib.parse import parse_qs, quote, urlsplit
 
-if TYPE_CHECKING:
-    from phone_agent.sim.server import SimulatedPhoneServer
+from phone_agent.sim.vfs import VirtualFileSystem
 
 log = logging.getLogger("phone_agent.sim")
 
@@ -39,10 +38,24 @@ REQUEST_TIMEOUT = 10.0
 REASONS = {200: "OK", 400: "Bad Request", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed"}
 
 
+class ControlledPhone(Protocol):
+    """What the control interface reads and drives (``SimulatedPhoneServer`` is one)."""
+
+    phone: Any
+    fs: VirtualFileSystem
+
+    def state(self) -> dict[str, Any]: ...
+    def connections(self) -> list[dict[str, Any]]: ...
+    def pending_keys(self) -> list[dict[str, Any]]: ...
+    def approve(self, fingerprint: str | None = None) -> list[str]: ...
+    def deny(self, fingerprint: str | None = None) -> list[str]: ...
+    def reset(self) -> None: ...
+
+
 class ControlServer:
     """HTTP/1.1 (one request per connection) on ``127.0.0.1:port``; ``port=0`` picks a free one."""
 
-    def __init__(self, sim: SimulatedPhoneServer, port: int = 0, host: str = "127.0.0.1") -> None:
+    def __init__(self, sim: ControlledPhone, port: int = 0, host: str = "127.0.0.1") -> None:
         self.sim = sim
         self.host = host
         self._requested_port = port

@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
+from phone_agent.adb.connection import Side, make_banner
 from phone_agent.adb.keys import AdbPublicKey
 from phone_agent.sim.connection import AdbdConnection, ConnectionState, ServiceHandler
 from phone_agent.sim.scrcpy_server import ScrcpyHost
@@ -179,8 +180,8 @@ class SimulatedPhoneServer:
 
     def banner(self) -> str:
         """The CNXN banner: ``device::ro.product.name=…;ro.product.model=…;…;features=…``."""
-        props = "".join(f"{key}={self.phone.props.get(key, '')};" for key in BANNER_PROPS)
-        return f"device::{props}features={','.join(self._features)}"
+        props = {key: self.phone.props.get(key, "") for key in BANNER_PROPS}
+        return make_banner(Side.DEVICE, self._features, props)
 
     def _service(self, name: str, connection: AdbdConnection) -> ServiceHandler | None:
         from phone_agent.sim.services import find_service

@@ -11,7 +11,8 @@ line up with WRTE boundaries, so input is buffered.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
 
 from phone_agent.adb.shell_protocol import (
     ShellId,
@@ -22,9 +23,19 @@ from phone_agent.adb.shell_protocol import (
 from phone_agent.sim.connection import AdbStream, ServiceHandler, StreamClosed
 from phone_agent.sim.shell import Shell, ShellResult
 from phone_agent.sim.sync_service import serve_sync
+from phone_agent.sim.vfs import VirtualFileSystem
 
-if TYPE_CHECKING:
-    from phone_agent.sim.server import SimulatedPhoneServer
+T = TypeVar("T")
+
+
+class ServiceHost(Protocol):
+    """What the services need of the simulated adbd (``SimulatedPhoneServer`` is one)."""
+
+    phone: Any
+    fs: VirtualFileSystem
+
+    async def run_blocking(self, function: Callable[..., T], *args: Any) -> T: ...
+
 
 STDIN, STDOUT, STDERR, EXIT, CLOSE_STDIN = (
     ShellId.STDIN,
@@ -138,7 +149,7 @@ def parse_service(name: str) -> tuple[str, list[str], str]:
     return kind, options, arg
 
 
-def find_service(server: SimulatedPhoneServer, name: str) -> ServiceHandler | None:
+def find_service(server: ServiceHost, name: str) -> ServiceHandler | None:
     """The handler for an OPEN's service name, or None (the OPEN is refused with CLSE)."""
     kind, options, arg = parse_service(name)
     if kind in ("shell", "exec") and arg.strip():
@@ -159,7 +170,7 @@ def find_service(server: SimulatedPhoneServer, name: str) -> ServiceHandler | No
 
 
 async def serve_shell(
-    server: SimulatedPhoneServer, stream: AdbStream, command: str, *, v2: bool, pty: bool = False
+    server: ServiceHost, stream: AdbStream, command: str, *, v2: bool, pty: bool = False
 ) -> None:
     """Run ``command`` (or an interactive session when empty) and send its output and exit code."""
     loop = asyncio.get_running_loop()
@@ -201,7 +212,7 @@ async def _send_output(stream: AdbStream, result: ShellResult, v2: bool, pty: bo
 
 
 async def _interactive(
-    server: SimulatedPhoneServer, stream: AdbStream, shell: Shell, pump: StdinPump, v2: bool, *, prompt: bool
+    server: ServiceHost, stream: AdbStream, shell: Shell, pump: StdinPump, v2: bool, *, prompt: bool
 ) -> None:
     """Commands from stdin, one line at a time; a prompt only when a terminal was asked for."""
     device = server.phone.props.get("ro.product.device", "generic")
