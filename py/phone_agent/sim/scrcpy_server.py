@@ -22,7 +22,7 @@ import posixpath
 import shlex
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from phone_agent.adb.shell_protocol import ShellId, encode_shell_packet
 from phone_agent.scrcpy import control as ctl
@@ -40,8 +40,16 @@ from phone_agent.scrcpy.protocol import (
 )
 from phone_agent.sim.connection import AdbStream, ServiceHandler, StreamClosed
 
-if TYPE_CHECKING:
-    from phone_agent.sim.server import SimulatedPhoneServer
+
+class SimulatedPhoneServer(Protocol):
+    """What the scrcpy host needs of the simulated phone's server (it does not import the server:
+    the server owns the host)."""
+
+    phone: Any
+    fs: Any
+
+    async def run_blocking(self, function: Any, *args: Any) -> Any: ...
+
 
 log = logging.getLogger(__name__)
 
