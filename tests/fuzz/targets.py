@@ -30,6 +30,7 @@ from phone_agent.adb.host import (
     AdbHostProtocol,
     AuthPromptShown,
     Connected,
+    PacketIgnored,
     StreamClosed,
     StreamData,
     StreamOpened,
@@ -158,7 +159,8 @@ def check_host_protocol(handshake: bool, delayed_ack: bool, steps: list[tuple], 
     features = ("shell_v2", "cmd", "delayed_ack") if delayed_ack else ("shell_v2", "cmd")
     host = AdbHostProtocol(features=features)
     host.connect()
-    known = (Connected, AuthPromptShown, StreamOpened, StreamData, StreamClosed)
+    # PacketIgnored: the core's explicit answer to a packet its state does not take (never silence).
+    known = (Connected, AuthPromptShown, StreamOpened, StreamData, StreamClosed, PacketIgnored)
     try:
         if handshake:
             host.receive_data(AdbPacket(Command.CNXN, 0x01000001, 1 << 20, DEVICE_BANNER).encode())
