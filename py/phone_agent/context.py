@@ -124,9 +124,6 @@ class McpServiceContext:
             raise
         return {"connected": True, **info}
 
-    async def screenshot(self) -> bytes:
-        return await self._on_device(lambda device: device.screenshot_png())
-
     async def _on_device(self, call: Callable[[Device], Awaitable[T]]) -> T:
         """Run ``call`` on the phone; if the phone goes away meanwhile, the answer is "no phone"."""
         device = self.device
