@@ -1,11 +1,18 @@
-"""Agent tasks and their steps (the specification's AgentTask appendix) and the task state machine.
+"""Agent tasks and their steps (the specification's AgentTask appendix): their state machines, their
+close-out, and their JSON.
 
-States and their transitions are data (``TASK_TRANSITIONS``) so that every change of state goes through
-one check. Times are milliseconds since the epoch, given by the caller: nothing here reads a clock.
+All state logic is here, as data: ``TASK_TRANSITIONS`` and ``STEP_TRANSITIONS`` list every allowed change
+of status, ``move_to`` (on a task or a step) is the only way to change one and refuses anything else
+with ``InvalidTransition``, and ``close_out`` ends a task with its unfinished steps (the agent ending a
+task, the page restoring one a reload interrupted). The camelCase JSON of a task record — what
+get_task_result answers, the page keeps in IndexedDB and a farm page publishes — is one table of fields
+per type (``TASK_FIELDS``, ``STEP_FIELDS``, ``TOOL_CALL_FIELDS``) read both ways. Times are milliseconds
+since the epoch, given by the caller: nothing here reads a clock.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -29,9 +36,10 @@ class StepStatus(StrEnum):
 
 
 # The specification's state diagram, plus the exits it implies: planning can fail (the model gives no
-# plan) or be aborted (abort_task or the timeout while the model still plans).
+# plan) or be aborted (abort_task or the timeout while the model still plans), and a task that never
+# began can be aborted (a reload, a cancel before the first look).
 TASK_TRANSITIONS: dict[TaskStatus, frozenset[TaskStatus]] = {
-    TaskStatus.IDLE: frozenset({TaskStatus.PLANNING}),
+    TaskStatus.IDLE: frozenset({TaskStatus.PLANNING, TaskStatus.ABORTED}),
     TaskStatus.PLANNING: frozenset({TaskStatus.EXECUTING, TaskStatus.FAILED, TaskStatus.ABORTED}),
     TaskStatus.EXECUTING: frozenset({TaskStatus.FINISHED, TaskStatus.FAILED, TaskStatus.ABORTED}),
     TaskStatus.FINISHED: frozenset(),
@@ -40,9 +48,27 @@ TASK_TRANSITIONS: dict[TaskStatus, frozenset[TaskStatus]] = {
 }
 TERMINAL_STATUSES = frozenset({TaskStatus.FINISHED, TaskStatus.FAILED, TaskStatus.ABORTED})
 
+# A step is planned (pending), runs once, and ends: done or failed when it ran, skipped when it never did
+# (a new plan replaced it, or the task ended first).
+STEP_TRANSITIONS: dict[StepStatus, frozenset[StepStatus]] = {
+    StepStatus.PENDING: frozenset({StepStatus.RUNNING, StepStatus.SKIPPED}),
+    StepStatus.RUNNING: frozenset({StepStatus.SUCCESS, StepStatus.FAILED}),
+    StepStatus.SUCCESS: frozenset(),
+    StepStatus.FAILED: frozenset(),
+    StepStatus.SKIPPED: frozenset(),
+}
+
 
 class InvalidTransition(ValueError):
-    """A change of task state the state machine does not allow."""
+    """A change of task or step state the state machine does not allow."""
+
+
+def _check_transition(
+    table: Mapping[Any, frozenset[Any]], what: str, current: StrEnum, status: StrEnum
+) -> None:
+    """The one check every change of status goes through."""
+    if status not in table[current]:
+        raise InvalidTransition(f"{what}: {current} -> {status} is not allowed")
 
 
 @dataclass
@@ -56,13 +82,11 @@ class ToolCallRecord:
     ok: bool = True
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "args": self.args,
-            "result": self.result,
-            "durationMs": self.duration_ms,
-            "ok": self.ok,
-        }
+        return _encode(self, TOOL_CALL_FIELDS)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ToolCallRecord:
+        return cls(**_decode(data, TOOL_CALL_FIELDS))
 
 
 @dataclass
@@ -80,6 +104,16 @@ class AgentStep:
     started_at: int | None = None
     finished_at: int | None = None
 
+    def move_to(self, status: StepStatus, now_ms: int) -> None:
+        """Change state through the transition table; running stamps the start, an end after running
+        stamps the finish (a skipped step never ran: no times)."""
+        _check_transition(STEP_TRANSITIONS, f"step {self.id}", self.status, status)
+        self.status = status
+        if status is StepStatus.RUNNING:
+            self.started_at = now_ms
+        elif status in (StepStatus.SUCCESS, StepStatus.FAILED):
+            self.finished_at = now_ms
+
     @property
     def duration_ms(self) -> int | None:
         if self.started_at is None or self.finished_at is None:
@@ -88,19 +122,11 @@ class AgentStep:
 
     def to_json(self) -> dict[str, Any]:
         """The step as get_task_result answers it (screenshots are left out: they are large)."""
-        return {
-            "id": self.id,
-            "index": self.index,
-            "title": self.title,
-            "description": self.description,
-            "summary": self.summary,
-            "status": str(self.status),
-            "durationMs": self.duration_ms,
-            "error": self.error,
-            "toolCalls": [call.to_json() for call in self.tool_calls],
-            "startedAt": self.started_at,
-            "finishedAt": self.finished_at,
-        }
+        return _encode(self, STEP_FIELDS)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> AgentStep:
+        return cls(**_decode(data, STEP_FIELDS))
 
 
 @dataclass
@@ -117,8 +143,7 @@ class AgentTask:
 
     def move_to(self, status: TaskStatus, now_ms: int) -> None:
         """Change state through the transition table; stamps start and finish times."""
-        if status not in TASK_TRANSITIONS[self.status]:
-            raise InvalidTransition(f"task {self.id}: {self.status} -> {status} is not allowed")
+        _check_transition(TASK_TRANSITIONS, f"task {self.id}", self.status, status)
         self.status = status
         if status is TaskStatus.PLANNING and self.started_at is None:
             self.started_at = now_ms
@@ -134,6 +159,10 @@ class AgentTask:
         return sum(1 for step in self.steps if step.status is StepStatus.SUCCESS)
 
     @property
+    def total_steps(self) -> int:
+        return len(self.steps)
+
+    @property
     def duration_ms(self) -> int | None:
         start = self.started_at if self.started_at is not None else self.created_at
         if self.finished_at is None:
@@ -142,31 +171,149 @@ class AgentTask:
 
     def summary_json(self) -> dict[str, Any]:
         """What run_agent_task answers on Channel B (the specification's JSON)."""
-        return {
-            "taskId": self.id,
-            "status": str(self.status),
-            "conclusion": self.conclusion,
-            "stepsCompleted": self.steps_completed,
-            "totalSteps": len(self.steps),
-            "durationMs": self.duration_ms,
-            "error": self.error,
-        }
+        return _encode(self, TASK_SUMMARY_FIELDS)
 
     def to_json(self, include_steps: bool = True) -> dict[str, Any]:
         """What get_task_result and get_latest_task answer (the appendix's AgentTask)."""
-        data: dict[str, Any] = {
-            "taskId": self.id,
-            "goal": self.goal,
-            "status": str(self.status),
-            "conclusion": self.conclusion,
-            "error": self.error,
-            "stepsCompleted": self.steps_completed,
-            "totalSteps": len(self.steps),
-            "durationMs": self.duration_ms,
-            "createdAt": self.created_at,
-            "startedAt": self.started_at,
-            "finishedAt": self.finished_at,
-        }
-        if include_steps:
-            data["steps"] = [step.to_json() for step in self.steps]
-        return data
+        return _encode(self, TASK_FIELDS if include_steps else TASK_FIELDS[:-1])
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> AgentTask:
+        """The task a record describes, as it was (``to_json``'s reverse; no screenshots). KeyError,
+        TypeError or ValueError when the record is not one."""
+        return cls(**_decode(data, TASK_FIELDS))
+
+
+def skip_pending(steps: Iterable[AgentStep], now_ms: int) -> None:
+    """Mark the steps that have not begun as skipped (a new plan replaces them, or the task ends)."""
+    for step in steps:
+        if step.status is StepStatus.PENDING:
+            step.move_to(StepStatus.SKIPPED, now_ms)
+
+
+def close_out(
+    task: AgentTask,
+    status: TaskStatus,
+    now_ms: int,
+    *,
+    error: str | None = None,
+    conclusion: str | None = None,
+) -> list[AgentStep]:
+    """End ``task`` as ``status`` (finished, failed or aborted) at ``now_ms``: a step still running fails
+    (with ``error`` unless it has its own), pending steps are skipped, the task takes ``error`` and
+    ``conclusion`` when given. Returns the steps it failed, for their end to be reported. Refuses (before
+    changing anything) an end the task's state machine does not allow."""
+    if status not in TERMINAL_STATUSES:
+        raise InvalidTransition(f"task {task.id}: {status} does not end a task")
+    _check_transition(TASK_TRANSITIONS, f"task {task.id}", task.status, status)
+    interrupted = [step for step in task.steps if step.status is StepStatus.RUNNING]
+    for step in interrupted:
+        step.error = step.error or error
+        step.move_to(StepStatus.FAILED, now_ms)
+    skip_pending(task.steps, now_ms)
+    if error is not None:
+        task.error = error
+    if conclusion is not None:
+        task.conclusion = conclusion
+    task.move_to(status, now_ms)
+    return interrupted
+
+
+# -- the JSON of task records -------------------------------------------------------------------------
+
+# The keys a reader may look at before a record is decoded (which task, whether it ended, how old).
+TASK_ID_KEY = "taskId"
+TASK_STATUS_KEY = "status"
+TASK_CREATED_KEY = "createdAt"
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+_REQUIRED = object()
+
+
+@dataclass(frozen=True)
+class JsonField:
+    """One camelCase key of a record and the attribute it holds. ``decode`` is None for a key that is
+    only written (derived from other fields, like ``durationMs``); ``default`` is read when the key is
+    missing (``_REQUIRED``: the record is not one without it)."""
+
+    key: str
+    attr: str
+    encode: Callable[[Any], Any] = _same
+    decode: Callable[[Any], Any] | None = _same
+    default: Any = None
+
+
+TOOL_CALL_FIELDS: tuple[JsonField, ...] = (
+    JsonField("name", "name", decode=str, default=""),
+    JsonField("args", "args", decode=lambda value: dict(value or {})),
+    JsonField("result", "result", decode=str, default=""),
+    JsonField("durationMs", "duration_ms", decode=lambda value: int(value or 0)),
+    JsonField("ok", "ok", decode=bool, default=True),
+)
+
+STEP_FIELDS: tuple[JsonField, ...] = (
+    JsonField("id", "id", decode=str, default=""),
+    JsonField("index", "index", decode=int, default=0),
+    JsonField("title", "title", decode=str, default=""),
+    JsonField("description", "description", decode=lambda value: str(value or "")),
+    JsonField("summary", "summary"),
+    JsonField("status", "status", encode=str, decode=StepStatus, default=StepStatus.PENDING.value),
+    JsonField("durationMs", "duration_ms", decode=None),
+    JsonField("error", "error"),
+    JsonField(
+        "toolCalls",
+        "tool_calls",
+        encode=lambda calls: [call.to_json() for call in calls],
+        decode=lambda calls: [ToolCallRecord.from_json(call) for call in calls or []],
+    ),
+    JsonField("startedAt", "started_at"),
+    JsonField("finishedAt", "finished_at"),
+)
+
+# ``steps`` comes last: ``to_json(include_steps=False)`` leaves it out.
+TASK_FIELDS: tuple[JsonField, ...] = (
+    JsonField(TASK_ID_KEY, "id", decode=str, default=_REQUIRED),
+    JsonField("goal", "goal", decode=str, default=""),
+    JsonField(TASK_STATUS_KEY, "status", encode=str, decode=TaskStatus, default=TaskStatus.IDLE.value),
+    JsonField("conclusion", "conclusion"),
+    JsonField("error", "error"),
+    JsonField("stepsCompleted", "steps_completed", decode=None),
+    JsonField("totalSteps", "total_steps", decode=None),
+    JsonField("durationMs", "duration_ms", decode=None),
+    JsonField(TASK_CREATED_KEY, "created_at", decode=lambda value: int(value or 0)),
+    JsonField("startedAt", "started_at"),
+    JsonField("finishedAt", "finished_at"),
+    JsonField(
+        "steps",
+        "steps",
+        encode=lambda steps: [step.to_json() for step in steps],
+        decode=lambda steps: [AgentStep.from_json(step) for step in steps or []],
+    ),
+)
+_TASK_FIELD = {spec.key: spec for spec in TASK_FIELDS}
+# run_agent_task's answer on Channel B, in the specification's order.
+TASK_SUMMARY_FIELDS: tuple[JsonField, ...] = tuple(
+    _TASK_FIELD[key]
+    for key in ("taskId", "status", "conclusion", "stepsCompleted", "totalSteps", "durationMs", "error")
+)
+
+
+def _encode(obj: Any, fields: Iterable[JsonField]) -> dict[str, Any]:
+    return {spec.key: spec.encode(getattr(obj, spec.attr)) for spec in fields}
+
+
+def _decode(data: Mapping[str, Any], fields: Iterable[JsonField]) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for spec in fields:
+        if spec.decode is None:
+            continue
+        if spec.default is _REQUIRED:
+            value = data[spec.key]
+        else:
+            value = data.get(spec.key, spec.default)
+        values[spec.attr] = spec.decode(value)
+    return values

@@ -20,11 +20,12 @@ import json
 import traceback
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..device import Device, DeviceError
 from ..device_actions import PhoneEnv, PhoneState
 from ..errors import ErrorCode, ToolError
-from ..tasks import AgentStep, AgentTask, StepStatus, TaskStatus, ToolCallRecord
+from ..tasks import AgentStep, AgentTask, StepStatus, TaskStatus, ToolCallRecord, close_out, skip_pending
 from ..tool_spec import CallEnv, Channel, validate_arguments
 from .actions import (
     ACTION_TOOLS,
@@ -86,6 +87,38 @@ class _StepOutcome:
     # The screen as the step left it: nothing acts on the phone between two steps, so the next step
     # starts from it instead of a new screenshot (on a real phone one screencap and UI dump less).
     last_observation: Observation | None = None
+
+
+# How a step ends: its status, and the error to record (None: the step's own, if any).
+_StepEnd = tuple[StepStatus, str | None]
+
+
+@dataclass
+class _StepRun:
+    """One running step and what its model turns carry from one to the next."""
+
+    task: AgentTask
+    step: AgentStep
+    device: Device
+    model: ChatModel
+    reporter: ProgressReporter
+    observation: Observation  # the screen as the model last saw it
+    history: list[Message] = field(default_factory=list)
+    note: str = ""  # said with the next screenshot
+    last_action: tuple[str, str] | None = None  # (name, arguments) of the last device action
+    repeats: int = 0  # how many times in a row that action left the screen unchanged
+    outcome: _StepOutcome = field(default_factory=_StepOutcome)
+
+
+@dataclass
+class _ActionResult:
+    """What running one action gave: for the model (``ok``, ``result``), the screen after it when
+    the phone was looked at again, and the end of the step when the action ends it."""
+
+    ok: bool
+    result: str
+    after: Observation | None = None
+    ends: StepStatus | None = None
 
 
 class PlanAndResolveAgent:
@@ -159,16 +192,16 @@ class PlanAndResolveAgent:
             done, _ = await asyncio.wait({inner}, timeout=timeout_ms / 1000)
             if not done:
                 await self._stop(inner)
-                self._end_aborted(task, reporter, f"Timed out after {timeout_ms} ms.")
+                self._end(task, reporter, TaskStatus.ABORTED, error=f"Timed out after {timeout_ms} ms.")
             elif inner.cancelled() and self._fail_reason is not None:
-                self._end_failed(task, reporter, self._fail_reason)
+                self._end(task, reporter, TaskStatus.FAILED, error=self._fail_reason)
             elif inner.cancelled():
-                self._end_aborted(task, reporter, self._abort_reason or "Aborted.")
+                self._end(task, reporter, TaskStatus.ABORTED, error=self._abort_reason or "Aborted.")
             else:
                 inner.result()
         except asyncio.CancelledError:
             await self._stop(inner)
-            self._end_aborted(task, reporter, "Cancelled by the caller.")
+            self._end(task, reporter, TaskStatus.ABORTED, error="Cancelled by the caller.")
             raise
         finally:
             self._inner = None
@@ -180,41 +213,23 @@ class PlanAndResolveAgent:
 
     # -- ending a task -----------------------------------------------------------------------------
 
-    def _close_steps(self, task: AgentTask, reason: str, reporter: ProgressReporter) -> None:
-        now = self.clock()
-        for step in task.steps:
-            if step.status is StepStatus.RUNNING:
-                step.status = StepStatus.FAILED
-                step.error = step.error or reason
-                step.finished_at = now
-                reporter.on_step_end(step)
-            elif step.status is StepStatus.PENDING:
-                step.status = StepStatus.SKIPPED
-
-    def _end_aborted(self, task: AgentTask, reporter: ProgressReporter, reason: str) -> None:
+    def _end(
+        self,
+        task: AgentTask,
+        reporter: ProgressReporter,
+        status: TaskStatus,
+        *,
+        error: str | None = None,
+        conclusion: str | None = None,
+    ) -> None:
+        """Close the task out as ``status`` (``close_out``) and report it: the steps it interrupted,
+        the error of a failed or aborted task, the end."""
         if task.done:
             return
-        self._close_steps(task, reason, reporter)
-        task.error = reason
-        task.move_to(TaskStatus.ABORTED, self.clock())
-        reporter.on_error(f"Task aborted: {reason}")
-        reporter.on_done(str(task.status), task.conclusion, task.error)
-
-    def _end_failed(self, task: AgentTask, reporter: ProgressReporter, message: str) -> None:
-        if task.done:
-            return
-        self._close_steps(task, message, reporter)
-        task.error = message
-        task.move_to(TaskStatus.FAILED, self.clock())
-        reporter.on_error(message)
-        reporter.on_done(str(task.status), task.conclusion, task.error)
-
-    def _end_finished(self, task: AgentTask, reporter: ProgressReporter, conclusion: str | None) -> None:
-        for step in task.steps:
-            if step.status is StepStatus.PENDING:
-                step.status = StepStatus.SKIPPED
-        task.conclusion = conclusion
-        task.move_to(TaskStatus.FINISHED, self.clock())
+        for step in close_out(task, status, self.clock(), error=error, conclusion=conclusion):
+            reporter.on_step_end(step)
+        if error is not None:
+            reporter.on_error(f"Task aborted: {error}" if status is TaskStatus.ABORTED else error)
         reporter.on_done(str(task.status), task.conclusion, task.error)
 
     # -- the task ------------------------------------------------------------------------------------
@@ -239,32 +254,30 @@ class PlanAndResolveAgent:
                 outcome = await self._run_step(task, step, device, model, reporter, observation)
                 observation = outcome.last_observation
                 if outcome.task_done:
-                    self._end_finished(task, reporter, outcome.conclusion)
+                    self._end(task, reporter, TaskStatus.FINISHED, conclusion=outcome.conclusion)
                     return
                 if step.status is StepStatus.FAILED:
                     if replans >= self.config.max_replans:
                         raise _TaskFailure(f"Step {step.index} ({step.title}) failed: {step.error}")
                     replans += 1
-                    for later in task.steps[index:]:
-                        if later.status is StepStatus.PENDING:
-                            later.status = StepStatus.SKIPPED
+                    skip_pending(task.steps[index:], self.clock())
                     observation = await self._observe(device, observation)
                     planned = await self._plan(task, observation, model, reporter, replan_history(task, step))
                     new_steps = self._add_steps(task, planned)
                     reporter.on_planned(new_steps, replanned=True)
             done = [s for s in task.steps if s.status is StepStatus.SUCCESS]
-            self._end_finished(task, reporter, done[-1].summary if done else None)
+            self._end(task, reporter, TaskStatus.FINISHED, conclusion=done[-1].summary if done else None)
         except _TaskFailure as exc:
-            self._end_failed(task, reporter, str(exc))
+            self._end(task, reporter, TaskStatus.FAILED, error=str(exc))
         except ModelError as exc:
-            self._end_failed(task, reporter, f"Model error: {exc}")
+            self._end(task, reporter, TaskStatus.FAILED, error=f"Model error: {exc}")
         except DeviceError as exc:
-            self._end_failed(task, reporter, f"The phone stopped answering: {exc.message}")
+            self._end(task, reporter, TaskStatus.FAILED, error=f"The phone stopped answering: {exc.message}")
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a bug must end the task with a reason, not leave it running
             traceback.print_exc()
-            self._end_failed(task, reporter, f"Internal error: {type(exc).__name__}: {exc}")
+            self._end(task, reporter, TaskStatus.FAILED, error=f"Internal error: {type(exc).__name__}: {exc}")
 
     def _add_steps(self, task: AgentTask, planned: list[PlannedStep]) -> list[AgentStep]:
         first = len(task.steps) + 1
@@ -354,130 +367,173 @@ class PlanAndResolveAgent:
         reporter: ProgressReporter,
         observation: Observation | None = None,
     ) -> _StepOutcome:
-        """Run one step; ``observation`` is the screen as it stands now, when already known."""
-        config = self.config
-        step.status = StepStatus.RUNNING
-        step.started_at = self.clock()
+        """Run one step: model turns until the step ends or its action budget runs out;
+        ``observation`` is the screen as it stands now, when already known."""
+        run = await self._begin_step(task, step, device, model, reporter, observation)
+        budget = self.config.max_actions_per_step
+        end: _StepEnd = (StepStatus.FAILED, f"the step did not finish within {budget} actions")
+        for turn_number in range(budget):
+            verdict = await self._take_turn(run, turn_number)
+            if verdict is not None:
+                end = verdict
+                break
+        self._end_step(run, *end)
+        run.outcome.last_observation = run.observation
+        return run.outcome
+
+    async def _begin_step(
+        self,
+        task: AgentTask,
+        step: AgentStep,
+        device: Device,
+        model: ChatModel,
+        reporter: ProgressReporter,
+        observation: Observation | None,
+    ) -> _StepRun:
+        step.move_to(StepStatus.RUNNING, self.clock())
         reporter.on_step_start(step)
         if observation is None:
             observation = await self._observe(device)
-        if config.keep_screenshots:
+        if self.config.keep_screenshots:
             step.before_screenshot = observation.data_url()
-        history: list[Message] = []
-        last_action: tuple[str, str] | None = None
-        repeats = 0
-        note = ""
-        outcome = _StepOutcome()
-        for turn_number in range(config.max_actions_per_step):
-            context = {"role": "user", "content": step_context(task, step)}
-            messages = [
-                step_system(observation),
-                context,
-                *history,
-                screen_message(observation, observation.current_app, note),
-            ]
-            note = ""
-            turn = await self._ask(model, messages, ACTION_TOOLS, reporter.on_step_text)
-            call = turn.tool_calls[0] if turn.tool_calls else self._text_action(turn.text)
-            if call is None:
-                message = "Error: you answered without calling a tool. Call exactly one tool."
-                step.tool_calls.append(ToolCallRecord("(no tool)", {}, message, 0, ok=False))
-                reporter.on_tool_result("(no tool)", message, ok=False)
-                history += [
-                    {"role": "assistant", "content": turn.text or ""},
-                    {"role": "user", "content": message},
-                ]
-                continue
-            reporter.on_tool_call(call.name, call.arguments)
-            started = self.clock()
-            ok = True
-            after: Observation | None = None
-            try:
-                action = validate_action(
-                    call, observation.mapping.image_width, observation.mapping.image_height
-                )
-            except ActionError as exc:
-                action, ok, result = None, False, f"Error: {exc}"
-            if action is not None:
-                if action.name == "finish_step":
-                    step.summary = action.args["summary"]
-                    result = "Step finished."
-                elif action.name == "fail_step":
-                    step.error = action.args["reason"]
-                    ok, result = False, f"Step failed: {step.error}"
-                elif action.name == "finish_task":
-                    step.summary = action.args["conclusion"]
-                    outcome = _StepOutcome(True, action.args["conclusion"])
-                    result = "Task finished."
-                elif action.name == "extract_scrolling_content":
-                    try:
-                        extraction = await extract_scrolling_content(
-                            device,
-                            self.codec,
-                            model,
-                            action.args["instruction"],
-                            task.goal,
-                            config.extract,
-                            None,  # the extraction arrives as the tool result; no 💭 copy of it
-                            self.sleep,
-                        )
-                    except ExtractionError as exc:
-                        ok, result = False, f"Error: {exc}"
-                        after = await self._observe(device, observation)  # it may have scrolled
-                    else:
-                        step.summary = extraction.summary
-                        outcome = _StepOutcome(True, extraction.summary)
-                        result = f"Extracted ({extraction.describe()}): {extraction.summary}"
-                else:
-                    ok, result = await self._execute(device, action, observation)
-                    if config.settle_ms:
-                        await self.sleep(config.settle_ms / 1000)
-                    after = await self._observe(device, observation)
-                    changed = screen_changed(observation.thumb, after.thumb)
-                    signature = (action.name, json.dumps(action.args, sort_keys=True))
-                    if ok and not changed:
-                        result += " (the screen did not change)"
-                        note = "Your last action did not change the screen: do not repeat it unchanged."
-                        repeats = repeats + 1 if signature == last_action else 1
-                    else:
-                        repeats = 0
-                    last_action = signature
-            duration = self.clock() - started
-            step.tool_calls.append(
-                ToolCallRecord(call.name, action.args if action else call.arguments, result, duration, ok)
-            )
-            reporter.on_tool_result(call.name, result, ok)
-            history += _exchange(call, turn.text, result, turn_number, bool(turn.tool_calls))
-            for extra in turn.tool_calls[1:]:
-                if extra.id:
-                    history.append(
-                        {
-                            "role": "tool",
-                            "tool_call_id": extra.id,
-                            "content": "Not run: one action per answer.",
-                        }
-                    )
-            if after is not None:
-                observation = after
-            if (action is not None and action.name in ("finish_step", "finish_task")) or outcome.task_done:
-                step.status = StepStatus.SUCCESS
-                break
-            if action is not None and action.name == "fail_step":
-                step.status = StepStatus.FAILED
-                break
-            if repeats >= config.max_repeats:
-                step.status = StepStatus.FAILED
-                step.error = f"{call.name} was repeated {repeats} times without changing the screen"
-                break
+        return _StepRun(task, step, device, model, reporter, observation)
+
+    def _end_step(self, run: _StepRun, status: StepStatus, error: str | None) -> None:
+        step = run.step
+        if error is not None:
+            step.error = error
+        step.move_to(status, self.clock())
+        if self.config.keep_screenshots:
+            step.after_screenshot = run.observation.data_url()
+        run.reporter.on_step_end(step)
+
+    async def _take_turn(self, run: _StepRun, turn_number: int) -> _StepEnd | None:
+        """One model turn of the step: ask for an action, run it, record it; how the step ends, or None
+        while it goes on."""
+        messages = [
+            step_system(run.observation),
+            {"role": "user", "content": step_context(run.task, run.step)},
+            *run.history,
+            screen_message(run.observation, run.observation.current_app, run.note),
+        ]
+        run.note = ""
+        turn = await self._ask(run.model, messages, ACTION_TOOLS, run.reporter.on_step_text)
+        call = turn.tool_calls[0] if turn.tool_calls else self._text_action(turn.text)
+        if call is None:
+            self._no_tool_called(run, turn)
+            return None
+        run.reporter.on_tool_call(call.name, call.arguments)
+        started = self.clock()
+        mapping = run.observation.mapping
+        action: Action | None = None
+        try:
+            action = validate_action(call, mapping.image_width, mapping.image_height)
+        except ActionError as exc:
+            done = _ActionResult(False, f"Error: {exc}")
         else:
-            step.status = StepStatus.FAILED
-            step.error = f"the step did not finish within {config.max_actions_per_step} actions"
-        step.finished_at = self.clock()
-        if config.keep_screenshots:
-            step.after_screenshot = observation.data_url()
-        reporter.on_step_end(step)
-        outcome.last_observation = observation
-        return outcome
+            done = await self._act(action, run)
+        args = action.args if action is not None else call.arguments
+        self._record_call(run, turn, call, args, done, self.clock() - started, turn_number)
+        if done.after is not None:
+            run.observation = done.after
+        if done.ends is not None:
+            return done.ends, None
+        if run.repeats >= self.config.max_repeats:
+            repeated = f"{call.name} was repeated {run.repeats} times without changing the screen"
+            return StepStatus.FAILED, repeated
+        return None
+
+    def _no_tool_called(self, run: _StepRun, turn: ModelTurn) -> None:
+        message = "Error: you answered without calling a tool. Call exactly one tool."
+        run.step.tool_calls.append(ToolCallRecord("(no tool)", {}, message, 0, ok=False))
+        run.reporter.on_tool_result("(no tool)", message, ok=False)
+        run.history += [
+            {"role": "assistant", "content": turn.text or ""},
+            {"role": "user", "content": message},
+        ]
+
+    def _record_call(
+        self,
+        run: _StepRun,
+        turn: ModelTurn,
+        call: ToolCall,
+        args: dict[str, Any],
+        done: _ActionResult,
+        duration: int,
+        turn_number: int,
+    ) -> None:
+        """The action in the step's record, the panel and the chat history (calls beyond the first one
+        of a turn are answered as not run)."""
+        run.step.tool_calls.append(ToolCallRecord(call.name, args, done.result, duration, done.ok))
+        run.reporter.on_tool_result(call.name, done.result, done.ok)
+        run.history += _exchange(call, turn.text, done.result, turn_number, bool(turn.tool_calls))
+        for extra in turn.tool_calls[1:]:
+            if extra.id:
+                run.history.append(
+                    {"role": "tool", "tool_call_id": extra.id, "content": "Not run: one action per answer."}
+                )
+
+    async def _act(self, action: Action, run: _StepRun) -> _ActionResult:
+        """Run a validated action: the step's own actions by name, any other on the phone."""
+        handlers = {
+            "finish_step": self._finish_step,
+            "fail_step": self._fail_step,
+            "finish_task": self._finish_task,
+            "extract_scrolling_content": self._extract,
+        }
+        return await handlers.get(action.name, self._device_action)(action, run)
+
+    async def _finish_step(self, action: Action, run: _StepRun) -> _ActionResult:
+        run.step.summary = action.args["summary"]
+        return _ActionResult(True, "Step finished.", ends=StepStatus.SUCCESS)
+
+    async def _fail_step(self, action: Action, run: _StepRun) -> _ActionResult:
+        run.step.error = action.args["reason"]
+        return _ActionResult(False, f"Step failed: {run.step.error}", ends=StepStatus.FAILED)
+
+    async def _finish_task(self, action: Action, run: _StepRun) -> _ActionResult:
+        run.step.summary = action.args["conclusion"]
+        run.outcome = _StepOutcome(True, action.args["conclusion"])
+        return _ActionResult(True, "Task finished.", ends=StepStatus.SUCCESS)
+
+    async def _extract(self, action: Action, run: _StepRun) -> _ActionResult:
+        """Scroll and extract; a success ends the task with the extraction as its conclusion."""
+        try:
+            extraction = await extract_scrolling_content(
+                run.device,
+                self.codec,
+                run.model,
+                action.args["instruction"],
+                run.task.goal,
+                self.config.extract,
+                None,  # the extraction arrives as the tool result; no 💭 copy of it
+                self.sleep,
+            )
+        except ExtractionError as exc:
+            after = await self._observe(run.device, run.observation)  # it may have scrolled
+            return _ActionResult(False, f"Error: {exc}", after)
+        run.step.summary = extraction.summary
+        run.outcome = _StepOutcome(True, extraction.summary)
+        result = f"Extracted ({extraction.describe()}): {extraction.summary}"
+        return _ActionResult(True, result, ends=StepStatus.SUCCESS)
+
+    async def _device_action(self, action: Action, run: _StepRun) -> _ActionResult:
+        """Act on the phone, let it settle, look again; counts the same action repeated on a screen
+        that does not change."""
+        ok, result = await self._execute(run.device, action, run.observation)
+        if self.config.settle_ms:
+            await self.sleep(self.config.settle_ms / 1000)
+        after = await self._observe(run.device, run.observation)
+        changed = screen_changed(run.observation.thumb, after.thumb)
+        signature = (action.name, json.dumps(action.args, sort_keys=True))
+        if ok and not changed:
+            result += " (the screen did not change)"
+            run.note = "Your last action did not change the screen: do not repeat it unchanged."
+            run.repeats = run.repeats + 1 if signature == run.last_action else 1
+        else:
+            run.repeats = 0
+        run.last_action = signature
+        return _ActionResult(ok, result, after)
 
     def _text_action(self, text: str) -> ToolCall | None:
         call = parse_text_action(text)
