@@ -4,12 +4,15 @@ page a model whose key comes from the environment and never shows in the options
 
 from __future__ import annotations
 
+import json
+
 from phone_agent.browser.task_history import (
     HISTORY_LIMIT,
     INTERRUPTED_ERROR,
     restore_order,
     task_from_record,
     task_record,
+    unfinished_ids,
 )
 from phone_agent.cli import build_parser, server_options
 from phone_agent.server.app import api_config
@@ -86,6 +89,39 @@ def test_a_task_another_tab_still_runs_comes_back_as_it_stands_and_is_never_drop
     assert "t-live" not in drop  # the oldest, but still running elsewhere
     alone, _ = restore_order([task_record(running)], now_ms=10**9)
     assert alone[0].status is TaskStatus.ABORTED and alone[0].error == INTERRUPTED_ERROR
+
+
+# A finished task's record exactly as pages have stored it in IndexedDB before (it must still load).
+OLD_RECORD = (
+    '{"taskId": "old-1", "goal": "Open the clock", "status": "finished", '
+    '"conclusion": "The clock app is open", "error": null, "stepsCompleted": 1, "totalSteps": 1, '
+    '"durationMs": 995, "createdAt": 1690000000000, '
+    '"startedAt": 1690000000005, "finishedAt": 1690000001000, "steps": [{"id": "old-1-s1", "index": 1, '
+    '"title": "Open Clock", "description": "", "summary": "Clock is open", "status": "success", '
+    '"durationMs": 800, "error": null, "toolCalls": [{"name": "launch_app", "args": {"package": '
+    '"com.android.deskclock"}, "result": "launched", "durationMs": 120, "ok": true}], '
+    '"startedAt": 1690000000100, "finishedAt": 1690000000900}]}'
+)
+
+
+def test_a_record_stored_by_an_earlier_page_comes_back_as_it_was():
+    tasks, drop = restore_order([json.loads(OLD_RECORD)], now_ms=10**13)
+    assert drop == [] and [task.id for task in tasks] == ["old-1"]
+    task = tasks[0]
+    assert task.status is TaskStatus.FINISHED and task.conclusion == "The clock app is open"
+    assert task.steps[0].tool_calls[0].args == {"package": "com.android.deskclock"}
+    assert json.dumps(task_record(task), ensure_ascii=False) == OLD_RECORD
+
+
+def test_unfinished_ids_are_the_records_that_had_not_ended():
+    records = [
+        task_record(finished_task("done")),
+        {"taskId": "running", "status": "executing"},
+        {"taskId": "new", "status": "idle"},
+        {"taskId": 7, "status": "planning"},
+        "not a record",
+    ]
+    assert unfinished_ids(records) == {"running", "new"}
 
 
 def test_model_defaults_reach_the_page_config_with_the_key_from_the_environment(monkeypatch):

@@ -41,7 +41,7 @@ from ..agent.settings import ModelSettings
 from ..context import McpServiceContext
 from ..device import Device, DeviceError, ScreenshotTap
 from ..errors import agent_busy
-from ..tasks import AgentTask
+from ..tasks import TASK_STATUS_KEY, AgentTask
 from ..tools import DEFAULT_TASK_TIMEOUT_MS, Channel
 from .agent_settings import SettingsCard
 from .canvas_codec import CanvasImageCodec
@@ -51,7 +51,14 @@ from .interop import is_nullish, to_js_json
 from .phone import PhoneLink, lost_message, query_param
 from .prompt_api import PromptApiModel
 from .storage import IndexedDbStore
-from .task_history import AGENT_LOCK, restore_order, task_from_record, task_lock_name, task_record
+from .task_history import (
+    AGENT_LOCK,
+    restore_order,
+    task_from_record,
+    task_lock_name,
+    task_record,
+    unfinished_ids,
+)
 
 TASKS_CHANNEL = "phone-agent:tasks"
 
@@ -166,12 +173,8 @@ class TaskHistory:
         except Exception as exc:  # a broken store loses the history, never the page
             js.console.warn(f"[agent] could not read the task history: {exc}")
             return 0
-        unfinished = {
-            record.get("taskId")
-            for record in records
-            if isinstance(record, dict) and record.get("status") not in ("finished", "failed", "aborted")
-        }
-        elsewhere = frozenset(task_id for task_id in unfinished if task_lock_name(str(task_id)) in held)
+        unfinished = unfinished_ids(records)
+        elsewhere = frozenset(task_id for task_id in unfinished if task_lock_name(task_id) in held)
         tasks, drop = restore_order(records, _now_ms(), running=elsewhere)
         for task in tasks:
             context.remember_task(task)
@@ -203,7 +206,7 @@ class TaskHistory:
             for item in js.document.querySelectorAll(f'.chat-task[data-task-id="{task_id}"]'):
                 item.remove()
             panel.show_past(task)
-            if record.get("status") != str(task.status):
+            if record.get(TASK_STATUS_KEY) != str(task.status):  # it was closed out just now
                 self.save(task)
 
         future = asyncio.ensure_future(follow())

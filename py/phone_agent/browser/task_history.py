@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..tasks import AgentStep, AgentTask, StepStatus, TaskStatus, ToolCallRecord
+from ..tasks import TASK_ID_KEY, TASK_STATUS_KEY, TERMINAL_STATUSES, AgentTask, TaskStatus, close_out
 
 HISTORY_LIMIT = 50  # tasks kept across reloads; older ones are forgotten
 INTERRUPTED_ERROR = "The page was closed or reloaded while this task was running; it was stopped there."
@@ -30,59 +30,25 @@ def task_record(task: AgentTask) -> dict[str, Any]:
     return task.to_json(include_steps=True)
 
 
-def _step_from_json(data: dict[str, Any]) -> AgentStep:
-    calls = [
-        ToolCallRecord(
-            name=str(call.get("name", "")),
-            args=dict(call.get("args") or {}),
-            result=str(call.get("result", "")),
-            duration_ms=int(call.get("durationMs") or 0),
-            ok=bool(call.get("ok", True)),
-        )
-        for call in data.get("toolCalls") or []
-    ]
-    return AgentStep(
-        id=str(data.get("id", "")),
-        index=int(data.get("index", 0)),
-        title=str(data.get("title", "")),
-        description=str(data.get("description") or ""),
-        summary=data.get("summary"),
-        status=StepStatus(data.get("status", "pending")),
-        tool_calls=calls,
-        error=data.get("error"),
-        started_at=data.get("startedAt"),
-        finished_at=data.get("finishedAt"),
-    )
-
-
 def task_from_record(data: dict[str, Any], now_ms: int, keep_running: bool = False) -> AgentTask:
-    """The task a stored record describes; one that had not ended is ended now, as aborted, unless
-    ``keep_running`` (another tab still runs it)."""
-    task = AgentTask(
-        id=str(data["taskId"]),
-        goal=str(data.get("goal", "")),
-        created_at=int(data.get("createdAt") or 0),
-        steps=[_step_from_json(step) for step in data.get("steps") or []],
-        status=TaskStatus(data.get("status", "idle")),
-        conclusion=data.get("conclusion"),
-        error=data.get("error"),
-        started_at=data.get("startedAt"),
-        finished_at=data.get("finishedAt"),
-    )
+    """The task a stored record describes; one that had not ended is closed out now, as aborted,
+    unless ``keep_running`` (another tab still runs it)."""
+    task = AgentTask.from_json(data)
     if not task.done and not keep_running:
-        for step in task.steps:
-            if step.status is StepStatus.RUNNING:
-                step.status = StepStatus.FAILED
-                step.error = step.error or INTERRUPTED_ERROR
-                step.finished_at = now_ms
-            elif step.status is StepStatus.PENDING:
-                step.status = StepStatus.SKIPPED
-        task.error = INTERRUPTED_ERROR
-        if task.status is TaskStatus.IDLE:
-            task.status = TaskStatus.PLANNING  # the state machine has no idle -> aborted
-            task.started_at = task.started_at or task.created_at
-        task.move_to(TaskStatus.ABORTED, now_ms)
+        close_out(task, TaskStatus.ABORTED, now_ms, error=INTERRUPTED_ERROR)
     return task
+
+
+def unfinished_ids(records: list[Any]) -> set[str]:
+    """The ids of the stored tasks that had not ended when they were last written."""
+    ended = {str(status) for status in TERMINAL_STATUSES}
+    return {
+        record[TASK_ID_KEY]
+        for record in records
+        if isinstance(record, dict)
+        and isinstance(record.get(TASK_ID_KEY), str)
+        and record.get(TASK_STATUS_KEY) not in ended
+    }
 
 
 def restore_order(
@@ -95,11 +61,11 @@ def restore_order(
     drop: list[str] = []
     for record in records:
         try:
-            running_elsewhere = isinstance(record, dict) and record.get("taskId") in running
+            running_elsewhere = isinstance(record, dict) and record.get(TASK_ID_KEY) in running
             tasks.append(task_from_record(record, now_ms, keep_running=running_elsewhere))
         except (KeyError, TypeError, ValueError):
-            if isinstance(record, dict) and isinstance(record.get("taskId"), str):
-                drop.append(record["taskId"])
+            if isinstance(record, dict) and isinstance(record.get(TASK_ID_KEY), str):
+                drop.append(record[TASK_ID_KEY])
     tasks.sort(key=lambda task: (task.created_at, task.id))
     if len(tasks) > HISTORY_LIMIT:
         old = {task.id for task in tasks[:-HISTORY_LIMIT] if task.id not in running}

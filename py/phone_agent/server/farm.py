@@ -41,6 +41,7 @@ from ..farm_frames import (
 )
 from ..farm_registry import ANY_DEVICE, FarmPhone, FarmRegistry, gone_device
 from ..results import json_result
+from ..tasks import TASK_CREATED_KEY
 from ..tools import get_tool, validate_arguments
 from .relay import ProgressHandler, Relay
 from .relay_core import RelayCore
@@ -333,7 +334,7 @@ class FarmRouter:
         records = await self._records(f"*.{serial}.*")
         if not records:
             return None
-        latest = max(records, key=lambda r: (r["task"].get("createdAt") or 0, r.get("updatedAt") or 0))
+        latest = max(records, key=lambda r: (r["task"].get(TASK_CREATED_KEY) or 0, r.get("updatedAt") or 0))
         return json_result(latest["task"])
 
 

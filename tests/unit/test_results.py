@@ -1,12 +1,9 @@
-"""The task state machine, the appendix's JSON, and the Markdown report of Channel A."""
-
-import pytest
+"""results.py: the Markdown report of Channel A (a task as the specification shows it) and truncation."""
 
 from phone_agent.results import format_task_markdown, truncate
 from phone_agent.tasks import (
     AgentStep,
     AgentTask,
-    InvalidTransition,
     StepStatus,
     TaskStatus,
     ToolCallRecord,
@@ -36,56 +33,6 @@ def finished_task() -> AgentTask:
     task.conclusion = "WeChat message sent successfully"
     task.move_to(TaskStatus.FINISHED, 33500)
     return task
-
-
-def test_state_machine_follows_the_diagram():
-    task = AgentTask(id="t", goal="g", created_at=0)
-    with pytest.raises(InvalidTransition):
-        task.move_to(TaskStatus.EXECUTING, 1)
-    task.move_to(TaskStatus.PLANNING, 5)
-    assert task.started_at == 5
-    task.move_to(TaskStatus.EXECUTING, 6)
-    task.move_to(TaskStatus.ABORTED, 9)
-    assert task.done and task.finished_at == 9
-    for status in TaskStatus:
-        with pytest.raises(InvalidTransition):
-            task.move_to(status, 10)
-
-
-def test_planning_can_be_aborted_or_fail():
-    for end in (TaskStatus.ABORTED, TaskStatus.FAILED):
-        task = AgentTask(id="t", goal="g", created_at=0)
-        task.move_to(TaskStatus.PLANNING, 0)
-        task.move_to(end, 3)
-        assert task.duration_ms == 3
-
-
-def test_summary_json_is_the_specifications_channel_b_answer():
-    assert finished_task().summary_json() == {
-        "taskId": "abc123",
-        "status": "finished",
-        "conclusion": "WeChat message sent successfully",
-        "stepsCompleted": 2,
-        "totalSteps": 2,
-        "durationMs": 32500,
-        "error": None,
-    }
-
-
-def test_task_json_has_steps_unless_asked_not_to():
-    data = finished_task().to_json()
-    assert data["goal"].startswith("Open WeChat")
-    assert data["steps"][0]["index"] == 1
-    assert data["steps"][0]["durationMs"] == 5200
-    assert data["steps"][0]["toolCalls"][0] == {
-        "name": "tap",
-        "args": {"x": 540, "y": 1200},
-        "result": "tapped at (540,1200)",
-        "durationMs": 80,
-        "ok": True,
-    }
-    assert "beforeScreenshot" not in data["steps"][0]
-    assert "steps" not in finished_task().to_json(include_steps=False)
 
 
 def test_markdown_report_matches_the_specification():
