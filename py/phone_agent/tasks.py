@@ -247,6 +247,16 @@ class JsonField:
     default: Any = None
 
 
+def _list_field(key: str, attr: str, item: type[ToolCallRecord] | type[AgentStep]) -> JsonField:
+    """A list of records of their own (a step's tool calls, a task's steps)."""
+    return JsonField(
+        key,
+        attr,
+        encode=lambda items: [entry.to_json() for entry in items],
+        decode=lambda items: [item.from_json(entry) for entry in items or []],
+    )
+
+
 TOOL_CALL_FIELDS: tuple[JsonField, ...] = (
     JsonField("name", "name", decode=str, default=""),
     JsonField("args", "args", decode=lambda value: dict(value or {})),
@@ -264,12 +274,7 @@ STEP_FIELDS: tuple[JsonField, ...] = (
     JsonField("status", "status", encode=str, decode=StepStatus, default=StepStatus.PENDING.value),
     JsonField("durationMs", "duration_ms", decode=None),
     JsonField("error", "error"),
-    JsonField(
-        "toolCalls",
-        "tool_calls",
-        encode=lambda calls: [call.to_json() for call in calls],
-        decode=lambda calls: [ToolCallRecord.from_json(call) for call in calls or []],
-    ),
+    _list_field("toolCalls", "tool_calls", ToolCallRecord),
     JsonField("startedAt", "started_at"),
     JsonField("finishedAt", "finished_at"),
 )
@@ -287,12 +292,7 @@ TASK_FIELDS: tuple[JsonField, ...] = (
     JsonField(TASK_CREATED_KEY, "created_at", decode=lambda value: int(value or 0)),
     JsonField("startedAt", "started_at"),
     JsonField("finishedAt", "finished_at"),
-    JsonField(
-        "steps",
-        "steps",
-        encode=lambda steps: [step.to_json() for step in steps],
-        decode=lambda steps: [AgentStep.from_json(step) for step in steps or []],
-    ),
+    _list_field("steps", "steps", AgentStep),
 )
 _TASK_FIELD = {spec.key: spec for spec in TASK_FIELDS}
 # run_agent_task's answer on Channel B, in the specification's order.

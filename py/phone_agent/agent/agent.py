@@ -369,7 +369,13 @@ class PlanAndResolveAgent:
     ) -> _StepOutcome:
         """Run one step: model turns until the step ends or its action budget runs out;
         ``observation`` is the screen as it stands now, when already known."""
-        run = await self._begin_step(task, step, device, model, reporter, observation)
+        step.move_to(StepStatus.RUNNING, self.clock())
+        reporter.on_step_start(step)
+        if observation is None:
+            observation = await self._observe(device)
+        if self.config.keep_screenshots:
+            step.before_screenshot = observation.data_url()
+        run = _StepRun(task, step, device, model, reporter, observation)
         budget = self.config.max_actions_per_step
         end: _StepEnd = (StepStatus.FAILED, f"the step did not finish within {budget} actions")
         for turn_number in range(budget):
@@ -380,23 +386,6 @@ class PlanAndResolveAgent:
         self._end_step(run, *end)
         run.outcome.last_observation = run.observation
         return run.outcome
-
-    async def _begin_step(
-        self,
-        task: AgentTask,
-        step: AgentStep,
-        device: Device,
-        model: ChatModel,
-        reporter: ProgressReporter,
-        observation: Observation | None,
-    ) -> _StepRun:
-        step.move_to(StepStatus.RUNNING, self.clock())
-        reporter.on_step_start(step)
-        if observation is None:
-            observation = await self._observe(device)
-        if self.config.keep_screenshots:
-            step.before_screenshot = observation.data_url()
-        return _StepRun(task, step, device, model, reporter, observation)
 
     def _end_step(self, run: _StepRun, status: StepStatus, error: str | None) -> None:
         step = run.step
