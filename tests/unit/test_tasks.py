@@ -19,6 +19,7 @@ from phone_agent.tasks import (
     close_out,
     skip_pending,
 )
+from phone_agent.tools import TASK_SCHEMA, TASK_SUMMARY_SCHEMA
 
 T, S = TaskStatus, StepStatus
 
@@ -252,3 +253,10 @@ def test_a_sparse_record_loads_with_the_defaults():
 def test_a_record_that_is_not_one_is_refused(record, error):
     with pytest.raises(error):
         AgentTask.from_json(record)
+
+
+def test_the_records_keys_are_the_ones_the_tools_declare():
+    task = stored_task()
+    assert list(task.summary_json()) == list(TASK_SUMMARY_SCHEMA["properties"])
+    assert set(task.to_json()) == set(TASK_SCHEMA["properties"])
+    assert set(TASK_SCHEMA["required"]) <= set(task.to_json(include_steps=False))

@@ -1,6 +1,7 @@
 """PlanAndResolveAgent: the specification's Plan-and-Resolve agent (context.py's ``AgentRunner``).
 
-A task goes idle → planning → executing → finished | failed | aborted (``AgentTask.move_to``).
+A task goes idle → planning → executing → finished | failed | aborted, and each step pending → running →
+success | failed (or skipped), through tasks.py's state tables; every end goes through ``close_out``.
 Planning asks the model for steps (``submit_plan``); resolving runs each step as a loop of
 screenshot → one model action → the device runs it → a ``ToolCallRecord``, until the model finishes
 or fails the step, the step's action budget runs out, or the same action keeps leaving the screen

@@ -1,8 +1,10 @@
-"""Task history that survives a reload: AgentTask to and from the JSON kept in IndexedDB ("tasks").
+"""Task history that survives a reload: the task records kept in IndexedDB ("tasks") and what a
+reload makes of them.
 
-Pure Python (no ``js``), so it is tested in CPython. Screenshots are left out (they are large and
-get_task_result does not answer them). A task that was still running when the page went away cannot
-go on: it comes back aborted, with its finished steps and an error that says what happened — unless
+Pure Python (no ``js``), so it is tested in CPython. A record is a task's JSON (``AgentTask.to_json``;
+screenshots are left out: they are large and get_task_result does not answer them). A task that was
+still running when the page went away cannot go on: it is closed out aborted (``tasks.close_out``),
+with its finished steps and an error that says what happened — unless
 another tab of this browser still runs it (it holds the task's Web Lock, ``task_lock_name``): then it
 comes back as it stands, and the tab that runs it keeps writing its record.
 """
