@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import __version__
+from .arg_types import port_number
 from .tools import DEFAULT_TOOL_PROFILE, TOOL_NAMES, ToolProfile
 
 if TYPE_CHECKING:
@@ -32,17 +33,6 @@ if TYPE_CHECKING:
 
 # The server modules (uvicorn, starlette, mcp) are imported only by the commands that need them, so
 # --help stays quick and a command that does not serve does not load them.
-
-
-def port_number(text: str) -> int:
-    """An argparse type: a TCP port (0 lets the OS choose)."""
-    try:
-        port = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
-    if not 0 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"port out of range: {port}")
-    return port
 
 
 def _origin(text: str) -> str:
@@ -297,7 +287,7 @@ def run_serve(args: argparse.Namespace) -> int:
     from .server.runtime import run
 
     if args.sim:
-        from .sim.commandline import run_server_with_sim
+        from .server.with_sim import run_server_with_sim
 
         return run_server_with_sim(server_options(args), sim_port=args.sim_port)
     return run(server_options(args))
