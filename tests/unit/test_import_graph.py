@@ -19,15 +19,6 @@ ALLOWED_CYCLES: list[frozenset[str]] = [
     frozenset(
         {"phone_agent.context", "phone_agent.tool_spec", "phone_agent.device_actions", "phone_agent.tools"}
     ),
-    # sim/android: the commands and screens type-hint VirtualPhone, which runs them (being changed
-    # for scrcpy on main; the fix is a Protocol of the phone in contract.py).
-    frozenset(
-        {
-            "phone_agent.sim.android.commands",
-            "phone_agent.sim.android.phone",
-            "phone_agent.sim.android.screens",
-        }
-    ),
 ]
 
 

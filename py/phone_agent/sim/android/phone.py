@@ -22,10 +22,10 @@ from urllib.parse import quote_plus, urlsplit
 from PIL import Image
 
 from . import apps, commands, render, screens
-from .contract import CommandResult, FileStore
+from .contract import CommandResult, FileStore, Screen
 from .data import CONTACTS, INITIAL_MESSAGES
 from .props import device_props
-from .screens import COMPOSE_ID, URL_BAR_ID, Screen
+from .screens import COMPOSE_ID, URL_BAR_ID
 from .ui import UiNode, find_scrollable, hit_test
 
 log = logging.getLogger(__name__)

@@ -8,18 +8,14 @@ dumped by `uiautomator dump`, so all three agree by construction.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from . import apps
+from .contract import AndroidPhone, Screen
 from .data import CATALOG_ITEMS
 from .fonts import ellipsize, line_height, text_width, wrap
 from .props import SCREEN_HEIGHT, SCREEN_WIDTH
 from .ui import Color, Paint, Rect, UiNode, intersect
-
-if TYPE_CHECKING:
-    from .phone import VirtualPhone
 
 W, H = SCREEN_WIDTH, SCREEN_HEIGHT
 STATUS_H = 110
@@ -40,15 +36,6 @@ CATALOG_VIEW: Rect = (0, 340, W, NAV_Y)
 COMPOSE_ID = "com.google.android.apps.messaging:id/compose_message_text"
 URL_BAR_ID = "com.android.chrome:id/url_bar"
 DARK_SCREENS = {"home", "recents", "camera/main"}
-
-
-@dataclass
-class Screen:
-    """One activity instance on a task's back stack."""
-
-    name: str
-    arg: str = ""
-    focus: str | None = None  # resource-id of the focused text field
 
 
 def catalog_max_scroll() -> int:
@@ -220,7 +207,7 @@ def text_field(
 # --- system bars ----------------------------------------------------------------
 
 
-def status_bar(phone: VirtualPhone, dark: bool) -> UiNode:
+def status_bar(phone: AndroidPhone, dark: bool) -> UiNode:
     fg = WHITE if dark else TEXT
     bar = UiNode(
         cls="android.widget.FrameLayout",
@@ -330,7 +317,7 @@ def home_screen() -> UiNode:
     return root
 
 
-def recents_screen(phone: VirtualPhone) -> UiNode:
+def recents_screen(phone: AndroidPhone) -> UiNode:
     root = app_window(apps.LAUNCHER, (45, 47, 52))
     tasks = [p for p in phone.recents if p in phone.tasks][:4]
     if not tasks:
@@ -383,7 +370,7 @@ def recents_screen(phone: VirtualPhone) -> UiNode:
 # --- Settings -----------------------------------------------------------------------------
 
 
-def settings_screen(phone: VirtualPhone, screen: Screen) -> UiNode:
+def settings_screen(phone: AndroidPhone, screen: Screen) -> UiNode:
     root = app_window(apps.SETTINGS)
     if screen.name == "settings/main":
         page_title(root, "Settings", sub_page=False)
@@ -444,7 +431,7 @@ def avatar(box: Rect, name: str) -> UiNode | None:
     )
 
 
-def messages_list(phone: VirtualPhone) -> UiNode:
+def messages_list(phone: AndroidPhone) -> UiNode:
     root = app_window(MSG)
     page_title(root, "Messages", sub_page=False)
     for i, name in enumerate(phone.conversation_order):
@@ -480,7 +467,7 @@ def messages_list(phone: VirtualPhone) -> UiNode:
     return root
 
 
-def messages_thread(phone: VirtualPhone, screen: Screen) -> UiNode:
+def messages_thread(phone: AndroidPhone, screen: Screen) -> UiNode:
     root = app_window(MSG)
     back_button(root)
     name = screen.arg
@@ -552,7 +539,7 @@ def messages_thread(phone: VirtualPhone, screen: Screen) -> UiNode:
 CAT = apps.CATALOG
 
 
-def catalog_list(phone: VirtualPhone) -> UiNode:
+def catalog_list(phone: AndroidPhone) -> UiNode:
     root = app_window(CAT)
     root.add(label((60, 150, 1020, 260), "Catalog", size=64, rid=f"{CAT}:id/title"))
     root.add(
@@ -636,7 +623,7 @@ def catalog_item(screen: Screen) -> UiNode:
 # --- Chrome, Clock, Camera ---------------------------------------------------------------------
 
 
-def browser_page(phone: VirtualPhone, screen: Screen) -> UiNode:
+def browser_page(phone: AndroidPhone, screen: Screen) -> UiNode:
     root = app_window(apps.CHROME, WHITE)
     focused = screen.focus == URL_BAR_ID
     shown = phone.drafts.get("url", "") if focused else screen.arg
@@ -664,7 +651,7 @@ def browser_page(phone: VirtualPhone, screen: Screen) -> UiNode:
     return root
 
 
-def clock_screen(phone: VirtualPhone) -> UiNode:
+def clock_screen(phone: AndroidPhone) -> UiNode:
     root = app_window(apps.CLOCK)
     page_title(root, "Clock", sub_page=False)
     root.add(
@@ -685,7 +672,7 @@ def camera_screen() -> UiNode:
     return root
 
 
-def build(phone: VirtualPhone) -> list[UiNode]:
+def build(phone: AndroidPhone) -> list[UiNode]:
     """The windows on screen, bottom to top: the app (or launcher), status bar, nav bar."""
     screen = phone.top_screen()
     if phone.showing_recents:

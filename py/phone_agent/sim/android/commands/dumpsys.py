@@ -3,22 +3,18 @@
 from __future__ import annotations
 
 import zlib
-from typing import TYPE_CHECKING
 
 from .. import apps, screens
-from ..contract import CommandResult, FileStore
+from ..contract import AndroidPhone, CommandResult, FileStore
 from ..props import DENSITY, SCREEN_HEIGHT, SCREEN_WIDTH
 from .base import fail, ok
-
-if TYPE_CHECKING:
-    from ..phone import VirtualPhone
 
 
 def _hash(text: str) -> str:
     return f"{zlib.crc32(text.encode()):08x}"[1:]
 
 
-def _focus_lines(phone: VirtualPhone) -> tuple[str, str]:
+def _focus_lines(phone: AndroidPhone) -> tuple[str, str]:
     package, activity = phone.focused_activity()
     task = zlib.crc32(package.encode()) % 90 + 10
     window = f"Window{{{_hash(package + activity)} u0 {package}/{activity}}}"
@@ -28,7 +24,7 @@ def _focus_lines(phone: VirtualPhone) -> tuple[str, str]:
     return window, record
 
 
-def _dumpsys_window(phone: VirtualPhone, section: str) -> str:
+def _dumpsys_window(phone: AndroidPhone, section: str) -> str:
     window, record = _focus_lines(phone)
     package, _ = phone.focused_activity()
     out = []
@@ -71,7 +67,7 @@ def _dumpsys_window(phone: VirtualPhone, section: str) -> str:
     return "\n".join(out) + "\n"
 
 
-def dumpsys(phone: VirtualPhone, args: list[str], stdin: bytes, fs: FileStore) -> CommandResult:
+def dumpsys(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> CommandResult:
     service = args[0] if args else ""
     section = args[1] if len(args) > 1 else ""
     if service == "window":
