@@ -172,7 +172,7 @@ class VirtualPhone:
         screen = self.top_screen()
         if self.showing_recents or screen is None:
             return apps.LAUNCHER, apps.LAUNCHER_ACTIVITY
-        return screens.screen_activity_of(self.current or "", screen)
+        return apps.screen_activity_of(self.current or "", screen)
 
     # --- what is on screen (cached per version and clock) -------------------------------
 

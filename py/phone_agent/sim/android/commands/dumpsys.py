@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import zlib
 
-from .. import apps, screens
+from .. import apps
 from ..contract import AndroidPhone, CommandResult, FileStore
 from ..props import DENSITY, SCREEN_HEIGHT, SCREEN_WIDTH
+from ..screens.widgets import NAV_Y
 from .base import fail, ok
 
 
@@ -51,7 +52,7 @@ def _dumpsys_window(phone: AndroidPhone, section: str) -> str:
             "WINDOW MANAGER DISPLAY CONTENTS (dumpsys window displays)",
             "  Display: mDisplayId=0 (organized) rootTasks=3",
             f"    init={SCREEN_WIDTH}x{SCREEN_HEIGHT} {DENSITY}dpi cur={SCREEN_WIDTH}x{SCREEN_HEIGHT}"
-            f" app={SCREEN_WIDTH}x{screens.NAV_Y} rng=1080x1017-2400x2337",
+            f" app={SCREEN_WIDTH}x{NAV_Y} rng=1080x1017-2400x2337",
             "    deferred=false mLayoutNeeded=false mTouchExcludeRegion=SkRegion()",
             "",
         ]
