@@ -29,7 +29,7 @@ from .arg_types import port_number
 from .tools import DEFAULT_TOOL_PROFILE, TOOL_NAMES, ToolProfile
 
 if TYPE_CHECKING:
-    from .server.runtime import ServerOptions
+    from .server.options import ServerOptions
 
 # The server modules (uvicorn, starlette, mcp) are imported only by the commands that need them, so
 # --help stays quick and a command that does not serve does not load them.
@@ -91,7 +91,7 @@ def model_api_key() -> str | None:
 
 def default_port() -> int:
     """The port when ``--port`` is not given: ``PHONE_AGENT_WS_PORT``, else 7788."""
-    from .server.runtime import DEFAULT_PORT, PORT_ENV
+    from .server.options import DEFAULT_PORT, PORT_ENV
 
     value = os.environ.get(PORT_ENV)
     if value is None or not value.strip():
@@ -259,8 +259,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def server_options(args: argparse.Namespace) -> ServerOptions:
     """The runtime's ServerOptions from parsed arguments."""
+    from .server.options import ServerOptions, default_root
     from .server.relay import DEFAULT_SELF_CHECK_DELAY_S
-    from .server.runtime import ServerOptions, default_root
 
     return ServerOptions(
         host=args.host,

@@ -12,7 +12,7 @@ import sys
 from ..sim.commandline import DEFAULT_SIM_PORT, announce
 from ..sim.server import SimulatedPhoneServer
 from . import runtime
-from .runtime import ServerOptions
+from .options import ServerOptions
 
 
 def run_server_with_sim(options: ServerOptions, *, sim_port: int = DEFAULT_SIM_PORT) -> int:
