@@ -55,14 +55,18 @@ class ShellSession(Protocol):
 Builtin = Callable[[ShellSession, list[str], bytes | None], ShellResult]
 
 
+# What toybox and sh print for the failed file operations the virtual file system raises.
+_REASONS: tuple[tuple[type[OSError], str], ...] = (
+    (FileNotFoundError, "No such file or directory"),
+    (IsADirectoryError, "Is a directory"),
+    (NotADirectoryError, "Not a directory"),
+    (FileExistsError, "File exists"),
+)
+
+
 def reason(exc: OSError) -> str:
     """The text toybox and sh print for a failed file operation."""
-    if isinstance(exc, FileNotFoundError):
-        return "No such file or directory"
-    if isinstance(exc, IsADirectoryError):
-        return "Is a directory"
-    if isinstance(exc, NotADirectoryError):
-        return "Not a directory"
-    if isinstance(exc, FileExistsError):
-        return "File exists"
+    for kind, text in _REASONS:
+        if isinstance(exc, kind):
+            return text
     return exc.strerror or str(exc)
