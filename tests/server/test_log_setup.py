@@ -4,18 +4,7 @@ from __future__ import annotations
 
 import logging
 
-import pytest
-
 from phone_agent.server.log_setup import configure_logging
-
-
-@pytest.fixture
-def restored_logging():
-    root = logging.getLogger()
-    saved = (root.handlers[:], root.level, logging.getLogger("phone_agent").level)
-    yield
-    root.handlers[:], root.level = saved[0], saved[1]
-    logging.getLogger("phone_agent").setLevel(saved[2])
 
 
 def test_our_lines_and_the_libraries_lines_are_prefixed_and_go_to_stderr(restored_logging, capsys):

@@ -2,22 +2,10 @@
 
 from __future__ import annotations
 
-import logging
 import socket
-
-import pytest
 
 from phone_agent.server.options import ServerOptions
 from phone_agent.server.with_sim import run_server_with_sim
-
-
-@pytest.fixture
-def restored_logging():
-    root = logging.getLogger()
-    saved = (root.handlers[:], root.level, logging.getLogger("phone_agent").level)
-    yield
-    root.handlers[:], root.level = saved[0], saved[1]
-    logging.getLogger("phone_agent").setLevel(saved[2])
 
 
 def test_a_taken_sim_port_is_a_one_line_error_and_no_server_starts(restored_logging, capsys):

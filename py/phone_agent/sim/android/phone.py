@@ -77,9 +77,8 @@ class VirtualPhone:
     def state(self) -> dict[str, Any]:
         """A JSON-able snapshot of what tests and the control endpoint check.
 
-        Keys: screen ("home", "recents", "settings/main", "settings/network",
-        "settings/connected", "settings/about", "messages/list", "messages/thread",
-        "catalog/list", "catalog/item", "browser/page", "clock/main", "camera/main"),
+        Keys: screen ("home", "recents", or the name of an app's screen as declared
+        in screens/: "settings/main", "messages/thread", "catalog/list", …),
         screen_arg (the thread's contact, the item number, the page URL, else ""),
         package and activity (the focused window, as dumpsys reports it), wifi,
         bluetooth, focused_field (resource-id or None), focused_text (None when no
