@@ -25,24 +25,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import __version__
+from .arg_types import port_number
 from .tools import DEFAULT_TOOL_PROFILE, TOOL_NAMES, ToolProfile
 
 if TYPE_CHECKING:
-    from .server.runtime import ServerOptions
+    from .server.options import ServerOptions
 
 # The server modules (uvicorn, starlette, mcp) are imported only by the commands that need them, so
 # --help stays quick and a command that does not serve does not load them.
-
-
-def port_number(text: str) -> int:
-    """An argparse type: a TCP port (0 lets the OS choose)."""
-    try:
-        port = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
-    if not 0 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"port out of range: {port}")
-    return port
 
 
 def _origin(text: str) -> str:
@@ -101,7 +91,7 @@ def model_api_key() -> str | None:
 
 def default_port() -> int:
     """The port when ``--port`` is not given: ``PHONE_AGENT_WS_PORT``, else 7788."""
-    from .server.runtime import DEFAULT_PORT, PORT_ENV
+    from .server.options import DEFAULT_PORT, PORT_ENV
 
     value = os.environ.get(PORT_ENV)
     if value is None or not value.strip():
@@ -269,8 +259,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def server_options(args: argparse.Namespace) -> ServerOptions:
     """The runtime's ServerOptions from parsed arguments."""
+    from .server.options import ServerOptions, default_root
     from .server.relay import DEFAULT_SELF_CHECK_DELAY_S
-    from .server.runtime import ServerOptions, default_root
 
     return ServerOptions(
         host=args.host,
@@ -297,7 +287,7 @@ def run_serve(args: argparse.Namespace) -> int:
     from .server.runtime import run
 
     if args.sim:
-        from .sim.commandline import run_server_with_sim
+        from .server.with_sim import run_server_with_sim
 
         return run_server_with_sim(server_options(args), sim_port=args.sim_port)
     return run(server_options(args))

@@ -1,20 +1,17 @@
-"""The phone as tools and the agent use it: the ``Device`` interface, UI nodes, and device errors.
+"""The phone as tools and the agent use it: the ``Device`` interface, the values it speaks in (key
+names, UI nodes, device info, shell results) and device errors.
 
 The ADB implementation (``adb/``) provides a Device over any transport (WebUSB, the server's bridge,
-TCP in CPython); the agent and the tools depend only on this interface. Pure: no I/O here.
+TCP in CPython); the agent and the tools depend only on this interface. Pure: no I/O here. Parsing a
+``uiautomator dump`` is ``ui_dump.py``; wrapping a Device is ``device_wrapper.py``.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
-from xml.etree import ElementTree
+from typing import Any, Protocol
 
 from .errors import ErrorCode, ToolError
-
-T = TypeVar("T")
 
 # Key names the agent's press_key accepts, mapped to Android key codes.
 KEY_CODES: dict[str, str] = {
@@ -176,72 +173,6 @@ class Device(Protocol):
     async def shell(self, command: str, timeout_ms: int = 10_000) -> ShellResult: ...
 
 
-class DeviceWrapper:
-    """A Device that passes every call to ``device`` through ``_around`` (which only awaits it here):
-    subclasses watch or time the calls without restating the interface."""
-
-    def __init__(self, device: Device) -> None:
-        self.device = device
-
-    async def _around(self, call: Awaitable[T]) -> T:
-        return await call
-
-    async def info(self) -> dict[str, Any]:
-        return await self._around(self.device.info())
-
-    async def screenshot_png(self) -> bytes:
-        return await self._around(self.device.screenshot_png())
-
-    async def tap(self, x: int, y: int) -> None:
-        await self._around(self.device.tap(x, y))
-
-    async def long_press(self, x: int, y: int, duration_ms: int = 800) -> None:
-        await self._around(self.device.long_press(x, y, duration_ms))
-
-    async def swipe(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int = 300) -> None:
-        await self._around(self.device.swipe(x1, y1, x2, y2, duration_ms))
-
-    async def type_text(self, text: str) -> str | None:
-        return await self._around(self.device.type_text(text))
-
-    async def press_key(self, key: str) -> None:
-        await self._around(self.device.press_key(key))
-
-    async def open_app(self, package: str) -> None:
-        await self._around(self.device.open_app(package))
-
-    async def list_apps(self, third_party_only: bool = False) -> list[str]:
-        return await self._around(self.device.list_apps(third_party_only))
-
-    async def current_app(self) -> str | None:
-        return await self._around(self.device.current_app())
-
-    async def ui_nodes(self) -> list[UiNode]:
-        return await self._around(self.device.ui_nodes())
-
-    async def shell(self, command: str, timeout_ms: int = 10_000) -> ShellResult:
-        return await self._around(self.device.shell(command, timeout_ms))
-
-
-class ScreenshotTap(DeviceWrapper):
-    """A Device that passes every call through and also hands each screenshot it takes to
-    ``on_frame``: the page's live view shows the agent's own screenshots while a task runs instead of
-    taking its own (on a real phone a screenshot takes 1–3 s: two takers would halve the agent's).
-    A failing ``on_frame`` never fails the call."""
-
-    def __init__(self, device: Device, on_frame: Callable[[bytes], None]) -> None:
-        super().__init__(device)
-        self.on_frame = on_frame
-
-    async def screenshot_png(self) -> bytes:
-        png = await super().screenshot_png()
-        try:
-            self.on_frame(png)
-        except Exception:  # a display's trouble is not the caller's
-            pass
-        return png
-
-
 class DeviceError(ToolError):
     """The phone failed or did not answer in time; carried to tool results as ``device_error``."""
 
@@ -253,68 +184,3 @@ class DeviceError(ToolError):
             or "Check the phone's connection and screen (unlocked, no dialog in the way), then try again.",
             retryable,
         )
-
-
-_BOUNDS = re.compile(r"\[(-?\d+),(-?\d+)\]\[(-?\d+),(-?\d+)\]")
-
-
-def parse_bounds(text: str) -> Bounds:
-    match = _BOUNDS.fullmatch(text.strip())
-    if match is None:
-        raise ValueError(f"not uiautomator bounds: {text!r}")
-    left, top, right, bottom = (int(value) for value in match.groups())
-    return Bounds(left, top, right, bottom)
-
-
-def parse_ui_dump(xml_text: str) -> list[UiNode]:
-    """The nodes of a ``uiautomator dump`` XML, flattened in document order (children kept too).
-
-    Raises DeviceError when the text is not a dump (uiautomator prints errors such as "could not get
-    idle state" instead of writing XML).
-    """
-    start = xml_text.find("<hierarchy")
-    if start < 0:
-        raise DeviceError(f"the phone gave no UI dump: {xml_text.strip()[:200] or 'empty answer'}")
-    try:
-        root = ElementTree.fromstring(xml_text[start:].strip())
-    except ElementTree.ParseError as exc:
-        raise DeviceError(f"the phone's UI dump is not valid XML: {exc}") from None
-    flat: list[UiNode] = []
-
-    def walk(element: ElementTree.Element, depth: int) -> list[UiNode]:
-        nodes = []
-        for child in element:
-            if child.tag != "node":
-                continue
-            attrs = child.attrib
-            try:
-                bounds = parse_bounds(attrs.get("bounds", ""))
-            except ValueError:
-                bounds = Bounds(0, 0, 0, 0)
-            node = UiNode(
-                bounds=bounds,
-                text=attrs.get("text", ""),
-                resource_id=attrs.get("resource-id", ""),
-                class_name=attrs.get("class", ""),
-                package=attrs.get("package", ""),
-                content_desc=attrs.get("content-desc", ""),
-                checkable=attrs.get("checkable") == "true",
-                checked=attrs.get("checked") == "true",
-                clickable=attrs.get("clickable") == "true",
-                enabled=attrs.get("enabled", "true") == "true",
-                focusable=attrs.get("focusable") == "true",
-                focused=attrs.get("focused") == "true",
-                scrollable=attrs.get("scrollable") == "true",
-                long_clickable=attrs.get("long-clickable") == "true",
-                password=attrs.get("password") == "true",
-                selected=attrs.get("selected") == "true",
-                index=int(attrs.get("index", "0") or 0),
-                depth=depth,
-            )
-            flat.append(node)
-            node.children = walk(child, depth + 1)
-            nodes.append(node)
-        return nodes
-
-    walk(root, 0)
-    return flat

@@ -12,8 +12,9 @@ import asyncio
 import shlex
 from typing import Any
 
-from phone_agent.device import DeviceError, ShellResult, UiNode, key_code, parse_ui_dump
+from phone_agent.device import DeviceError, ShellResult, UiNode, key_code
 from phone_agent.sim.android import VirtualPhone
+from phone_agent.ui_dump import parse_ui_dump
 
 
 class DictFileStore:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import logging
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -33,3 +34,13 @@ async def mcp_server(page_root: Path, tmp_path_factory: pytest.TempPathFactory) 
         yield harness
     finally:
         await harness.stop()
+
+
+@pytest.fixture
+def restored_logging() -> Iterator[None]:
+    """The logging configuration as it was before the test (for tests that call configure_logging)."""
+    root = logging.getLogger()
+    saved = (root.handlers[:], root.level, logging.getLogger("phone_agent").level)
+    yield
+    root.handlers[:], root.level = saved[0], saved[1]
+    logging.getLogger("phone_agent").setLevel(saved[2])

@@ -17,8 +17,9 @@ from typing import Any
 from phone_agent.adb.client import AdbConnectionLost, AdbError, AdbTimeoutError, ServiceOpener
 from phone_agent.adb.services import ShellOutput, SyncClient, exec_out, join_command, quote, shell
 from phone_agent.adb.sync_protocol import SyncError
-from phone_agent.device import DeviceError, DeviceInfo, ShellResult, UiNode, key_code, parse_ui_dump
+from phone_agent.device import DeviceError, DeviceInfo, ShellResult, UiNode, key_code
 from phone_agent.errors import ToolError, no_device
+from phone_agent.ui_dump import parse_ui_dump
 
 ADB_KEYBOARD_PACKAGE = "com.android.adbkeyboard"
 ADB_KEYBOARD_IME = "com.android.adbkeyboard/.AdbIME"

@@ -1,8 +1,8 @@
 """``phone-agent sim`` (also ``python -m phone_agent.sim``), and the simulated phone beside ``serve``/``mcp``.
 
-``add_sim_arguments``/``run_sim`` build and run the ``sim`` subcommand; ``run_server_with_sim``
-runs the page server (``serve`` or ``mcp``) with a simulated phone in the same event loop, for
-``--sim``. Every line goes to stderr: with ``mcp``, stdout carries JSON-RPC only.
+``add_sim_arguments``/``run_sim`` build and run the ``sim`` subcommand; ``announce`` says where a
+started phone listens (also for ``--sim``, which ``server/with_sim.py`` runs). Every line goes to
+stderr: with ``mcp``, stdout carries JSON-RPC only.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import asyncio
 import logging
 import signal
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from phone_agent.cli import port_number
+from phone_agent.arg_types import port_number
 
 if TYPE_CHECKING:
     from phone_agent.sim.server import SimulatedPhoneServer
@@ -112,40 +112,6 @@ def run_sim(args: argparse.Namespace) -> int:
     _configure_logging(args.verbose)
     try:
         asyncio.run(serve_sim(args))
-    except KeyboardInterrupt:
-        return 130
-    return 0
-
-
-def run_server_with_sim(options: Any, *, sim_port: int = DEFAULT_SIM_PORT) -> int:
-    """``serve --sim`` (also what ``mcp --sim`` starts in the background): the page server and a
-    simulated phone in one event loop."""
-    from phone_agent.server import runtime
-    from phone_agent.sim.server import SimulatedPhoneServer
-
-    runtime.configure_logging(options.verbose)
-
-    async def main() -> None:
-        sim = SimulatedPhoneServer(options.host, sim_port, auth="accept", scrcpy=True)
-        try:
-            await sim.start()
-        except OSError as exc:
-            raise runtime.StartupError(
-                f"the simulated phone cannot listen on port {sim_port}: {exc.strerror}"
-            ) from None
-        announce(sim)
-        # The page served beside the sim connects to it at load unless told otherwise.
-        options.default_device = f"tcp:127.0.0.1:{sim.port}"
-        try:
-            await runtime.serve(options)
-        finally:
-            await sim.close()
-
-    try:
-        asyncio.run(main())
-    except runtime.StartupError as exc:
-        print(f"phone-agent: error: {exc}", file=sys.stderr)
-        return 1
     except KeyboardInterrupt:
         return 130
     return 0

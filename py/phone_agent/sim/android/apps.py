@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .contract import Screen
 from .ui import Color
 
 LAUNCHER = "com.google.android.apps.nexuslauncher"
@@ -120,3 +121,12 @@ HOME_APPS = [SETTINGS, MESSAGES, CATALOG, CHROME, CLOCK, CAMERA]
 def short_activity(package: str, activity: str) -> str:
     """`.Settings` for an activity inside its package, as Android prints it."""
     return activity[len(package) :] if activity.startswith(package + ".") else activity
+
+
+def screen_activity_of(package: str, screen: Screen) -> tuple[str, str]:
+    """(package, activity) of a screen on a task, as dumpsys reports the focus."""
+    app = APPS[package]
+    for activity, name in app.screens.items():
+        if name == screen.name:
+            return package, activity
+    return package, app.main_activity

@@ -22,10 +22,10 @@ from urllib.parse import quote_plus, urlsplit
 from PIL import Image
 
 from . import apps, commands, render, screens
-from .contract import CommandResult, FileStore
+from .contract import CommandResult, FileStore, Screen
 from .data import CONTACTS, INITIAL_MESSAGES
 from .props import device_props
-from .screens import COMPOSE_ID, URL_BAR_ID, Screen
+from .screens import COMPOSE_ID, URL_BAR_ID
 from .ui import UiNode, find_scrollable, hit_test
 
 log = logging.getLogger(__name__)
@@ -77,9 +77,8 @@ class VirtualPhone:
     def state(self) -> dict[str, Any]:
         """A JSON-able snapshot of what tests and the control endpoint check.
 
-        Keys: screen ("home", "recents", "settings/main", "settings/network",
-        "settings/connected", "settings/about", "messages/list", "messages/thread",
-        "catalog/list", "catalog/item", "browser/page", "clock/main", "camera/main"),
+        Keys: screen ("home", "recents", or the name of an app's screen as declared
+        in screens/: "settings/main", "messages/thread", "catalog/list", …),
         screen_arg (the thread's contact, the item number, the page URL, else ""),
         package and activity (the focused window, as dumpsys reports it), wifi,
         bluetooth, focused_field (resource-id or None), focused_text (None when no
@@ -172,7 +171,7 @@ class VirtualPhone:
         screen = self.top_screen()
         if self.showing_recents or screen is None:
             return apps.LAUNCHER, apps.LAUNCHER_ACTIVITY
-        return screens.screen_activity_of(self.current or "", screen)
+        return apps.screen_activity_of(self.current or "", screen)
 
     # --- what is on screen (cached per version and clock) -------------------------------
 

@@ -4,18 +4,13 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
-from .. import apps, screens
-from ..contract import CommandResult, FileStore
-from ..screens import Screen
+from .. import apps
+from ..contract import AndroidPhone, CommandResult, FileStore, Screen
+from ..data import CATALOG_ITEMS
 from .base import Args, ShellCommandError, fail, java_exception, ok
 from .input import press_key
-
-if TYPE_CHECKING:
-    from ..phone import VirtualPhone
-
 
 AM_USAGE = """Activity manager (activity) commands:
   help
@@ -165,7 +160,7 @@ SETTINGS_ACTIONS = {
 }
 
 
-def _start(phone: VirtualPhone, intent: Intent) -> CommandResult:
+def _start(phone: AndroidPhone, intent: Intent) -> CommandResult:
     """Resolve and start an activity intent; the answer `am start` prints."""
     starting = f"Starting: {intent.describe()}\n"
     if intent.component:
@@ -209,7 +204,7 @@ def _start(phone: VirtualPhone, intent: Intent) -> CommandResult:
 
 
 def _open_activity(
-    phone: VirtualPhone, intent: Intent, app: apps.App, activity: str, starting: str
+    phone: AndroidPhone, intent: Intent, app: apps.App, activity: str, starting: str
 ) -> CommandResult:
     if intent.force_stop:
         phone.force_stop(app.package)
@@ -238,7 +233,7 @@ def _open_activity(
         arg = contact
     elif name == "catalog/item":
         raw = intent.extras.get("item", "")
-        if not raw.isdigit() or not 1 <= int(raw) <= len(screens.CATALOG_ITEMS):
+        if not raw.isdigit() or not 1 <= int(raw) <= len(CATALOG_ITEMS):
             phone.launch(app.package)
             return ok(starting)
         arg = str(int(raw))
@@ -248,7 +243,7 @@ def _open_activity(
     return ok(starting)
 
 
-def _broadcast(phone: VirtualPhone, intent: Intent) -> CommandResult:
+def _broadcast(phone: AndroidPhone, intent: Intent) -> CommandResult:
     out = f"Broadcasting: {intent.describe('0x400000')}\n"
     result = "Broadcast completed: result=0\n"
     action, extras = intent.action, intent.extras
@@ -282,7 +277,7 @@ def _broadcast(phone: VirtualPhone, intent: Intent) -> CommandResult:
     return ok(out + result)
 
 
-def am(phone: VirtualPhone, args: list[str], stdin: bytes, fs: FileStore) -> CommandResult:
+def am(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> CommandResult:
     if not args or args[0] in ("help", "-h"):
         return ok(AM_USAGE)
     sub = args[0]
@@ -316,7 +311,7 @@ def am(phone: VirtualPhone, args: list[str], stdin: bytes, fs: FileStore) -> Com
     return fail(f"Unknown command: {sub}\n", 255)
 
 
-def monkey(phone: VirtualPhone, args: list[str], stdin: bytes, fs: FileStore) -> CommandResult:
+def monkey(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> CommandResult:
     out = [f"  bash arg: {x}\n" for x in args]
     out.append(f"args: [{', '.join(args)}]\n")
     out += [f' arg: "{x}"\n' for x in args]

@@ -7,14 +7,10 @@ and exit 255, as Android's ShellCommand does.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
-from ..contract import CommandResult, FileStore
+from ..contract import AndroidPhone, CommandResult, FileStore
 
-if TYPE_CHECKING:
-    from ..phone import VirtualPhone
-
-Handler = Callable[["VirtualPhone", list[str], bytes, FileStore], CommandResult]
+Handler = Callable[[AndroidPhone, list[str], bytes, FileStore], CommandResult]
 
 
 class ShellCommandError(Exception):

@@ -2,15 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from ..contract import CommandResult, FileStore
+from ..contract import AndroidPhone, CommandResult, FileStore
 from ..ui import dump_xml
 from .base import fail, ok, write_reason
-
-if TYPE_CHECKING:
-    from ..phone import VirtualPhone
-
 
 SCREENCAP_USAGE = """usage: screencap [-hp] [-d display-id] [FILENAME]
    -h: this message
@@ -22,7 +16,7 @@ If FILENAME is not given, the results will be printed to stdout.
 """
 
 
-def screencap(phone: VirtualPhone, args: list[str], stdin: bytes, fs: FileStore) -> CommandResult:
+def screencap(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> CommandResult:
     png, path, i = False, None, 0
     while i < len(args):
         arg = args[i]
@@ -71,7 +65,7 @@ events: prints out accessibility events until terminated
 """
 
 
-def uiautomator(phone: VirtualPhone, args: list[str], stdin: bytes, fs: FileStore) -> CommandResult:
+def uiautomator(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> CommandResult:
     if not args or args[0] != "dump":
         return ok(UIAUTOMATOR_USAGE)
     paths = [a for a in args[1:] if not a.startswith("--")]

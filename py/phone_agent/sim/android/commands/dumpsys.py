@@ -3,22 +3,19 @@
 from __future__ import annotations
 
 import zlib
-from typing import TYPE_CHECKING
 
-from .. import apps, screens
-from ..contract import CommandResult, FileStore
+from .. import apps
+from ..contract import AndroidPhone, CommandResult, FileStore
 from ..props import DENSITY, SCREEN_HEIGHT, SCREEN_WIDTH
+from ..screens.widgets import NAV_Y
 from .base import fail, ok
-
-if TYPE_CHECKING:
-    from ..phone import VirtualPhone
 
 
 def _hash(text: str) -> str:
     return f"{zlib.crc32(text.encode()):08x}"[1:]
 
 
-def _focus_lines(phone: VirtualPhone) -> tuple[str, str]:
+def _focus_lines(phone: AndroidPhone) -> tuple[str, str]:
     package, activity = phone.focused_activity()
     task = zlib.crc32(package.encode()) % 90 + 10
     window = f"Window{{{_hash(package + activity)} u0 {package}/{activity}}}"
@@ -28,7 +25,7 @@ def _focus_lines(phone: VirtualPhone) -> tuple[str, str]:
     return window, record
 
 
-def _dumpsys_window(phone: VirtualPhone, section: str) -> str:
+def _dumpsys_window(phone: AndroidPhone, section: str) -> str:
     window, record = _focus_lines(phone)
     package, _ = phone.focused_activity()
     out = []
@@ -55,7 +52,7 @@ def _dumpsys_window(phone: VirtualPhone, section: str) -> str:
             "WINDOW MANAGER DISPLAY CONTENTS (dumpsys window displays)",
             "  Display: mDisplayId=0 (organized) rootTasks=3",
             f"    init={SCREEN_WIDTH}x{SCREEN_HEIGHT} {DENSITY}dpi cur={SCREEN_WIDTH}x{SCREEN_HEIGHT}"
-            f" app={SCREEN_WIDTH}x{screens.NAV_Y} rng=1080x1017-2400x2337",
+            f" app={SCREEN_WIDTH}x{NAV_Y} rng=1080x1017-2400x2337",
             "    deferred=false mLayoutNeeded=false mTouchExcludeRegion=SkRegion()",
             "",
         ]
@@ -71,7 +68,7 @@ def _dumpsys_window(phone: VirtualPhone, section: str) -> str:
     return "\n".join(out) + "\n"
 
 
-def dumpsys(phone: VirtualPhone, args: list[str], stdin: bytes, fs: FileStore) -> CommandResult:
+def dumpsys(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> CommandResult:
     service = args[0] if args else ""
     section = args[1] if len(args) > 1 else ""
     if service == "window":

@@ -3,15 +3,10 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
 
 from .. import keys
-from ..contract import CommandResult, FileStore
+from ..contract import AndroidPhone, CommandResult, FileStore
 from .base import Args, ShellCommandError, java_exception, ok
-
-if TYPE_CHECKING:
-    from ..phone import VirtualPhone
-
 
 INPUT_SOURCES = (
     "keyboard dpad gamepad touchscreen mouse stylus trackball touchpad touchnavigation joystick".split()
@@ -44,7 +39,7 @@ def _float(a: Args, sub: str) -> float:
     return result
 
 
-def press_key(phone: VirtualPhone, code: int) -> None:
+def press_key(phone: AndroidPhone, code: int) -> None:
     """What one key press does to the phone."""
     if code == keys.HOME:
         phone.home()
@@ -63,7 +58,7 @@ def press_key(phone: VirtualPhone, code: int) -> None:
         phone.type_text(keys.KEY_CHARS[code])
 
 
-def input_(phone: VirtualPhone, args: list[str], stdin: bytes, fs: FileStore) -> CommandResult:
+def input_(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> CommandResult:
     a = Args(args[0] if args else "", args)
     sub = a.next()
     try:

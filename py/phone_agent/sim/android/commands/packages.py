@@ -3,18 +3,13 @@
 from __future__ import annotations
 
 import zlib
-from typing import TYPE_CHECKING
 
 from .. import apps
-from ..contract import CommandResult, FileStore
+from ..contract import AndroidPhone, CommandResult, FileStore
 from .activity import am
 from .base import Handler, fail, ok
 from .input import input_
 from .system import ime, settings, wm
-
-if TYPE_CHECKING:
-    from ..phone import VirtualPhone
-
 
 PM_USAGE = """Package manager (package) commands:
   help
@@ -37,7 +32,7 @@ def _apk_path(app: apps.App) -> str:
     return f"/product/app/{app.label.replace(' ', '')}/{app.label.replace(' ', '')}.apk"
 
 
-def pm(phone: VirtualPhone, args: list[str], stdin: bytes, fs: FileStore) -> CommandResult:
+def pm(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> CommandResult:
     if not args or args[0] in ("help", "-h"):
         return ok(PM_USAGE)
     sub = args[0]
@@ -87,7 +82,7 @@ def _resolve_activity(args: list[str]) -> CommandResult:
     )
 
 
-def cmd(phone: VirtualPhone, args: list[str], stdin: bytes, fs: FileStore) -> CommandResult:
+def cmd(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> CommandResult:
     if not args:
         return fail(
             "cmd: No service specified; use -l to list all running services."
@@ -102,7 +97,7 @@ def cmd(phone: VirtualPhone, args: list[str], stdin: bytes, fs: FileStore) -> Co
     return CMD_SERVICES[service](phone, rest, stdin, fs)
 
 
-def _cmd_wifi(phone: VirtualPhone, args: list[str], stdin: bytes, fs: FileStore) -> CommandResult:
+def _cmd_wifi(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> CommandResult:
     if args[:1] == ["set-wifi-enabled"] and len(args) == 2 and args[1] in ("enabled", "disabled"):
         phone.set_wifi(args[1] == "enabled")
         return ok()
@@ -111,7 +106,7 @@ def _cmd_wifi(phone: VirtualPhone, args: list[str], stdin: bytes, fs: FileStore)
     return ok("Wi-Fi (wifi) commands:\n  set-wifi-enabled enabled|disabled\n  status\n")
 
 
-def _cmd_bluetooth(phone: VirtualPhone, args: list[str], stdin: bytes, fs: FileStore) -> CommandResult:
+def _cmd_bluetooth(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> CommandResult:
     if args in (["enable"], ["disable"]):
         phone.set_bluetooth(args[0] == "enable")
         return ok()

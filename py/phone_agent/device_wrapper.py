@@ -1,0 +1,78 @@
+"""Devices around a Device: ``DeviceWrapper`` passes every call through one hook, so a wrapper watches
+or times the calls without restating the interface; ``ScreenshotTap`` hands each screenshot to a
+listener too (the page's live view while the agent runs)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from .device import Device, ShellResult, UiNode
+
+T = TypeVar("T")
+
+
+class DeviceWrapper:
+    """A Device that passes every call to ``device`` through ``_around`` (which only awaits it here):
+    subclasses watch or time the calls without restating the interface."""
+
+    def __init__(self, device: Device) -> None:
+        self.device = device
+
+    async def _around(self, call: Awaitable[T]) -> T:
+        return await call
+
+    async def info(self) -> dict[str, Any]:
+        return await self._around(self.device.info())
+
+    async def screenshot_png(self) -> bytes:
+        return await self._around(self.device.screenshot_png())
+
+    async def tap(self, x: int, y: int) -> None:
+        await self._around(self.device.tap(x, y))
+
+    async def long_press(self, x: int, y: int, duration_ms: int = 800) -> None:
+        await self._around(self.device.long_press(x, y, duration_ms))
+
+    async def swipe(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int = 300) -> None:
+        await self._around(self.device.swipe(x1, y1, x2, y2, duration_ms))
+
+    async def type_text(self, text: str) -> str | None:
+        return await self._around(self.device.type_text(text))
+
+    async def press_key(self, key: str) -> None:
+        await self._around(self.device.press_key(key))
+
+    async def open_app(self, package: str) -> None:
+        await self._around(self.device.open_app(package))
+
+    async def list_apps(self, third_party_only: bool = False) -> list[str]:
+        return await self._around(self.device.list_apps(third_party_only))
+
+    async def current_app(self) -> str | None:
+        return await self._around(self.device.current_app())
+
+    async def ui_nodes(self) -> list[UiNode]:
+        return await self._around(self.device.ui_nodes())
+
+    async def shell(self, command: str, timeout_ms: int = 10_000) -> ShellResult:
+        return await self._around(self.device.shell(command, timeout_ms))
+
+
+class ScreenshotTap(DeviceWrapper):
+    """A Device that passes every call through and also hands each screenshot it takes to
+    ``on_frame``: the page's live view shows the agent's own screenshots while a task runs instead of
+    taking its own (on a real phone a screenshot takes 1–3 s: two takers would halve the agent's).
+    A failing ``on_frame`` never fails the call."""
+
+    def __init__(self, device: Device, on_frame: Callable[[bytes], None]) -> None:
+        super().__init__(device)
+        self.on_frame = on_frame
+
+    async def screenshot_png(self) -> bytes:
+        png = await super().screenshot_png()
+        try:
+            self.on_frame(png)
+        except Exception:  # a display's trouble is not the caller's
+            pass
+        return png

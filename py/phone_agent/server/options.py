@@ -1,0 +1,61 @@
+"""What ``phone-agent serve`` and ``phone-agent mcp`` are told on the command line (``ServerOptions``),
+and their defaults: the address, the port and the directory the page is served from."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..tools import DEFAULT_TOOL_PROFILE
+from .relay import DEFAULT_PAGE_WAIT_S, DEFAULT_SELF_CHECK_DELAY_S
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 7788
+PORT_ENV = "PHONE_AGENT_WS_PORT"
+
+
+def default_root() -> Path:
+    """The repository root the page is served from: the package is installed editable from ``py/``."""
+    return Path(__file__).resolve().parents[3]
+
+
+@dataclass
+class ServerOptions:
+    """What ``phone-agent serve`` and ``phone-agent mcp`` are told on the command line."""
+
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT
+    allow_origins: tuple[str, ...] = ()
+    root: Path = field(default_factory=default_root)
+    tool_timeouts: Mapping[str, int] = field(default_factory=dict)
+    self_check_delay_s: float = DEFAULT_SELF_CHECK_DELAY_S
+    verbose: bool = False
+    # Hosts besides loopback the ADB bridge may connect to (--allow-device-host).
+    allow_device_hosts: tuple[str, ...] = ()
+    # The device the page connects to at load unless told otherwise, e.g. "tcp:127.0.0.1:5555" (--sim).
+    default_device: str | None = None
+    # The model the page uses unless its own Settings name one (--model-base-url, --model, and the key
+    # from PHONE_AGENT_MODEL_API_KEY or OPENAI_API_KEY). The key stays out of repr: never logged.
+    model_base_url: str | None = None
+    model_name: str | None = None
+    model_api_key: str | None = field(default=None, repr=False)
+    # Which catalog tools /mcp offers (--tools), and how long a call waits for a page (--page-wait-ms).
+    tool_profile: str = str(DEFAULT_TOOL_PROFILE)
+    page_wait_s: float = DEFAULT_PAGE_WAIT_S
+    # Exit after this long with no MCP client and no page (--idle-exit-s); None: never.
+    idle_exit_s: float | None = None
+    # The bearer token of /mcp; None: PHONE_AGENT_TOKEN, else the config file (made on first start).
+    token: str | None = field(default=None, repr=False)
+    # Whether the simulated phone runs beside this server (--sim), for /api/server.
+    sim: bool = False
+
+    def page_model_defaults(self) -> dict[str, str] | None:
+        """The ``model`` entry of ``/api/config``: None when no model was given on the command line."""
+        if not self.model_base_url and not self.model_name:
+            return None
+        defaults = {"provider": "custom", "baseUrl": self.model_base_url or ""}
+        defaults["model"] = self.model_name or ""
+        if self.model_api_key:
+            defaults["apiKey"] = self.model_api_key
+        return defaults

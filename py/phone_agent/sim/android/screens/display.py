@@ -1,0 +1,22 @@
+"""What the display shows: the app in front (or the launcher) under the status and navigation bars."""
+
+from __future__ import annotations
+
+from ..contract import AndroidPhone
+from ..ui import UiNode
+from .launcher import home_screen, recents_screen
+from .registry import SCREENS
+from .system_bars import nav_bar, status_bar
+
+
+def build(phone: AndroidPhone) -> list[UiNode]:
+    """The windows on screen, bottom to top: the app (or launcher), status bar, nav bar."""
+    screen = phone.top_screen()
+    if phone.showing_recents:
+        content, dark = recents_screen(phone), True
+    elif screen is None:
+        content, dark = home_screen(), True
+    else:
+        spec = SCREENS[screen.name]
+        content, dark = spec.layout(phone, screen), spec.dark
+    return [content, status_bar(phone, dark), nav_bar(dark)]

@@ -1,0 +1,72 @@
+"""What the shell's interpreter and its builtins share: the result of a command, ``exit``, the
+session a builtin acts on, and the phone the Android commands go to."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from phone_agent.sim.vfs import VirtualFileSystem
+
+SH = "/system/bin/sh"
+
+
+@dataclass
+class ShellResult:
+    """What a command line wrote and how it ended; ``merged`` is stdout and stderr in the order written."""
+
+    stdout: bytes = b""
+    stderr: bytes = b""
+    exit_code: int = 0
+    merged: bytes = b""
+
+
+class ShellExit(Exception):
+    """``exit N`` ends the shell."""
+
+    def __init__(self, code: int) -> None:
+        self.code = code
+
+
+class AndroidCommands(Protocol):
+    """What the shell needs of the virtual phone."""
+
+    def command_names(self) -> frozenset[str]: ...
+    def run(self, argv: list[str], stdin: bytes, fs: VirtualFileSystem) -> object: ...
+
+
+class ShellSession(Protocol):
+    """What a builtin reads and changes of the shell that runs it (the interpreter's ``Shell``)."""
+
+    fs: VirtualFileSystem
+    phone: AndroidCommands | None
+    cwd: str
+    status: int
+    env: dict[str, str]
+
+    def run(self, line: str) -> ShellResult: ...
+    def path(self, path: str) -> str: ...
+    def stdin(self, given: bytes | None) -> bytes: ...
+    def execute(self, argv: list[str], stdin: bytes | None) -> ShellResult: ...
+    def subshell(self, read_stdin: Callable[[], bytes] | None = None) -> ShellSession: ...
+
+
+Builtin = Callable[[ShellSession, list[str], bytes | None], ShellResult]
+
+
+# What toybox and sh print for the failed file operations the virtual file system raises.
+_REASONS: tuple[tuple[type[OSError], str], ...] = (
+    (FileNotFoundError, "No such file or directory"),
+    (IsADirectoryError, "Is a directory"),
+    (NotADirectoryError, "Not a directory"),
+    (FileExistsError, "File exists"),
+)
+
+
+def reason(exc: OSError) -> str:
+    """The text toybox and sh print for a failed file operation."""
+    for kind, text in _REASONS:
+        if isinstance(exc, kind):
+            return text
+    return exc.strerror or str(exc)
