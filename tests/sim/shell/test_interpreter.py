@@ -35,6 +35,12 @@ def test_redirections(sh):
     assert run(sh, "grep two < /sdcard/f") == (b"two\n", b"", 0)
 
 
+def test_redirection_to_a_directory_fails_as_sh_does(sh):
+    for op in (">", ">>"):
+        assert run(sh, f"echo x {op} /sdcard") == (b"", b"/system/bin/sh: /sdcard: Is a directory\n", 1)
+    assert sh.fs.is_dir("/sdcard")
+
+
 def test_unknown_command_is_127_with_androids_message(sh):
     assert run(sh, "nosuch arg") == (b"", b"/system/bin/sh: nosuch: inaccessible or not found\n", 127)
 

@@ -127,8 +127,9 @@ class Shell:
                     targets[redirect.fd] = None
                     continue
                 try:
-                    if redirect.op == ">" or not self.fs.exists(path):
-                        self.fs.write_file(path, b"")
+                    # Opened as sh opens it: created or emptied for ">", created or kept for ">>";
+                    # a directory fails either way ("Is a directory").
+                    self.fs.write_file(path, b"", append=redirect.op != ">")
                 except OSError as exc:
                     err += f"{SH}: {redirect.target}: {reason(exc)}\n".encode()
                     return 1
