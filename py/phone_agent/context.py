@@ -149,12 +149,7 @@ class McpServiceContext:
         if self._running is not None:
             raise errors.agent_busy()
         if self.agent is None:
-            raise ToolError(
-                ErrorCode.NO_MODEL,
-                "No model configured: open Settings in the page and choose a model provider.",
-                remedy="Open the phone-agent page's Settings and choose a model provider, or start "
-                "phone-agent with --model-base-url and --model.",
-            )
+            raise errors.no_model()
         task = AgentTask(id=self._new_task_id(), goal=goal, created_at=self._clock_ms())
         self.remember_task(task)
         self._running = task

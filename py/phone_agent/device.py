@@ -1,4 +1,4 @@
-"""The phone as tools and the agent use it: the ``Device`` interface, UI nodes, and device errors.
+"""The phone as tools and the agent use it: the ``Device`` interface and UI nodes (errors: errors.py).
 
 The ADB implementation (``adb/``) provides a Device over any transport (WebUSB, the server's bridge,
 TCP in CPython); the agent and the tools depend only on this interface. Pure: no I/O here.
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 from xml.etree import ElementTree
 
-from .errors import ErrorCode, ToolError
+from .errors import DeviceError
 
 T = TypeVar("T")
 
@@ -240,19 +240,6 @@ class ScreenshotTap(DeviceWrapper):
         except Exception:  # a display's trouble is not the caller's
             pass
         return png
-
-
-class DeviceError(ToolError):
-    """The phone failed or did not answer in time; carried to tool results as ``device_error``."""
-
-    def __init__(self, message: str, remedy: str = "", retryable: bool = True) -> None:
-        super().__init__(
-            ErrorCode.DEVICE_ERROR,
-            message,
-            remedy
-            or "Check the phone's connection and screen (unlocked, no dialog in the way), then try again.",
-            retryable,
-        )
 
 
 _BOUNDS = re.compile(r"\[(-?\d+),(-?\d+)\]\[(-?\d+),(-?\d+)\]")

@@ -19,7 +19,8 @@ from typing import Any
 
 from . import errors
 from .adb.services import quote
-from .device import Device, DeviceError, key_code
+from .device import Device, key_code
+from .errors import DeviceError
 from .locators import Element, LocatorError, ScreenSnapshot, Target, parse_target
 from .tool_spec import CallEnv, ToolSpec, object_schema
 

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from .errors import ErrorCode, ToolError
+from . import errors
+from .errors import ToolError
 
 if TYPE_CHECKING:
     from .context import McpServiceContext
@@ -170,12 +171,7 @@ def parameters_text(tool: ToolSpec) -> str:
 
 
 def _bad(tool: ToolSpec, field: str, problem: str) -> ToolError:
-    return ToolError(
-        ErrorCode.INVALID_ARGUMENT,
-        f'Invalid argument for {tool.name}: "{field}" {problem}.',
-        remedy=f"Call {tool.name} again with valid arguments. Its parameters: {parameters_text(tool)}.",
-        details={"tool": tool.name, "field": field},
-    )
+    return errors.bad_argument(tool.name, field, problem, parameters_text(tool))
 
 
 def validate_arguments(tool: ToolSpec, args: Any) -> dict[str, Any]:

@@ -14,7 +14,6 @@ from typing import Any
 
 from . import errors
 from .device_actions import DEVICE_TOOLS, action_result
-from .errors import ErrorCode, ToolError
 from .results import format_task_markdown, json_result, png_result, text_result
 from .tasks import TaskStatus
 from .tool_spec import (
@@ -144,24 +143,14 @@ async def abort_task(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
 async def get_task_result(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
     task = _service(env).get_task(args["taskId"])
     if task is None:
-        raise ToolError(
-            ErrorCode.TASK_NOT_FOUND,
-            f'No task with taskId "{args["taskId"]}" in this page.',
-            remedy="Use the taskId that run_agent_task answered, or call get_latest_task. "
-            "Tasks live in the page that ran them.",
-            details={"taskId": args["taskId"]},
-        )
+        raise errors.task_not_found(args["taskId"])
     return json_result(task.to_json(include_steps=args["includeSteps"]))
 
 
 async def get_latest_task(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
     tasks = _service(env).get_all_tasks()
     if not tasks:
-        raise ToolError(
-            ErrorCode.NO_TASKS,
-            "No agent task has run in this page yet.",
-            remedy="Call run_agent_task with a goal first.",
-        )
+        raise errors.no_tasks()
     return json_result(tasks[-1].to_json(include_steps=True))
 
 
@@ -177,9 +166,7 @@ async def take_screenshot(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
     except ValueError:
         if max_side is None and wanted == "png":  # the phone's own bytes, as the specification answers
             return png_result(png)
-        from .device import DeviceError
-
-        raise DeviceError("the phone's screenshot is not a PNG image") from None
+        raise errors.DeviceError("the phone's screenshot is not a PNG image") from None
     scale = 1.0 if max_side is None else min(1.0, max_side / max(width, height))
     if scale >= 1.0 and wanted == "png":
         structured = {
@@ -193,11 +180,7 @@ async def take_screenshot(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
         }
         return {**png_result(png), "structuredContent": structured}
     if phone.image_codec is None:
-        raise ToolError(
-            ErrorCode.INTERNAL,
-            "This page cannot scale or re-encode images.",
-            remedy="Call take_screenshot without maxSide and format for the phone's own PNG.",
-        )
+        raise errors.cannot_transcode()
     image_w, image_h = max(1, round(width * scale)), max(1, round(height * scale))
     mime = "image/jpeg" if wanted == "jpeg" else "image/png"
     image = await phone.image_codec.scale(png, image_w, image_h, mime, 0.85)
@@ -398,9 +381,4 @@ def get_tool(name: Any, profile: str | ToolProfile = DEFAULT_TOOL_PROFILE) -> To
                 return tool
     names = ", ".join(tool.name for tool in offered)
     where = "" if ToolProfile(profile) is ToolProfile.ALL else f" (tool profile {ToolProfile(profile)})"
-    raise ToolError(
-        ErrorCode.UNKNOWN_TOOL,
-        f"Unknown tool {name!r}{where}. The tools are: {names}.",
-        remedy="Call one of the listed tools (tools/list shows their parameters).",
-        details={"tool": name if isinstance(name, str) else repr(name)},
-    )
+    raise errors.unknown_tool(name, where, names)

@@ -17,8 +17,8 @@ from typing import Any
 from phone_agent.adb.client import AdbConnectionLost, AdbError, AdbTimeoutError, ServiceOpener
 from phone_agent.adb.services import ShellOutput, SyncClient, exec_out, join_command, quote, shell
 from phone_agent.adb.sync_protocol import SyncError
-from phone_agent.device import DeviceError, DeviceInfo, ShellResult, UiNode, key_code, parse_ui_dump
-from phone_agent.errors import ToolError, no_device
+from phone_agent.device import DeviceInfo, ShellResult, UiNode, key_code, parse_ui_dump
+from phone_agent.errors import DeviceError, PhoneDisconnectedError
 
 ADB_KEYBOARD_PACKAGE = "com.android.adbkeyboard"
 ADB_KEYBOARD_IME = "com.android.adbkeyboard/.AdbIME"
@@ -53,17 +53,6 @@ def escape_input_text(text: str) -> str:
 def is_input_text_safe(text: str) -> bool:
     """Printable ASCII only: what ``input text`` can type."""
     return all(" " <= ch <= "~" for ch in text)
-
-
-class PhoneDisconnectedError(DeviceError):
-    """The connection to the phone is gone: "No phone device connected." (code ``no_device``), still a
-    ``DeviceError`` so the agent's handlers catch it."""
-
-    def __init__(self, reason: str = "") -> None:
-        gone = no_device()
-        ToolError.__init__(
-            self, gone.code, gone.message, gone.remedy, gone.retryable, {"reason": reason} if reason else {}
-        )
 
 
 def _no_device_remedy() -> str:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from ..device import Device, DeviceError
 from ..device_actions import PhoneEnv, PhoneState
-from ..errors import ErrorCode, ToolError
+from ..errors import ErrorCode, ToolError, no_model
 from ..tasks import AgentStep, AgentTask, StepStatus, TaskStatus, ToolCallRecord
 from ..tool_spec import CallEnv, Channel, validate_arguments
 from .actions import (
@@ -43,7 +43,6 @@ from .ports import Clock, ImageCodec, wall_clock_ms
 from .progress import Listener, ProgressReporter, ProgressSink
 from .prompts import plan_messages, replan_history, screen_message, step_context, step_system
 from .screen import Observation, observe, screen_changed
-from .settings import no_model_error
 from .text_actions import parse_text_action
 
 Sleep = Callable[[float], Awaitable[None]]
@@ -148,7 +147,7 @@ class PlanAndResolveAgent:
     ) -> AgentTask:
         model = self.current_model()
         if model is None:
-            raise no_model_error()
+            raise no_model()
         reporter = ProgressReporter(progress)
         for listener in self._listeners:
             reporter.subscribe(listener)
