@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import re
+from collections.abc import Iterator
 from typing import Any
 
-from phone_agent.adb.client import AdbConnectionLost, AdbError, AdbTimeoutError, ServiceOpener
+from phone_agent.adb.client import AdbConnectionLost, AdbError, ServiceOpener
 from phone_agent.adb.services import ShellOutput, SyncClient, exec_out, join_command, quote, shell
 from phone_agent.adb.sync_protocol import SyncError
 from phone_agent.device import DeviceInfo, ShellResult, UiNode, key_code, parse_ui_dump
@@ -55,8 +57,31 @@ def is_input_text_safe(text: str) -> bool:
     return all(" " <= ch <= "~" for ch in text)
 
 
-def _no_device_remedy() -> str:
-    return "Check that the phone is connected and unlocked, then reconnect it."
+RECONNECT_REMEDY = "Check that the phone is connected and unlocked, then reconnect it."
+
+
+@contextlib.contextmanager
+def phone_call(
+    failed: str, *, timed_out: str = "", timeout_remedy: str = "", remedy: str = ""
+) -> Iterator[None]:
+    """The one mapping of a call's ADB and sync failures to ToolErrors, for every call to the phone.
+
+    The connection gone: ``PhoneDisconnectedError`` ("No phone device connected."). A timeout:
+    ``DeviceError(timed_out)`` when the call words its own, else as any failure. Any other ADB or sync
+    failure: ``DeviceError(f"{failed}: {why}")`` (with ``remedy`` for ADB's, the default for sync's).
+    """
+    try:
+        yield
+    except AdbConnectionLost as exc:
+        raise PhoneDisconnectedError(str(exc)) from None
+    except TimeoutError as exc:  # AdbTimeoutError too
+        if timed_out:
+            raise DeviceError(timed_out, remedy=timeout_remedy) from None
+        raise DeviceError(f"{failed}: {str(exc) or 'timed out'}", remedy=remedy) from None
+    except AdbError as exc:
+        raise DeviceError(f"{failed}: {exc}", remedy=remedy) from None
+    except SyncError as exc:
+        raise DeviceError(f"{failed}: {exc}") from None
 
 
 class AdbDevice:
@@ -73,18 +98,14 @@ class AdbDevice:
     async def _run(
         self, command: str, timeout: float = COMMAND_TIMEOUT, stdin: bytes | None = None
     ) -> ShellOutput:
-        try:
+        with phone_call(
+            f"`{command}` failed",
+            timed_out=f"the phone did not finish `{command}` within {timeout:g} s",
+            timeout_remedy="Check that the phone is awake and responsive, then try again.",
+            remedy=RECONNECT_REMEDY,
+        ):
             async with asyncio.timeout(timeout + 1):
                 return await shell(self.opener, command, stdin=stdin, timeout=timeout)
-        except (AdbTimeoutError, TimeoutError):
-            raise DeviceError(
-                f"the phone did not finish `{command}` within {timeout:g} s",
-                remedy="Check that the phone is awake and responsive, then try again.",
-            ) from None
-        except AdbConnectionLost as exc:
-            raise PhoneDisconnectedError(str(exc)) from None
-        except AdbError as exc:
-            raise DeviceError(f"`{command}` failed: {exc}", remedy=_no_device_remedy()) from None
 
     async def _check(self, command: str, timeout: float = COMMAND_TIMEOUT) -> str:
         """Run ``command``; its stdout, or DeviceError with its stderr when it fails."""
@@ -128,17 +149,13 @@ class AdbDevice:
 
     async def screenshot_png(self) -> bytes:
         """The screen as PNG bytes (``exec:screencap -p``: binary-safe, no PTY)."""
-        try:
+        with phone_call(
+            "screenshot failed",
+            timed_out=f"the phone took more than {SCREENSHOT_TIMEOUT:g} s for a screenshot",
+            timeout_remedy="Check that the phone is awake and try again.",
+            remedy=RECONNECT_REMEDY,
+        ):
             data = await exec_out(self.opener, "screencap -p", timeout=SCREENSHOT_TIMEOUT)
-        except AdbTimeoutError:
-            raise DeviceError(
-                f"the phone took more than {SCREENSHOT_TIMEOUT:g} s for a screenshot",
-                remedy="Check that the phone is awake and try again.",
-            ) from None
-        except AdbConnectionLost as exc:
-            raise PhoneDisconnectedError(str(exc)) from None
-        except AdbError as exc:
-            raise DeviceError(f"screenshot failed: {exc}", remedy=_no_device_remedy()) from None
         if not data.startswith(PNG_SIGNATURE):
             shown = data[:200].decode("utf-8", "replace").strip()
             raise DeviceError(
@@ -278,18 +295,10 @@ class AdbDevice:
         return parse_ui_dump(await self._pull_text(UI_DUMP_PATH))
 
     async def _pull_text(self, path: str) -> str:
-        try:
+        with phone_call(f"could not read {path} from the phone", remedy=RECONNECT_REMEDY):
             sync = await SyncClient.open(self.opener, timeout=UI_DUMP_TIMEOUT)
             async with sync:
                 data = await sync.pull(path)
-        except SyncError as exc:
-            raise DeviceError(f"could not read {path} from the phone: {exc}") from None
-        except AdbConnectionLost as exc:
-            raise PhoneDisconnectedError(str(exc)) from None
-        except AdbError as exc:
-            raise DeviceError(
-                f"could not read {path} from the phone: {exc}", remedy=_no_device_remedy()
-            ) from None
         return data.decode("utf-8", "replace")
 
     async def shell(self, command: str, timeout_ms: int = 10_000) -> ShellResult:
@@ -298,25 +307,17 @@ class AdbDevice:
 
     async def push(self, data: bytes, path: str, mode: int = 0o644, timeout: float = 120.0) -> None:
         """Write a file on the phone (sync SEND)."""
-        try:
+        with phone_call(f"could not write {path} on the phone"):
             async with await SyncClient.open(self.opener, timeout=timeout) as sync:
                 async with asyncio.timeout(timeout):
                     await sync.push(data, path, mode)
-        except AdbConnectionLost as exc:
-            raise PhoneDisconnectedError(str(exc)) from None
-        except (SyncError, AdbError, TimeoutError) as exc:
-            raise DeviceError(f"could not write {path} on the phone: {exc or 'timed out'}") from None
 
     async def pull(self, path: str, timeout: float = 120.0) -> bytes:
         """Read a file from the phone (sync RECV)."""
-        try:
+        with phone_call(f"could not read {path} from the phone"):
             async with await SyncClient.open(self.opener, timeout=timeout) as sync:
                 async with asyncio.timeout(timeout):
                     return await sync.pull(path)
-        except AdbConnectionLost as exc:
-            raise PhoneDisconnectedError(str(exc)) from None
-        except (SyncError, AdbError, TimeoutError) as exc:
-            raise DeviceError(f"could not read {path} from the phone: {exc or 'timed out'}") from None
 
 
 __all__ = ["AdbDevice", "PhoneDisconnectedError", "escape_input_text", "is_input_text_safe", "join_command"]
