@@ -17,12 +17,19 @@ from .device_actions import DEVICE_TOOLS, action_result
 from .results import format_task_markdown, json_result, png_result, text_result
 from .tasks import TaskStatus
 from .tool_spec import (
+    BOOLEAN,
+    INTEGER,
+    INTEGER_OR_NULL,
+    STRING,
+    STRING_OR_NULL,
     CallEnv,
     Channel,
     Handler,
+    ToolService,
     ToolSpec,
     object_schema,
     parameters_text,
+    result_schema,
     validate_arguments,
 )
 
@@ -51,71 +58,60 @@ RELAY_TASK_GRACE_MS = 5_000
 MIN_TASK_TIMEOUT_MS = 1_000
 MAX_TASK_TIMEOUT_MS = 24 * 3_600_000
 
-_STR = {"type": "string"}
-_STR_OR_NULL = {"type": ["string", "null"]}
-_INT_OR_NULL = {"type": ["integer", "null"]}
-_INT = {"type": "integer"}
-_BOOL = {"type": "boolean"}
-
-
-def _output(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    return {"type": "object", "properties": properties, "required": required}
-
-
 _TASK_STATUS = {"type": "string", "enum": [str(status) for status in TaskStatus]}
-TASK_SUMMARY_SCHEMA = _output(
+TASK_SUMMARY_SCHEMA = result_schema(
     {
-        "taskId": _STR,
+        "taskId": STRING,
         "status": _TASK_STATUS,
-        "conclusion": _STR_OR_NULL,
-        "stepsCompleted": _INT,
-        "totalSteps": _INT,
-        "durationMs": _INT_OR_NULL,
-        "error": _STR_OR_NULL,
+        "conclusion": STRING_OR_NULL,
+        "stepsCompleted": INTEGER,
+        "totalSteps": INTEGER,
+        "durationMs": INTEGER_OR_NULL,
+        "error": STRING_OR_NULL,
     },
     ["taskId", "status"],
 )
-TASK_SCHEMA = _output(
+TASK_SCHEMA = result_schema(
     {
         **TASK_SUMMARY_SCHEMA["properties"],
-        "goal": _STR,
-        "createdAt": _INT_OR_NULL,
-        "startedAt": _INT_OR_NULL,
-        "finishedAt": _INT_OR_NULL,
+        "goal": STRING,
+        "createdAt": INTEGER_OR_NULL,
+        "startedAt": INTEGER_OR_NULL,
+        "finishedAt": INTEGER_OR_NULL,
         "steps": {"type": "array", "items": {"type": "object"}},
     },
     ["taskId", "goal", "status"],
 )
-SCREENSHOT_SCHEMA = _output(
+SCREENSHOT_SCHEMA = result_schema(
     {
-        "width": _INT,
-        "height": _INT,
+        "width": INTEGER,
+        "height": INTEGER,
         "format": {"type": "string", "enum": ["png", "jpeg"]},
-        "deviceWidth": _INT,
-        "deviceHeight": _INT,
+        "deviceWidth": INTEGER,
+        "deviceHeight": INTEGER,
         "scaleX": {"type": "number"},
         "scaleY": {"type": "number"},
     },
     ["width", "height", "format", "deviceWidth", "deviceHeight"],
 )
-DEVICE_STATUS_SCHEMA = _output(
+DEVICE_STATUS_SCHEMA = result_schema(
     {
-        "connected": _BOOL,
-        "model": _STR,
-        "brand": _STR,
-        "release": _STR,
-        "sdk": _STR,
-        "manufacturer": _STR,
-        "serial": _STR,
-        "screenWidth": _INT,
-        "screenHeight": _INT,
-        "transport": _STR,
+        "connected": BOOLEAN,
+        "model": STRING,
+        "brand": STRING,
+        "release": STRING,
+        "sdk": STRING,
+        "manufacturer": STRING,
+        "serial": STRING,
+        "screenWidth": INTEGER,
+        "screenHeight": INTEGER,
+        "transport": STRING,
     },
     ["connected"],
 )
 
 
-def _service(env: CallEnv) -> Any:
+def _service(env: CallEnv) -> ToolService:
     if env.service is None:  # pragma: no cover - the six are called through the page's service only
         raise errors.internal("service", RuntimeError("no service for this call"))
     return env.service
@@ -260,7 +256,7 @@ SPEC_TOOLS: tuple[ToolSpec, ...] = (
         read_only=False,
         consequential=False,
         relay_timeout_ms=10_000,
-        output_schema=_output({"aborted": _BOOL, "taskId": _STR}, ["aborted"]),
+        output_schema=result_schema({"aborted": BOOLEAN, "taskId": STRING}, ["aborted"]),
         run=abort_task,
     ),
     ToolSpec(

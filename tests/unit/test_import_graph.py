@@ -17,10 +17,6 @@ PACKAGE = ROOT / "phone_agent"
 ALLOWED_CYCLES: list[frozenset[str]] = [
     # cli.py ↔ sim/commandline.py: being reworked on main (the simulated phone's command line).
     frozenset({"phone_agent.cli", "phone_agent.sim.commandline"}),
-    # context.py ↔ tool_spec.py ↔ device_actions.py ↔ tools.py: the tool catalog and its dispatch.
-    frozenset(
-        {"phone_agent.context", "phone_agent.tool_spec", "phone_agent.device_actions", "phone_agent.tools"}
-    ),
     # sim/android: the commands and screens type-hint VirtualPhone, which runs them (being changed
     # for scrcpy on main; the fix is a Protocol of the phone in contract.py).
     frozenset(

@@ -22,8 +22,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from ..device import Device, DeviceError
-from ..device_actions import PhoneEnv, PhoneState
 from ..errors import ErrorCode, ToolError, no_model
+from ..phone_env import PhoneEnv, PhoneState
 from ..tasks import AgentStep, AgentTask, StepStatus, TaskStatus, ToolCallRecord
 from ..tool_spec import CallEnv, Channel, validate_arguments
 from .actions import (

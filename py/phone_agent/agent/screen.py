@@ -95,6 +95,10 @@ def summarize_nodes(nodes: list[UiNode], mapping: ScreenMapping, limit: int = MA
     return summarize_snapshot(snapshot, mapping, limit)
 
 
+# The agent's screen words a checked element "on" and an unchecked one "off" (the tools: checked/unchecked).
+_SWITCH_WORDS = {"checked": "on", "unchecked": "off"}
+
+
 def summarize_snapshot(
     snapshot: ScreenSnapshot, mapping: ScreenMapping, limit: int = MAX_NODES
 ) -> list[NodeSummary]:
@@ -106,16 +110,8 @@ def summarize_snapshot(
         if key in seen:
             continue
         seen.add(key)
-        flags = []
-        if element.checkable:
-            flags.append("on" if element.checked else "off")
-        if element.focused:
-            flags.append("focused")
-        if not element.enabled:
-            flags.append("disabled")
-        if element.selected:
-            flags.append("selected")
-        summaries.append(NodeSummary(element.label, element.role, x, y, tuple(flags), element.ref))
+        flags = tuple(_SWITCH_WORDS.get(state, state) for state in element.states())
+        summaries.append(NodeSummary(element.label, element.role, x, y, flags, element.ref))
         if len(summaries) >= limit:
             break
     return summaries
