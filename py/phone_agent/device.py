@@ -13,6 +13,7 @@ from typing import Any, Protocol, TypeVar
 from xml.etree import ElementTree
 
 from .errors import DeviceError
+from .shell_result import ShellResult
 
 T = TypeVar("T")
 
@@ -124,17 +125,6 @@ class DeviceInfo:
             "screenHeight": self.screen_height,
             "transport": self.transport,
         }
-
-
-@dataclass(frozen=True)
-class ShellResult:
-    stdout: bytes
-    stderr: bytes
-    exit_code: int
-
-    @property
-    def text(self) -> str:
-        return self.stdout.decode("utf-8", errors="replace")
 
 
 class Device(Protocol):

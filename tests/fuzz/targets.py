@@ -318,7 +318,7 @@ def _bounded(coroutine: Any) -> Any:
 
 
 def check_shell_service(data: bytes, split: list[int]) -> None:
-    """``shell`` over a phone that answers anything: ShellOutput or AdbError."""
+    """``shell`` over a phone that answers anything: ShellResult or AdbError."""
     opener = _Opener(_ScriptedStream(chunked(data, split)), frozenset({"shell_v2"}))
     try:
         output = _bounded(services.shell(opener, "true"))  # type: ignore[arg-type]

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from phone_agent.sim.android import CommandResult
+from phone_agent.sim.android import ShellResult
 from phone_agent.sim.shell import Shell, ShellSyntaxError, tokenize
 from phone_agent.sim.vfs import VirtualFileSystem
 
@@ -15,8 +15,8 @@ class EchoPhone:
     def command_names(self) -> frozenset[str]:
         return frozenset({"getprop"})
 
-    def run(self, argv, stdin, fs) -> CommandResult:
-        return CommandResult(stdout=("|".join(argv) + "\n").encode())
+    def run(self, argv, stdin, fs) -> ShellResult:
+        return ShellResult(stdout=("|".join(argv) + "\n").encode())
 
 
 @pytest.fixture
@@ -133,9 +133,9 @@ def test_android_commands_resolve_relative_paths_against_the_working_directory()
         def command_names(self) -> frozenset[str]:
             return frozenset({"screencap"})
 
-        def run(self, argv, stdin, fs) -> CommandResult:
+        def run(self, argv, stdin, fs) -> ShellResult:
             fs.write_file(argv[-1], b"PNG")
-            return CommandResult()
+            return ShellResult()
 
     fs = VirtualFileSystem()
     shell = Shell(fs, WritingPhone())

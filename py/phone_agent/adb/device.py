@@ -17,10 +17,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from phone_agent.adb.client import AdbConnectionLost, AdbError, ServiceOpener
-from phone_agent.adb.services import ShellOutput, SyncClient, exec_out, join_command, quote, shell
+from phone_agent.adb.services import SyncClient, exec_out, join_command, quote, shell
 from phone_agent.adb.sync_protocol import SyncError
-from phone_agent.device import DeviceInfo, ShellResult, UiNode, key_code, parse_ui_dump
+from phone_agent.device import DeviceInfo, UiNode, key_code, parse_ui_dump
 from phone_agent.errors import DeviceError, PhoneDisconnectedError
+from phone_agent.shell_result import ShellResult
 
 ADB_KEYBOARD_PACKAGE = "com.android.adbkeyboard"
 ADB_KEYBOARD_IME = "com.android.adbkeyboard/.AdbIME"
@@ -97,7 +98,7 @@ class AdbDevice:
 
     async def _run(
         self, command: str, timeout: float = COMMAND_TIMEOUT, stdin: bytes | None = None
-    ) -> ShellOutput:
+    ) -> ShellResult:
         with phone_call(
             f"`{command}` failed",
             timed_out=f"the phone did not finish `{command}` within {timeout:g} s",
@@ -302,8 +303,7 @@ class AdbDevice:
         return data.decode("utf-8", "replace")
 
     async def shell(self, command: str, timeout_ms: int = 10_000) -> ShellResult:
-        result = await self._run(command, timeout=timeout_ms / 1000)
-        return ShellResult(result.stdout, result.stderr, result.exit_code)
+        return await self._run(command, timeout=timeout_ms / 1000)
 
     async def push(self, data: bytes, path: str, mode: int = 0o644, timeout: float = 120.0) -> None:
         """Write a file on the phone (sync SEND)."""

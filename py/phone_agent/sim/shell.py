@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from phone_agent.shell_result import ShellResult
 from phone_agent.sim.vfs import VirtualFileSystem
 
 SH = "/system/bin/sh"
@@ -218,16 +219,6 @@ def _glob_unescape(text: str) -> str:
 
 def _has_magic(part: str) -> bool:
     return any(c in "*?[" for c in re.sub(r"\[[*?[]\]", "", part))
-
-
-@dataclass
-class ShellResult:
-    """What a command line wrote and how it ended; ``merged`` is stdout and stderr in the order written."""
-
-    stdout: bytes = b""
-    stderr: bytes = b""
-    exit_code: int = 0
-    merged: bytes = b""
 
 
 class Shell:

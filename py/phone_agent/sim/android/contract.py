@@ -8,17 +8,11 @@ built-ins, and hands every Android command (`getprop`, `input`, `am`, …) to
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Protocol
 
+from ...shell_result import ShellResult
 
-@dataclass
-class CommandResult:
-    """What one Android command printed and how it exited."""
-
-    stdout: bytes = b""
-    stderr: bytes = b""
-    exit_code: int = 0
+__all__ = ["FileStore", "ShellResult"]
 
 
 class FileStore(Protocol):

@@ -16,7 +16,7 @@ from . import apps
 from .data import CATALOG_ITEMS
 from .fonts import ellipsize, line_height, text_width, wrap
 from .props import SCREEN_HEIGHT, SCREEN_WIDTH
-from .ui import Color, Paint, Rect, UiNode, intersect
+from .ui import Color, Paint, Rect, SimulatedView, intersect
 
 if TYPE_CHECKING:
     from .phone import VirtualPhone
@@ -81,12 +81,12 @@ def screen_title(screen: Screen) -> str:
 
 def view(
     cls: str, box: Rect, *, clip_to: Rect | None = None, paint: Paint | None = None, **attrs: object
-) -> UiNode | None:
+) -> SimulatedView | None:
     """A node whose visible bounds are `box` clipped to `clip_to` (None if invisible)."""
     bounds = intersect(box, clip_to) if clip_to else box
     if bounds is None:
         return None
-    node = UiNode(cls=cls, bounds=bounds, paint=paint, **attrs)  # type: ignore[arg-type]
+    node = SimulatedView(cls=cls, bounds=bounds, paint=paint, **attrs)  # type: ignore[arg-type]
     if bounds != box:
         node.box = box
     return node
@@ -103,7 +103,7 @@ def label(
     rid: str = "",
     clip_to: Rect | None = None,
     kind: str = "text",
-) -> UiNode | None:
+) -> SimulatedView | None:
     return view(
         "android.widget.TextView",
         box,
@@ -114,11 +114,13 @@ def label(
     )
 
 
-def app_window(package: str, bg: Color = BG) -> UiNode:
-    return UiNode(cls="android.widget.FrameLayout", bounds=(0, 0, W, H), package=package, paint=Paint(bg=bg))
+def app_window(package: str, bg: Color = BG) -> SimulatedView:
+    return SimulatedView(
+        cls="android.widget.FrameLayout", bounds=(0, 0, W, H), package=package, paint=Paint(bg=bg)
+    )
 
 
-def back_button(root: UiNode) -> None:
+def back_button(root: SimulatedView) -> None:
     root.add(
         view(
             "android.widget.ImageButton",
@@ -132,7 +134,7 @@ def back_button(root: UiNode) -> None:
     )
 
 
-def page_title(root: UiNode, title: str, *, sub_page: bool) -> None:
+def page_title(root: SimulatedView, title: str, *, sub_page: bool) -> None:
     if sub_page:
         back_button(root)
         root.add(
@@ -143,7 +145,7 @@ def page_title(root: UiNode, title: str, *, sub_page: bool) -> None:
 
 
 def list_row(
-    root: UiNode,
+    root: SimulatedView,
     top: int,
     title: str,
     summary: str,
@@ -154,7 +156,7 @@ def list_row(
     glyph: str = "",
     switch: bool | None = None,
     switch_id: str = "android:id/switch_widget",
-) -> UiNode:
+) -> SimulatedView:
     row = view(
         "android.widget.LinearLayout",
         (0, top, W, top + height),
@@ -200,7 +202,7 @@ def list_row(
 
 def text_field(
     box: Rect, rid: str, text: str, hint: str, *, focused: bool, size: int = 42, desc: str = ""
-) -> UiNode | None:
+) -> SimulatedView | None:
     """An EditText; like Android, an empty field reports its hint as its text."""
     return view(
         "android.widget.EditText",
@@ -220,9 +222,9 @@ def text_field(
 # --- system bars ----------------------------------------------------------------
 
 
-def status_bar(phone: VirtualPhone, dark: bool) -> UiNode:
+def status_bar(phone: VirtualPhone, dark: bool) -> SimulatedView:
     fg = WHITE if dark else TEXT
-    bar = UiNode(
+    bar = SimulatedView(
         cls="android.widget.FrameLayout",
         bounds=(0, 0, W, STATUS_H),
         package="com.android.systemui",
@@ -274,9 +276,9 @@ def status_bar(phone: VirtualPhone, dark: bool) -> UiNode:
     return bar
 
 
-def nav_bar(dark: bool) -> UiNode:
+def nav_bar(dark: bool) -> SimulatedView:
     fg = WHITE if dark else (60, 60, 67)
-    bar = UiNode(
+    bar = SimulatedView(
         cls="android.widget.FrameLayout",
         bounds=(0, NAV_Y, W, H),
         package="com.android.systemui",
@@ -303,7 +305,7 @@ def nav_bar(dark: bool) -> UiNode:
 # --- the launcher ---------------------------------------------------------------------
 
 
-def home_screen() -> UiNode:
+def home_screen() -> SimulatedView:
     root = app_window(apps.LAUNCHER, WALLPAPER)
     root.paint = Paint(kind="wallpaper", bg=WALLPAPER)
     root.add(label((60, 220, 1020, 300), "Phone Agent Sim", size=60, fg=WHITE))
@@ -330,7 +332,7 @@ def home_screen() -> UiNode:
     return root
 
 
-def recents_screen(phone: VirtualPhone) -> UiNode:
+def recents_screen(phone: VirtualPhone) -> SimulatedView:
     root = app_window(apps.LAUNCHER, (45, 47, 52))
     tasks = [p for p in phone.recents if p in phone.tasks][:4]
     if not tasks:
@@ -383,7 +385,7 @@ def recents_screen(phone: VirtualPhone) -> UiNode:
 # --- Settings -----------------------------------------------------------------------------
 
 
-def settings_screen(phone: VirtualPhone, screen: Screen) -> UiNode:
+def settings_screen(phone: VirtualPhone, screen: Screen) -> SimulatedView:
     root = app_window(apps.SETTINGS)
     if screen.name == "settings/main":
         page_title(root, "Settings", sub_page=False)
@@ -433,7 +435,7 @@ def settings_screen(phone: VirtualPhone, screen: Screen) -> UiNode:
 MSG = apps.MESSAGES
 
 
-def avatar(box: Rect, name: str) -> UiNode | None:
+def avatar(box: Rect, name: str) -> SimulatedView | None:
     hue = sum(map(ord, name)) % 5
     colors = [(26, 115, 232), (30, 142, 62), (217, 48, 37), (161, 66, 244), (230, 124, 35)]
     return view(
@@ -444,7 +446,7 @@ def avatar(box: Rect, name: str) -> UiNode | None:
     )
 
 
-def messages_list(phone: VirtualPhone) -> UiNode:
+def messages_list(phone: VirtualPhone) -> SimulatedView:
     root = app_window(MSG)
     page_title(root, "Messages", sub_page=False)
     for i, name in enumerate(phone.conversation_order):
@@ -480,7 +482,7 @@ def messages_list(phone: VirtualPhone) -> UiNode:
     return root
 
 
-def messages_thread(phone: VirtualPhone, screen: Screen) -> UiNode:
+def messages_thread(phone: VirtualPhone, screen: Screen) -> SimulatedView:
     root = app_window(MSG)
     back_button(root)
     name = screen.arg
@@ -495,7 +497,7 @@ def messages_thread(phone: VirtualPhone, screen: Screen) -> UiNode:
     assert area is not None
     root.add(area)
     bottom = 2060
-    bubbles: list[UiNode] = []
+    bubbles: list[SimulatedView] = []
     for message in reversed(phone.conversations.get(name, [])):
         lines = wrap(message["text"], 42, 700)
         width = max(text_width(line, 42) for line in lines) + 64
@@ -552,7 +554,7 @@ def messages_thread(phone: VirtualPhone, screen: Screen) -> UiNode:
 CAT = apps.CATALOG
 
 
-def catalog_list(phone: VirtualPhone) -> UiNode:
+def catalog_list(phone: VirtualPhone) -> SimulatedView:
     root = app_window(CAT)
     root.add(label((60, 150, 1020, 260), "Catalog", size=64, rid=f"{CAT}:id/title"))
     root.add(
@@ -611,7 +613,7 @@ def catalog_list(phone: VirtualPhone) -> UiNode:
     return root
 
 
-def catalog_item(screen: Screen) -> UiNode:
+def catalog_item(screen: Screen) -> SimulatedView:
     root = app_window(CAT)
     item = CATALOG_ITEMS[int(screen.arg) - 1]
     back_button(root)
@@ -636,7 +638,7 @@ def catalog_item(screen: Screen) -> UiNode:
 # --- Chrome, Clock, Camera ---------------------------------------------------------------------
 
 
-def browser_page(phone: VirtualPhone, screen: Screen) -> UiNode:
+def browser_page(phone: VirtualPhone, screen: Screen) -> SimulatedView:
     root = app_window(apps.CHROME, WHITE)
     focused = screen.focus == URL_BAR_ID
     shown = phone.drafts.get("url", "") if focused else screen.arg
@@ -664,7 +666,7 @@ def browser_page(phone: VirtualPhone, screen: Screen) -> UiNode:
     return root
 
 
-def clock_screen(phone: VirtualPhone) -> UiNode:
+def clock_screen(phone: VirtualPhone) -> SimulatedView:
     root = app_window(apps.CLOCK)
     page_title(root, "Clock", sub_page=False)
     root.add(
@@ -679,13 +681,13 @@ def clock_screen(phone: VirtualPhone) -> UiNode:
     return root
 
 
-def camera_screen() -> UiNode:
+def camera_screen() -> SimulatedView:
     root = app_window(apps.CAMERA, (0, 0, 0))
     root.add(label((0, 1100, W, 1180), "Camera preview is not available", size=44, fg=WHITE, align="center"))
     return root
 
 
-def build(phone: VirtualPhone) -> list[UiNode]:
+def build(phone: VirtualPhone) -> list[SimulatedView]:
     """The windows on screen, bottom to top: the app (or launcher), status bar, nav bar."""
     screen = phone.top_screen()
     if phone.showing_recents:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
 from .. import apps, screens
-from ..contract import CommandResult, FileStore
+from ..contract import FileStore, ShellResult
 from ..screens import Screen
 from .base import Args, ShellCommandError, fail, java_exception, ok
 from .input import press_key
@@ -165,7 +165,7 @@ SETTINGS_ACTIONS = {
 }
 
 
-def _start(phone: VirtualPhone, intent: Intent) -> CommandResult:
+def _start(phone: VirtualPhone, intent: Intent) -> ShellResult:
     """Resolve and start an activity intent; the answer `am start` prints."""
     starting = f"Starting: {intent.describe()}\n"
     if intent.component:
@@ -210,7 +210,7 @@ def _start(phone: VirtualPhone, intent: Intent) -> CommandResult:
 
 def _open_activity(
     phone: VirtualPhone, intent: Intent, app: apps.App, activity: str, starting: str
-) -> CommandResult:
+) -> ShellResult:
     if intent.force_stop:
         phone.force_stop(app.package)
     name = app.screens[activity]
@@ -248,7 +248,7 @@ def _open_activity(
     return ok(starting)
 
 
-def _broadcast(phone: VirtualPhone, intent: Intent) -> CommandResult:
+def _broadcast(phone: VirtualPhone, intent: Intent) -> ShellResult:
     out = f"Broadcasting: {intent.describe('0x400000')}\n"
     result = "Broadcast completed: result=0\n"
     action, extras = intent.action, intent.extras
@@ -282,7 +282,7 @@ def _broadcast(phone: VirtualPhone, intent: Intent) -> CommandResult:
     return ok(out + result)
 
 
-def am(phone: VirtualPhone, args: list[str], stdin: bytes, fs: FileStore) -> CommandResult:
+def am(phone: VirtualPhone, args: list[str], stdin: bytes, fs: FileStore) -> ShellResult:
     if not args or args[0] in ("help", "-h"):
         return ok(AM_USAGE)
     sub = args[0]
@@ -316,7 +316,7 @@ def am(phone: VirtualPhone, args: list[str], stdin: bytes, fs: FileStore) -> Com
     return fail(f"Unknown command: {sub}\n", 255)
 
 
-def monkey(phone: VirtualPhone, args: list[str], stdin: bytes, fs: FileStore) -> CommandResult:
+def monkey(phone: VirtualPhone, args: list[str], stdin: bytes, fs: FileStore) -> ShellResult:
     out = [f"  bash arg: {x}\n" for x in args]
     out.append(f"args: [{', '.join(args)}]\n")
     out += [f' arg: "{x}"\n' for x in args]

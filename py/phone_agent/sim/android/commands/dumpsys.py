@@ -6,7 +6,7 @@ import zlib
 from typing import TYPE_CHECKING
 
 from .. import apps, screens
-from ..contract import CommandResult, FileStore
+from ..contract import FileStore, ShellResult
 from ..props import DENSITY, SCREEN_HEIGHT, SCREEN_WIDTH
 from .base import fail, ok
 
@@ -71,7 +71,7 @@ def _dumpsys_window(phone: VirtualPhone, section: str) -> str:
     return "\n".join(out) + "\n"
 
 
-def dumpsys(phone: VirtualPhone, args: list[str], stdin: bytes, fs: FileStore) -> CommandResult:
+def dumpsys(phone: VirtualPhone, args: list[str], stdin: bytes, fs: FileStore) -> ShellResult:
     service = args[0] if args else ""
     section = args[1] if len(args) > 1 else ""
     if service == "window":

@@ -6,7 +6,7 @@ import time
 from typing import TYPE_CHECKING
 
 from .. import keys
-from ..contract import CommandResult, FileStore
+from ..contract import FileStore, ShellResult
 from .base import Args, ShellCommandError, java_exception, ok
 
 if TYPE_CHECKING:
@@ -63,7 +63,7 @@ def press_key(phone: VirtualPhone, code: int) -> None:
         phone.type_text(keys.KEY_CHARS[code])
 
 
-def input_(phone: VirtualPhone, args: list[str], stdin: bytes, fs: FileStore) -> CommandResult:
+def input_(phone: VirtualPhone, args: list[str], stdin: bytes, fs: FileStore) -> ShellResult:
     a = Args(args[0] if args else "", args)
     sub = a.next()
     try:

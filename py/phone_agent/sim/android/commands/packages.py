@@ -6,7 +6,7 @@ import zlib
 from typing import TYPE_CHECKING
 
 from .. import apps
-from ..contract import CommandResult, FileStore
+from ..contract import FileStore, ShellResult
 from .activity import am
 from .base import Handler, fail, ok
 from .input import input_
@@ -37,7 +37,7 @@ def _apk_path(app: apps.App) -> str:
     return f"/product/app/{app.label.replace(' ', '')}/{app.label.replace(' ', '')}.apk"
 
 
-def pm(phone: VirtualPhone, args: list[str], stdin: bytes, fs: FileStore) -> CommandResult:
+def pm(phone: VirtualPhone, args: list[str], stdin: bytes, fs: FileStore) -> ShellResult:
     if not args or args[0] in ("help", "-h"):
         return ok(PM_USAGE)
     sub = args[0]
@@ -75,7 +75,7 @@ def pm(phone: VirtualPhone, args: list[str], stdin: bytes, fs: FileStore) -> Com
     return fail(f"Unknown command: {sub}\n", 255)
 
 
-def _resolve_activity(args: list[str]) -> CommandResult:
+def _resolve_activity(args: list[str]) -> ShellResult:
     words = [a for a in args if not a.startswith("-")]
     package = words[-1] if words else ""
     app = apps.APPS.get(package)
@@ -87,7 +87,7 @@ def _resolve_activity(args: list[str]) -> CommandResult:
     )
 
 
-def cmd(phone: VirtualPhone, args: list[str], stdin: bytes, fs: FileStore) -> CommandResult:
+def cmd(phone: VirtualPhone, args: list[str], stdin: bytes, fs: FileStore) -> ShellResult:
     if not args:
         return fail(
             "cmd: No service specified; use -l to list all running services."
@@ -102,7 +102,7 @@ def cmd(phone: VirtualPhone, args: list[str], stdin: bytes, fs: FileStore) -> Co
     return CMD_SERVICES[service](phone, rest, stdin, fs)
 
 
-def _cmd_wifi(phone: VirtualPhone, args: list[str], stdin: bytes, fs: FileStore) -> CommandResult:
+def _cmd_wifi(phone: VirtualPhone, args: list[str], stdin: bytes, fs: FileStore) -> ShellResult:
     if args[:1] == ["set-wifi-enabled"] and len(args) == 2 and args[1] in ("enabled", "disabled"):
         phone.set_wifi(args[1] == "enabled")
         return ok()
@@ -111,7 +111,7 @@ def _cmd_wifi(phone: VirtualPhone, args: list[str], stdin: bytes, fs: FileStore)
     return ok("Wi-Fi (wifi) commands:\n  set-wifi-enabled enabled|disabled\n  status\n")
 
 
-def _cmd_bluetooth(phone: VirtualPhone, args: list[str], stdin: bytes, fs: FileStore) -> CommandResult:
+def _cmd_bluetooth(phone: VirtualPhone, args: list[str], stdin: bytes, fs: FileStore) -> ShellResult:
     if args in (["enable"], ["disable"]):
         phone.set_bluetooth(args[0] == "enable")
         return ok()

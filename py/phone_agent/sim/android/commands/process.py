@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..contract import CommandResult, FileStore
+from ..contract import FileStore, ShellResult
 from .base import ok
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ def _line(user: str, pid: int, ppid: int, name: str) -> str:
     return f"{user:<10}{pid:>8}{ppid:>6}{10904472:>11}{4096:>7} do_epoll_wait{0:>11} S {name}\n"
 
 
-def ps(phone: VirtualPhone, args: list[str], stdin: bytes, fs: FileStore) -> CommandResult:
+def ps(phone: VirtualPhone, args: list[str], stdin: bytes, fs: FileStore) -> ShellResult:
     rows = list(SYSTEM)
     rows += [("shell", pid, 2987, name) for pid, name in sorted(getattr(phone, "processes", {}).items())]
     if not any(a in ("-A", "-e") for a in args):
