@@ -451,6 +451,17 @@ class DeviceError(ToolError):
         )
 
 
+def screenshot_not_png() -> DeviceError:
+    """The phone's screenshot bytes are not a PNG (the tools and the agent both read its size)."""
+    return DeviceError("the phone's screenshot is not a PNG image")
+
+
+def command_exited(command: str, exit_code: int, output: bytes) -> DeviceError:
+    """A phone command that ended with a failing exit code; ``output``: what it wrote (stderr first)."""
+    detail = output.decode("utf-8", "replace").strip()
+    return DeviceError(f"`{command}` exited with {exit_code}: {detail[:300]}")
+
+
 class PhoneDisconnectedError(DeviceError):
     """The connection to the phone is gone: "No phone device connected." (code ``no_device``), still a
     ``DeviceError`` so the agent's handlers catch it."""

@@ -162,7 +162,7 @@ async def take_screenshot(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
     except ValueError:
         if max_side is None and wanted == "png":  # the phone's own bytes, as the specification answers
             return png_result(png)
-        raise errors.DeviceError("the phone's screenshot is not a PNG image") from None
+        raise errors.screenshot_not_png() from None
     scale = 1.0 if max_side is None else min(1.0, max_side / max(width, height))
     if scale >= 1.0 and wanted == "png":
         structured = {

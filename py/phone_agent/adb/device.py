@@ -20,7 +20,7 @@ from phone_agent.adb.client import AdbConnectionLost, AdbError, ServiceOpener
 from phone_agent.adb.services import SyncClient, exec_out, join_command, quote, shell
 from phone_agent.adb.sync_protocol import SyncError
 from phone_agent.device import DeviceInfo, UiNode, key_code, parse_ui_dump
-from phone_agent.errors import DeviceError, PhoneDisconnectedError
+from phone_agent.errors import DeviceError, PhoneDisconnectedError, command_exited
 from phone_agent.shell_result import ShellResult
 
 ADB_KEYBOARD_PACKAGE = "com.android.adbkeyboard"
@@ -112,8 +112,7 @@ class AdbDevice:
         """Run ``command``; its stdout, or DeviceError with its stderr when it fails."""
         result = await self._run(command, timeout)
         if result.exit_code not in (0, -1):
-            detail = (result.stderr or result.stdout).decode("utf-8", "replace").strip()
-            raise DeviceError(f"`{command}` exited with {result.exit_code}: {detail[:300]}")
+            raise command_exited(command, result.exit_code, result.stderr or result.stdout)
         return result.stdout.decode("utf-8", "replace")
 
     # ----- Device
@@ -264,8 +263,7 @@ class AdbDevice:
         # grep on the phone: a real phone's window dump is 100–300 kB, of which one line is wanted.
         result = await self._run("dumpsys window | grep mCurrentFocus")
         if result.exit_code not in (0, 1, -1):  # grep answers 1 when no window has the focus
-            detail = (result.stderr or result.stdout).decode("utf-8", "replace").strip()
-            raise DeviceError(f"`dumpsys window` exited with {result.exit_code}: {detail[:300]}")
+            raise command_exited("dumpsys window", result.exit_code, result.stderr or result.stdout)
         matches = _FOCUS.findall(result.stdout.decode("utf-8", "replace"))
         return matches[-1] if matches else None
 

@@ -14,6 +14,7 @@ import base64
 from dataclasses import dataclass, field
 
 from ..device import Device, DeviceError, UiNode
+from ..errors import screenshot_not_png
 from ..locators import ScreenSnapshot
 from .ports import ImageCodec, png_size
 
@@ -143,7 +144,7 @@ async def observe(
         try:
             width, height = png_size(png)
         except ValueError:
-            raise DeviceError("the phone's screenshot is not a PNG image") from None
+            raise screenshot_not_png() from None
         mapping = ScreenMapping.fit(width, height, max_side)
         if previous is not None and previous.png == png and previous.mapping == mapping:
             image, thumb = previous.image, previous.thumb
