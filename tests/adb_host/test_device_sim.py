@@ -9,7 +9,7 @@ import pytest
 from PIL import Image
 
 from phone_agent.adb.device import AdbDevice, escape_input_text, is_input_text_safe
-from phone_agent.device import DeviceError
+from phone_agent.errors import DeviceError
 
 
 @pytest.fixture

@@ -45,8 +45,8 @@ from phone_agent.adb.shell_protocol import (
 from phone_agent.adb.smart_socket import AdbServerClient, encode_request, parse_devices
 from phone_agent.agent.model import ModelEvent
 from phone_agent.agent.sse import ChatChunkAssembler, SseEvent, SseParser
-from phone_agent.device import DeviceError, parse_ui_dump
-from phone_agent.errors import ToolError
+from phone_agent.device import parse_ui_dump
+from phone_agent.errors import DeviceError, ToolError
 from phone_agent.locators import LOCATOR_KEYS, ROLES, LocatorError, ScreenSnapshot, parse_target
 from phone_agent.tools import TOOLS, validate_arguments
 

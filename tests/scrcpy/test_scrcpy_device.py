@@ -9,7 +9,7 @@ import asyncio
 import pytest
 
 from phone_agent.adb.device import AdbDevice
-from phone_agent.device import DeviceError
+from phone_agent.errors import DeviceError
 from phone_agent.scrcpy.client import ScrcpyClient
 from phone_agent.scrcpy.device import ScrcpyDevice
 from phone_agent.scrcpy.protocol import ScrcpyServerOptions

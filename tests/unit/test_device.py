@@ -2,7 +2,8 @@
 
 import pytest
 
-from phone_agent.device import Bounds, DeviceError, DeviceInfo, key_code, parse_bounds, parse_ui_dump
+from phone_agent.device import Bounds, DeviceInfo, key_code, parse_bounds, parse_ui_dump
+from phone_agent.errors import DeviceError
 
 DUMP = (
     "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>"

@@ -13,8 +13,8 @@ import asyncio
 import base64
 from dataclasses import dataclass, field
 
-from ..device import Device, DeviceError, UiNode
-from ..errors import screenshot_not_png
+from ..device import Device, UiNode
+from ..errors import DeviceError, screenshot_not_png
 from ..locators import ScreenSnapshot
 from .ports import ImageCodec, png_size
 
