@@ -29,7 +29,7 @@ from phone_agent.adb.device import AdbDevice  # noqa: E402
 from phone_agent.adb.keys import generate_private_key  # noqa: E402
 from phone_agent.scrcpy.client import ScrcpyClient  # noqa: E402
 from phone_agent.scrcpy.device import ScrcpyDevice  # noqa: E402
-from phone_agent.scrcpy.protocol import ServerOptions  # noqa: E402
+from phone_agent.scrcpy.protocol import ScrcpyServerOptions  # noqa: E402
 from phone_agent.server.adb_tcp import connect_adbd  # noqa: E402
 from phone_agent.sim.server import SimulatedPhoneServer  # noqa: E402
 from tests.support import CHROMIUM, CHROMIUM_ARGS, ServedPhoneAgent, free_port  # noqa: E402
@@ -67,7 +67,7 @@ def wifi_toggle(sim: SimulatedPhoneServer) -> tuple[int, int]:
     raise SystemExit("no Wi-Fi toggle on screen")
 
 
-async def bench_taps(sim: SimulatedPhoneServer, rounds: int, options: ServerOptions) -> None:
+async def bench_taps(sim: SimulatedPhoneServer, rounds: int, options: ScrcpyServerOptions) -> None:
     key = generate_private_key()
     sim.trust_key(key.public_key("bench@scrcpy"))
     client = await connect_adbd("127.0.0.1", sim.port, key)
@@ -106,7 +106,7 @@ async def _drain(scrcpy: ScrcpyClient) -> None:
         await scrcpy.read_packets()
 
 
-async def bench_page(sim: SimulatedPhoneServer, rounds: int, options: ServerOptions) -> None:
+async def bench_page(sim: SimulatedPhoneServer, rounds: int, options: ScrcpyServerOptions) -> None:
     from playwright.async_api import async_playwright
 
     served = ServedPhoneAgent()
@@ -179,7 +179,7 @@ async def main() -> None:
     args = parser.parse_args()
     if not JAR.exists():
         raise SystemExit("run scripts/setup first (static/vendor/scrcpy/scrcpy-server)")
-    options = ServerOptions(max_size=args.max_size, max_fps=args.max_fps)
+    options = ScrcpyServerOptions(max_size=args.max_size, max_fps=args.max_fps)
     sim = SimulatedPhoneServer("127.0.0.1", free_port(), scrcpy=True)
     sim.phone.clock = lambda: "12:00"
     await sim.start()

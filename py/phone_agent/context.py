@@ -12,20 +12,19 @@ from __future__ import annotations
 import secrets
 import time
 import traceback
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol
 
 from . import errors
 from .device import Device
-from .device_actions import PhoneEnv
 from .errors import ErrorCode, ToolError
+from .phone_env import PhoneEnv
 from .tasks import AgentTask, TaskStatus
 from .tool_spec import CallEnv, ProgressSink
 from .tools import DEFAULT_TOOL_PROFILE, Channel, ToolProfile, get_tool, validate_arguments
 
 __all__ = ["AgentRunner", "CallListener", "CallRecord", "McpServiceContext", "ProgressSink"]
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -114,27 +113,24 @@ class McpServiceContext:
         self._tasks[task.id] = task
 
     async def device_info(self) -> dict[str, Any]:
-        if self.device is None:
+        device = self.device
+        if device is None:
             return {"connected": False}
         try:
-            info = await self._on_device(lambda device: device.info())
-        except ToolError as exc:
-            if exc.code is ErrorCode.NO_DEVICE:
+            info = await device.info()
+        except Exception as exc:
+            if self._failure("get_device_status", device, exc).code is ErrorCode.NO_DEVICE:
                 return {"connected": False}
             raise
         return {"connected": True, **info}
 
-    async def _on_device(self, call: Callable[[Device], Awaitable[T]]) -> T:
-        """Run ``call`` on the phone; if the phone goes away meanwhile, the answer is "no phone"."""
-        device = self.device
-        if device is None:
-            raise errors.no_device()
-        try:
-            return await call(device)
-        except Exception:
-            if self.device is not device:
-                raise errors.no_device() from None
-            raise
+    def _failure(self, tool: str, device: Device | None, exc: Exception) -> ToolError:
+        """What a call that raised ``exc`` answers. If the phone it began with (``device``) went away
+        meanwhile, the failure is its going: "no phone". A failure that is not a ToolError is a bug."""
+        failure = exc if isinstance(exc, ToolError) else errors.internal(tool, exc)
+        if device is not None and self.device is not device and failure.code is not ErrorCode.NO_DEVICE:
+            return errors.no_device()
+        return failure
 
     def abort(self) -> str:
         """Abort the running task; its id (ToolError no_task_running when none runs)."""
@@ -149,12 +145,7 @@ class McpServiceContext:
         if self._running is not None:
             raise errors.agent_busy()
         if self.agent is None:
-            raise ToolError(
-                ErrorCode.NO_MODEL,
-                "No model configured: open Settings in the page and choose a model provider.",
-                remedy="Open the phone-agent page's Settings and choose a model provider, or start "
-                "phone-agent with --model-base-url and --model.",
-            )
+            raise errors.no_model()
         task = AgentTask(id=self._new_task_id(), goal=goal, created_at=self._clock_ms())
         self.remember_task(task)
         self._running = task
@@ -185,14 +176,8 @@ class McpServiceContext:
             clean = validate_arguments(tool, args)
             assert tool.run is not None, f"tool {tool.name} is in the catalog without a handler"
             result = await tool.run(CallEnv(channel, service=self, progress=progress), clean)
-        except ToolError as exc:
-            gone = device is not None and self.device is not device and exc.code is not ErrorCode.NO_DEVICE
-            result = (errors.no_device() if gone else exc).to_result()
-        except Exception as exc:  # a bug must still reach the caller as a result
-            if device is not None and self.device is not device:
-                result = errors.no_device().to_result()
-            else:
-                result = errors.internal(name, exc).to_result()
+        except Exception as exc:  # a failure, even a bug, reaches the caller as a result
+            result = self._failure(name, device, exc).to_result()
         record = CallRecord(channel, name, result, self._clock_ms() - started)
         for listener in self._listeners:
             try:

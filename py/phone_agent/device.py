@@ -1,5 +1,5 @@
-"""The phone as tools and the agent use it: the ``Device`` interface, the values it speaks in (key
-names, UI nodes, device info, shell results) and device errors.
+"""The phone as tools and the agent use it: the ``Device`` interface and the values it speaks in (key
+names, UI nodes, device info; shell results are ``shell_result.py``, device errors ``errors.py``).
 
 The ADB implementation (``adb/``) provides a Device over any transport (WebUSB, the server's bridge,
 TCP in CPython); the agent and the tools depend only on this interface. Pure: no I/O here. Parsing a
@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from .errors import ErrorCode, ToolError
+from .shell_result import ShellResult
 
 # Key names the agent's press_key accepts, mapped to Android key codes.
 KEY_CODES: dict[str, str] = {
@@ -123,17 +123,6 @@ class DeviceInfo:
         }
 
 
-@dataclass(frozen=True)
-class ShellResult:
-    stdout: bytes
-    stderr: bytes
-    exit_code: int
-
-    @property
-    def text(self) -> str:
-        return self.stdout.decode("utf-8", errors="replace")
-
-
 class Device(Protocol):
     """What the tools and the agent may ask of a phone. Every call is bounded in time."""
 
@@ -172,15 +161,3 @@ class Device(Protocol):
 
     async def shell(self, command: str, timeout_ms: int = 10_000) -> ShellResult: ...
 
-
-class DeviceError(ToolError):
-    """The phone failed or did not answer in time; carried to tool results as ``device_error``."""
-
-    def __init__(self, message: str, remedy: str = "", retryable: bool = True) -> None:
-        super().__init__(
-            ErrorCode.DEVICE_ERROR,
-            message,
-            remedy
-            or "Check the phone's connection and screen (unlocked, no dialog in the way), then try again.",
-            retryable,
-        )

@@ -12,16 +12,25 @@ from __future__ import annotations
 
 import asyncio
 import re
-import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from . import errors
 from .adb.services import quote
-from .device import Device, DeviceError, key_code
+from .device import Device, key_code
+from .errors import DeviceError
 from .locators import Element, LocatorError, ScreenSnapshot, Target, parse_target
-from .tool_spec import CallEnv, ToolSpec, object_schema
+from .phone_env import PhoneEnv
+from .tool_spec import (
+    BOOLEAN,
+    INTEGER,
+    STRING,
+    STRING_OR_NULL,
+    CallEnv,
+    ToolSpec,
+    object_schema,
+    result_schema,
+)
 
 DEFAULT_MAX_ELEMENTS = 200
 DEFAULT_LONG_PRESS_MS = 800
@@ -36,49 +45,6 @@ TAP_FIELD_SETTLE_S = 0.15
 MAX_CLEAR_CHARS = 500
 DIRECTIONS = ("up", "down", "left", "right")
 CONDITIONS = ("visible", "gone", "enabled", "checked", "unchecked")
-
-
-@dataclass
-class PhoneState:
-    """What the tools remember about the connected phone: the latest screen handed out (its refs) and
-    the screen size. A new phone gets a new state."""
-
-    snapshot: ScreenSnapshot | None = None
-    screen_size: tuple[int, int] | None = None
-
-
-def _monotonic_ms() -> float:
-    return time.monotonic() * 1000
-
-
-@dataclass
-class PhoneEnv:
-    """The phone as the device tools use it. ``verify_refs``: a ref is checked against a fresh UI
-    dump before it is used (off for the page's agent, which acts on the screen it has just read)."""
-
-    device: Device
-    state: PhoneState = field(default_factory=PhoneState)
-    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
-    monotonic_ms: Callable[[], float] = _monotonic_ms
-    image_codec: Any = None  # agent.ports.ImageCodec, for scaled screenshots
-    verify_refs: bool = True
-
-    async def screen(self) -> ScreenSnapshot:
-        """A fresh UI dump as a snapshot (not yet handed out: its refs are not the caller's)."""
-        snapshot = ScreenSnapshot.from_nodes(await self.device.ui_nodes())
-        if snapshot.width and snapshot.height:
-            self.state.screen_size = (snapshot.width, snapshot.height)
-        return snapshot
-
-    async def screen_size(self) -> tuple[int, int]:
-        if self.state.screen_size is None:
-            info = await self.device.info()
-            width, height = int(info.get("screenWidth") or 0), int(info.get("screenHeight") or 0)
-            if width <= 0 or height <= 0:
-                snapshot = await self.screen()
-                width, height = snapshot.width, snapshot.height
-            self.state.screen_size = (width, height)
-        return self.state.screen_size
 
 
 # ----- results -------------------------------------------------------------------------------------
@@ -646,30 +612,26 @@ PACKAGE = {
     "description": "The app's package name, e.g. com.android.settings (list_apps lists them); a part "
     "of one that names a single installed app is accepted too.",
 }
-_INT_XY = {"type": "integer"}
-_STR = {"type": "string"}
-_STR_OR_NULL = {"type": ["string", "null"]}
-_BOOL = {"type": "boolean"}
 ELEMENT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "ref": _STR,
-        "text": _STR,
-        "desc": _STR,
-        "id": _STR,
-        "class": _STR,
+        "ref": STRING,
+        "text": STRING,
+        "desc": STRING,
+        "id": STRING,
+        "class": STRING,
         "role": {
             "type": "string",
             "enum": ["button", "input", "switch", "checkbox", "list", "image", "text"],
         },
         "bounds": {
             "type": "object",
-            "properties": {"x1": _INT_XY, "y1": _INT_XY, "x2": _INT_XY, "y2": _INT_XY},
+            "properties": {"x1": INTEGER, "y1": INTEGER, "x2": INTEGER, "y2": INTEGER},
             "required": ["x1", "y1", "x2", "y2"],
         },
-        "center": {"type": "object", "properties": {"x": _INT_XY, "y": _INT_XY}, "required": ["x", "y"]},
+        "center": {"type": "object", "properties": {"x": INTEGER, "y": INTEGER}, "required": ["x", "y"]},
         **{
-            flag: _BOOL
+            flag: BOOLEAN
             for flag in (
                 "clickable",
                 "checkable",
@@ -686,23 +648,19 @@ ELEMENT_SCHEMA: dict[str, Any] = {
 }
 APP_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"packageName": _STR_OR_NULL, "activityName": _STR_OR_NULL},
+    "properties": {"packageName": STRING_OR_NULL, "activityName": STRING_OR_NULL},
     "required": ["packageName", "activityName"],
 }
 POINT_RESULT: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "x": _INT_XY,
-        "y": _INT_XY,
-        "target": _STR,
+        "x": INTEGER,
+        "y": INTEGER,
+        "target": STRING,
         "matches": {"type": "integer", "minimum": 1},
     },
     "required": ["x", "y"],
 }
-
-
-def _output(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    return {"type": "object", "properties": properties, "required": required}
 
 
 DEVICE_TOOLS: tuple[ToolSpec, ...] = (
@@ -729,13 +687,13 @@ DEVICE_TOOLS: tuple[ToolSpec, ...] = (
         read_only=True,
         consequential=False,
         relay_timeout_ms=45_000,
-        output_schema=_output(
+        output_schema=result_schema(
             {
                 "elements": {"type": "array", "items": ELEMENT_SCHEMA},
                 "app": APP_SCHEMA,
-                "screen": _output({"width": _INT_XY, "height": _INT_XY}, ["width", "height"]),
-                "total": _INT_XY,
-                "truncated": _BOOL,
+                "screen": result_schema({"width": INTEGER, "height": INTEGER}, ["width", "height"]),
+                "total": INTEGER,
+                "truncated": BOOLEAN,
             },
             ["elements", "app", "screen"],
         ),
@@ -752,7 +710,7 @@ DEVICE_TOOLS: tuple[ToolSpec, ...] = (
                 "target": TARGET,
                 "x": X,
                 "y": Y,
-                "double": {**_BOOL, "default": False, "description": "Tap twice (a double tap)."},
+                "double": {**BOOLEAN, "default": False, "description": "Tap twice (a double tap)."},
             }
         ),
         read_only=False,
@@ -760,7 +718,7 @@ DEVICE_TOOLS: tuple[ToolSpec, ...] = (
         relay_timeout_ms=45_000,
         output_schema={
             **POINT_RESULT,
-            "properties": {**POINT_RESULT["properties"], "double": _BOOL},
+            "properties": {**POINT_RESULT["properties"], "double": BOOLEAN},
         },
         run=tap,
         agent_action=True,
@@ -789,7 +747,7 @@ DEVICE_TOOLS: tuple[ToolSpec, ...] = (
         relay_timeout_ms=55_000,
         output_schema={
             **POINT_RESULT,
-            "properties": {**POINT_RESULT["properties"], "durationMs": _INT_XY},
+            "properties": {**POINT_RESULT["properties"], "durationMs": INTEGER},
             "required": ["x", "y", "durationMs"],
         },
         run=long_press,
@@ -834,16 +792,16 @@ DEVICE_TOOLS: tuple[ToolSpec, ...] = (
         read_only=False,
         consequential=False,
         relay_timeout_ms=60_000,
-        output_schema=_output(
+        output_schema=result_schema(
             {
-                "startX": _INT_XY,
-                "startY": _INT_XY,
-                "endX": _INT_XY,
-                "endY": _INT_XY,
-                "durationMs": _INT_XY,
-                "direction": _STR,
-                "target": _STR,
-                "matches": _INT_XY,
+                "startX": INTEGER,
+                "startY": INTEGER,
+                "endX": INTEGER,
+                "endY": INTEGER,
+                "durationMs": INTEGER,
+                "direction": STRING,
+                "target": STRING,
+                "matches": INTEGER,
             },
             ["startX", "startY", "endX", "endY", "durationMs"],
         ),
@@ -878,8 +836,8 @@ DEVICE_TOOLS: tuple[ToolSpec, ...] = (
         read_only=False,
         consequential=False,
         relay_timeout_ms=300_000,
-        output_schema=_output(
-            {"element": ELEMENT_SCHEMA, "swipes": _INT_XY, "matches": _INT_XY}, ["element", "swipes"]
+        output_schema=result_schema(
+            {"element": ELEMENT_SCHEMA, "swipes": INTEGER, "matches": INTEGER}, ["element", "swipes"]
         ),
         untrusted_content=True,
         run=scroll_to,
@@ -899,22 +857,22 @@ DEVICE_TOOLS: tuple[ToolSpec, ...] = (
                     "description": "The text to type; any Unicode.",
                 },
                 "target": TARGET,
-                "clear": {**_BOOL, "default": False, "description": "Empty the field first."},
-                "submit": {**_BOOL, "default": False, "description": "Press Enter after typing."},
+                "clear": {**BOOLEAN, "default": False, "description": "Empty the field first."},
+                "submit": {**BOOLEAN, "default": False, "description": "Press Enter after typing."},
             },
             required=["text"],
         ),
         read_only=False,
         consequential=False,
         relay_timeout_ms=90_000,
-        output_schema=_output(
+        output_schema=result_schema(
             {
-                "typed": _STR,
-                "method": _STR,
-                "target": _STR,
-                "matches": _INT_XY,
-                "cleared": _BOOL,
-                "submitted": _BOOL,
+                "typed": STRING,
+                "method": STRING,
+                "target": STRING,
+                "matches": INTEGER,
+                "cleared": BOOLEAN,
+                "submitted": BOOLEAN,
             },
             ["typed", "method"],
         ),
@@ -940,7 +898,7 @@ DEVICE_TOOLS: tuple[ToolSpec, ...] = (
         read_only=False,
         consequential=False,
         relay_timeout_ms=20_000,
-        output_schema=_output({"key": _STR}, ["key"]),
+        output_schema=result_schema({"key": STRING}, ["key"]),
         run=press_key,
         agent_action=True,
     ),
@@ -952,7 +910,7 @@ DEVICE_TOOLS: tuple[ToolSpec, ...] = (
         read_only=False,
         consequential=False,
         relay_timeout_ms=30_000,
-        output_schema=_output({"packageName": _STR}, ["packageName"]),
+        output_schema=result_schema({"packageName": STRING}, ["packageName"]),
         run=open_app,
         agent_action=True,
     ),
@@ -964,7 +922,7 @@ DEVICE_TOOLS: tuple[ToolSpec, ...] = (
         read_only=False,
         consequential=False,
         relay_timeout_ms=30_000,
-        output_schema=_output({"packageName": _STR}, ["packageName"]),
+        output_schema=result_schema({"packageName": STRING}, ["packageName"]),
         run=stop_app,
         idempotent=True,
     ),
@@ -987,7 +945,7 @@ DEVICE_TOOLS: tuple[ToolSpec, ...] = (
         read_only=False,
         consequential=False,
         relay_timeout_ms=30_000,
-        output_schema=_output({"url": _STR, "packageName": _STR_OR_NULL}, ["url", "packageName"]),
+        output_schema=result_schema({"url": STRING, "packageName": STRING_OR_NULL}, ["url", "packageName"]),
         run=open_url,
         agent_action=True,
     ),
@@ -998,7 +956,7 @@ DEVICE_TOOLS: tuple[ToolSpec, ...] = (
         input_schema=object_schema(
             {
                 "includeSystem": {
-                    **_BOOL,
+                    **BOOLEAN,
                     "default": False,
                     "description": "Also list the system's own apps (default false).",
                 }
@@ -1007,11 +965,11 @@ DEVICE_TOOLS: tuple[ToolSpec, ...] = (
         read_only=True,
         consequential=False,
         relay_timeout_ms=20_000,
-        output_schema=_output(
+        output_schema=result_schema(
             {
                 "apps": {
                     "type": "array",
-                    "items": _output({"packageName": _STR, "label": _STR}, ["packageName"]),
+                    "items": result_schema({"packageName": STRING, "label": STRING}, ["packageName"]),
                 }
             },
             ["apps"],
@@ -1065,8 +1023,8 @@ DEVICE_TOOLS: tuple[ToolSpec, ...] = (
         consequential=False,
         relay_timeout_ms=45_000,
         timeout_arg="timeoutMs",
-        output_schema=_output(
-            {"waitedMs": _INT_XY, "condition": _STR, "element": ELEMENT_SCHEMA}, ["waitedMs"]
+        output_schema=result_schema(
+            {"waitedMs": INTEGER, "condition": STRING, "element": ELEMENT_SCHEMA}, ["waitedMs"]
         ),
         untrusted_content=True,
         run=wait_for,
@@ -1079,14 +1037,14 @@ DEVICE_TOOLS: tuple[ToolSpec, ...] = (
         read_only=True,
         consequential=False,
         relay_timeout_ms=15_000,
-        output_schema=_output(
+        output_schema=result_schema(
             {
-                "width": _INT_XY,
-                "height": _INT_XY,
-                "density": _INT_XY,
+                "width": INTEGER,
+                "height": INTEGER,
+                "density": INTEGER,
                 "orientation": {"type": "string", "enum": ["portrait", "landscape"]},
-                "rotation": _INT_XY,
-                "screenOn": _BOOL,
+                "rotation": INTEGER,
+                "screenOn": BOOLEAN,
             },
             ["width", "height", "density", "orientation", "screenOn"],
         ),
@@ -1109,7 +1067,7 @@ DEVICE_TOOLS: tuple[ToolSpec, ...] = (
         read_only=False,
         consequential=False,
         relay_timeout_ms=15_000,
-        output_schema=_output({"orientation": _STR}, ["orientation"]),
+        output_schema=result_schema({"orientation": STRING}, ["orientation"]),
         run=set_orientation,
         idempotent=True,
     ),

@@ -96,6 +96,7 @@ AGENT_BUSY_TEXT = "Agent is already running. Please wait or call abort_task firs
 NO_TASK_RUNNING_TEXT = "No task is currently running."
 TASK_ABORTED_TEXT = "Task aborted."
 BROWSER_NOT_CONNECTED_TEXT = "Browser not connected. Open the WebADB page first."
+NO_MODEL_TEXT = "No model configured: open Settings in the page and choose a model provider."
 
 
 def no_device() -> ToolError:
@@ -246,3 +247,227 @@ def tool_not_offered(tool: str, profile: str, offered: tuple[str, ...]) -> ToolE
         remedy="Call one of the listed tools (tools/list shows them), or start phone-agent with --tools all.",
         details={"tool": tool, "profile": profile},
     )
+
+
+def no_model() -> ToolError:
+    """What run_agent_task answers when no model is configured (the page's agent and the context's)."""
+    return ToolError(
+        ErrorCode.NO_MODEL,
+        NO_MODEL_TEXT,
+        remedy="Open the phone-agent page's Settings and choose a model provider, or start "
+        "phone-agent with --model-base-url and --model.",
+    )
+
+
+def bad_argument(tool: str, field: str, problem: str, parameters: str) -> ToolError:
+    """An argument the tool's schema refuses; ``parameters`` lists them as ``goal: string, ...``."""
+    return invalid_argument(
+        tool, field, problem, f"Call {tool} again with valid arguments. Its parameters: {parameters}."
+    )
+
+
+def unknown_tool(name: Any, where: str, names: str) -> ToolError:
+    """No tool ``name`` (in the profile ``where`` describes); ``names`` lists the tools there are."""
+    return ToolError(
+        ErrorCode.UNKNOWN_TOOL,
+        f"Unknown tool {name!r}{where}. The tools are: {names}.",
+        remedy="Call one of the listed tools (tools/list shows their parameters).",
+        details={"tool": name if isinstance(name, str) else repr(name)},
+    )
+
+
+def task_not_found(task_id: str) -> ToolError:
+    return ToolError(
+        ErrorCode.TASK_NOT_FOUND,
+        f'No task with taskId "{task_id}" in this page.',
+        remedy="Use the taskId that run_agent_task answered, or call get_latest_task. "
+        "Tasks live in the page that ran them.",
+        details={"taskId": task_id},
+    )
+
+
+def no_tasks() -> ToolError:
+    return ToolError(
+        ErrorCode.NO_TASKS,
+        "No agent task has run in this page yet.",
+        remedy="Call run_agent_task with a goal first.",
+    )
+
+
+def cannot_transcode() -> ToolError:
+    """take_screenshot asked to scale or re-encode in a page without an image codec."""
+    return ToolError(
+        ErrorCode.INTERNAL,
+        "This page cannot scale or re-encode images.",
+        remedy="Call take_screenshot without maxSide and format for the phone's own PNG.",
+    )
+
+
+def unreadable_frame(channel: str, reason: str) -> ToolError:
+    """A frame the page could not read; ``channel`` is ``relay`` or ``farm``."""
+    return ToolError(
+        ErrorCode.INVALID_ARGUMENT,
+        f"The page could not read the {channel} frame: {reason}.",
+        remedy="Upgrade phone-agent so that server and page match.",
+    )
+
+
+# -- the relay (server side of Channel A) and phone-agent mcp's front -------------------------------
+
+
+def page_replaced(tool: str) -> ToolError:
+    return ToolError(
+        ErrorCode.BROWSER_REPLACED,
+        f'Tool "{tool}" was interrupted: a newer phone-agent page connected and replaced the page that '
+        "was handling the call.",
+        remedy="Keep only one phone-agent page open, then call the tool again. For run_agent_task, call "
+        "get_latest_task in the page that is open now to see what ran.",
+        retryable=True,
+        details={"tool": tool},
+    )
+
+
+def page_disconnected(tool: str) -> ToolError:
+    return ToolError(
+        ErrorCode.BROWSER_NOT_CONNECTED,
+        f'Browser disconnected before tool "{tool}" answered. Open the WebADB page first.',
+        remedy="Reopen or reload the phone-agent page (it reconnects by itself within 30 s), then call the "
+        "tool again. For run_agent_task, call get_latest_task once the page is back to see what ran.",
+        retryable=True,
+        details={"tool": tool},
+    )
+
+
+def malformed_result(tool: str, problem: str) -> ToolError:
+    return ToolError(
+        ErrorCode.INTERNAL,
+        f'Tool "{tool}" failed unexpectedly: the page answered a malformed result ({problem}).',
+        remedy="This is a bug in the phone-agent page; retry once, then report it with the page's "
+        "console log.",
+        retryable=True,
+        details={"tool": tool},
+    )
+
+
+def server_gone(tool: str, reason: str) -> ToolError:
+    """phone-agent mcp lost the shared server in the middle of a call."""
+    return ToolError(
+        ErrorCode.BROWSER_NOT_CONNECTED,
+        f'The phone-agent server went away before tool "{tool}" answered ({reason}).',
+        remedy="Call the tool again: phone-agent mcp finds or starts the server again. For "
+        "run_agent_task, call get_latest_task first to see what ran.",
+        retryable=True,
+        details={"tool": tool},
+    )
+
+
+def server_unreachable(tool: str, reason: str) -> ToolError:
+    """phone-agent mcp could not reach (or start) the shared server for a call."""
+    return ToolError(
+        ErrorCode.BROWSER_NOT_CONNECTED,
+        f'Tool "{tool}" could not reach the phone-agent server: {reason}',
+        remedy="Run `phone-agent serve` in a terminal to see why, or `phone-agent stop` and call again.",
+        retryable=True,
+        details={"tool": tool},
+    )
+
+
+# -- the farm ---------------------------------------------------------------------------------------
+
+
+def bad_device_argument() -> ToolError:
+    return ToolError(
+        ErrorCode.INVALID_ARGUMENT,
+        'Argument "device" must be a phone\'s serial or "any".',
+        remedy="Call list_devices for the serials.",
+        details={"field": "device"},
+    )
+
+
+def gone_device(serial: str) -> ToolError:
+    return ToolError(
+        ErrorCode.NO_DEVICE,
+        f'No phone "{serial}" in the farm: its page is closed or lost its network.',
+        remedy="Call list_devices to see the phones the farm holds now, then call again with one of them.",
+        retryable=True,
+        details={"device": serial},
+    )
+
+
+def empty_farm() -> ToolError:
+    return ToolError(
+        ErrorCode.NO_DEVICE,
+        "No phone in the farm: no phone-agent page has joined it.",
+        remedy="Open a phone-agent page with ?farm=ws://USER:PASSWORD@HOST:PORT next to a phone, then call "
+        "list_devices.",
+        retryable=True,
+    )
+
+
+def which_device(serials: list[str]) -> ToolError:
+    return ToolError(
+        ErrorCode.INVALID_ARGUMENT,
+        f'Argument "device" is required: the farm holds {len(serials)} phones ({", ".join(serials)}).',
+        remedy='Call again with "device" set to one of these serials, or to "any" for an idle one.',
+        details={"field": "device", "devices": serials},
+    )
+
+
+def wrong_device(held: str | None, wanted: str) -> ToolError:
+    """A farm call that reached a page holding another phone (or none)."""
+    held_text = f'phone "{held}"' if held else "no phone"
+    return ToolError(
+        ErrorCode.NO_DEVICE,
+        f'This page holds {held_text}, not "{wanted}": the call was not addressed to its phone.',
+        remedy="Call list_devices to see which page holds which phone now, then call again.",
+        retryable=True,
+        details={"device": wanted},
+    )
+
+
+def answer_too_large(tool: str) -> ToolError:
+    """A farm answer the broker would not carry (most likely over its max_payload)."""
+    return ToolError(
+        ErrorCode.INTERNAL,
+        f'The answer of "{tool}" could not be sent over the farm (too large for the broker?).',
+        remedy="Raise max_payload in the broker's configuration (docs/farm.md), then call again.",
+        retryable=True,
+    )
+
+
+# -- the phone ------------------------------------------------------------------------------------
+
+
+class DeviceError(ToolError):
+    """The phone failed or did not answer in time; carried to tool results as ``device_error``."""
+
+    def __init__(self, message: str, remedy: str = "", retryable: bool = True) -> None:
+        super().__init__(
+            ErrorCode.DEVICE_ERROR,
+            message,
+            remedy
+            or "Check the phone's connection and screen (unlocked, no dialog in the way), then try again.",
+            retryable,
+        )
+
+
+def screenshot_not_png() -> DeviceError:
+    """The phone's screenshot bytes are not a PNG (the tools and the agent both read its size)."""
+    return DeviceError("the phone's screenshot is not a PNG image")
+
+
+def command_exited(command: str, exit_code: int, output: bytes) -> DeviceError:
+    """A phone command that ended with a failing exit code; ``output``: what it wrote (stderr first)."""
+    detail = output.decode("utf-8", "replace").strip()
+    return DeviceError(f"`{command}` exited with {exit_code}: {detail[:300]}")
+
+
+class PhoneDisconnectedError(DeviceError):
+    """The connection to the phone is gone: "No phone device connected." (code ``no_device``), still a
+    ``DeviceError`` so the agent's handlers catch it."""
+
+    def __init__(self, reason: str = "") -> None:
+        gone = no_device()
+        ToolError.__init__(
+            self, gone.code, gone.message, gone.remedy, gone.retryable, {"reason": reason} if reason else {}
+        )

@@ -18,7 +18,6 @@ from typing import Any
 
 from . import errors
 from .context import CallRecord, McpServiceContext
-from .errors import ErrorCode, ToolError
 from .farm_frames import (
     DEFAULT_PRESENCE_TTL_MS,
     Presence,
@@ -39,17 +38,6 @@ TASK_RECORD_INTERVAL_MS = 500
 
 def _now_ms() -> int:
     return int(time.time() * 1000)
-
-
-def wrong_device(held: str | None, wanted: str) -> ToolError:
-    held_text = f'phone "{held}"' if held else "no phone"
-    return ToolError(
-        ErrorCode.NO_DEVICE,
-        f'This page holds {held_text}, not "{wanted}": the call was not addressed to its phone.',
-        remedy="Call list_devices to see which page holds which phone now, then call again.",
-        retryable=True,
-        details={"device": wanted},
-    )
 
 
 class FarmPageService:
@@ -139,17 +127,13 @@ class FarmPageService:
             return  # nowhere to answer
         if isinstance(frame, BadFrame):
             if frame.id is not None:
-                failure = ToolError(
-                    ErrorCode.INVALID_ARGUMENT,
-                    f"The page could not read the farm frame: {frame.reason}.",
-                    remedy="Upgrade phone-agent so that server and page match.",
-                )
+                failure = errors.unreadable_frame("farm", frame.reason)
                 self._publish_reply(reply, result_frame(frame.id, failure.to_result()))
             return
         assert isinstance(frame, CallFrame)
         wanted = addressed_device(text)
         if wanted is None or wanted != self.serial:
-            refusal = wrong_device(self.serial, wanted or "").to_result()
+            refusal = errors.wrong_device(self.serial, wanted or "").to_result()
             self._publish_reply(reply, result_frame(frame.id, refusal))
             return
         if frame.id in self._calls:
@@ -174,12 +158,7 @@ class FarmPageService:
         self.publish_tasks()  # the record before the answer: a caller may ask for it at once
         if not self._publish_reply(reply, result_frame(frame.id, result)):
             # Most likely larger than the broker's max_payload: say so rather than leave the caller waiting.
-            failure = ToolError(
-                ErrorCode.INTERNAL,
-                f'The answer of "{frame.tool}" could not be sent over the farm (too large for the broker?).',
-                remedy="Raise max_payload in the broker's configuration (docs/farm.md), then call again.",
-                retryable=True,
-            )
+            failure = errors.answer_too_large(frame.tool)
             self._publish_reply(reply, result_frame(frame.id, failure.to_result()))
 
     def _publish_reply(self, reply: str, text: str) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .errors import ErrorCode, ToolError
+from .errors import empty_farm, gone_device, which_device
 from .farm_frames import Presence, page_subject_for_presence
 
 ANY_DEVICE = "any"
@@ -45,35 +45,6 @@ class FarmPhone:
             "state": "busy" if p.busy else "idle",
             "since": p.since_ms,
         }
-
-
-def gone_device(serial: str) -> ToolError:
-    return ToolError(
-        ErrorCode.NO_DEVICE,
-        f'No phone "{serial}" in the farm: its page is closed or lost its network.',
-        remedy="Call list_devices to see the phones the farm holds now, then call again with one of them.",
-        retryable=True,
-        details={"device": serial},
-    )
-
-
-def empty_farm() -> ToolError:
-    return ToolError(
-        ErrorCode.NO_DEVICE,
-        "No phone in the farm: no phone-agent page has joined it.",
-        remedy="Open a phone-agent page with ?farm=ws://USER:PASSWORD@HOST:PORT next to a phone, then call "
-        "list_devices.",
-        retryable=True,
-    )
-
-
-def which_device(serials: list[str]) -> ToolError:
-    return ToolError(
-        ErrorCode.INVALID_ARGUMENT,
-        f'Argument "device" is required: the farm holds {len(serials)} phones ({", ".join(serials)}).',
-        remedy='Call again with "device" set to one of these serials, or to "any" for an idle one.',
-        details={"field": "device", "devices": serials},
-    )
 
 
 class FarmRegistry:
@@ -146,4 +117,3 @@ class FarmRegistry:
             if phone.serial == device:
                 return phone
         raise gone_device(device)
-

@@ -101,8 +101,9 @@ class Element:
             "password": self.password,
         }
 
-    def line(self) -> str:
-        """``@e3 Connected devices (button) [540,657]``, then the states worth knowing."""
+    def states(self) -> tuple[str, ...]:
+        """The states worth knowing, in this order: checked or unchecked (when it can be either),
+        focused, selected, disabled, password. The tools' lines and the agent's screen both tell these."""
         states = []
         if self.checkable:
             states.append("checked" if self.checked else "unchecked")
@@ -114,6 +115,11 @@ class Element:
             states.append("disabled")
         if self.password:
             states.append("password")
+        return tuple(states)
+
+    def line(self) -> str:
+        """``@e3 Connected devices (button) [540,657]``, then its states."""
+        states = self.states()
         label = f"{self.label} " if self.label else ""
         tail = f" {' '.join(states)}" if states else ""
         return f"{self.ref} {label}({self.role}) [{self.center[0]},{self.center[1]}]{tail}"

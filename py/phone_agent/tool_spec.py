@@ -1,8 +1,11 @@
-"""What one catalog entry is (``ToolSpec``), what a tool's handler is given (``CallEnv``), and the
-strict argument check every call passes before its handler runs.
+"""What one catalog entry is (``ToolSpec``), what a tool's handler is given (``CallEnv``), the schema
+fragments entries are written with, and the strict argument check every call passes before its handler
+runs.
 
 The catalog itself is ``tools`` (the specification's six) and ``device_actions`` (the phone as tools);
-this module knows neither, so both can build on it. Pure: no I/O.
+this module knows neither, nor the service that dispatches to them (``context``): the service is the
+``ToolService`` protocol here, so the catalog builds on this module and the service on the catalog,
+never round. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -11,13 +14,12 @@ import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from .errors import ErrorCode, ToolError
-
-if TYPE_CHECKING:
-    from .context import McpServiceContext
-    from .device_actions import PhoneEnv
+from . import errors
+from .errors import ToolError
+from .phone_env import PhoneEnv
+from .tasks import AgentTask
 
 ProgressSink = Callable[[str], None]
 
@@ -32,13 +34,31 @@ class Channel(StrEnum):
     PAGE = "page"
 
 
+class ToolService(Protocol):
+    """What the six tools use of the page's service (``context.McpServiceContext``)."""
+
+    async def run_agent(
+        self, goal: str, timeout_ms: int, progress: ProgressSink | None = None
+    ) -> AgentTask: ...
+
+    def abort(self) -> str: ...
+
+    def get_task(self, task_id: str) -> AgentTask | None: ...
+
+    def get_all_tasks(self) -> list[AgentTask]: ...
+
+    async def device_info(self) -> dict[str, Any]: ...
+
+    def phone_env(self) -> PhoneEnv: ...
+
+
 @dataclass
 class CallEnv:
     """What a handler may use: the page's service (the six tools), the phone (device tools), the
     channel, and where progress goes. ``phone`` raises ``no_device`` when no phone is connected."""
 
     channel: Channel
-    service: McpServiceContext | None = None
+    service: ToolService | None = None
     progress: ProgressSink | None = None
     phone_env: PhoneEnv | None = None
 
@@ -46,9 +66,7 @@ class CallEnv:
         if self.phone_env is not None:
             return self.phone_env
         if self.service is None:
-            from .errors import no_device
-
-            raise no_device()
+            raise errors.no_device()
         return self.service.phone_env()
 
 
@@ -106,6 +124,19 @@ class ToolSpec:
             grace = self.relay_timeout_ms if self.timeout_grace_ms is None else self.timeout_grace_ms
             return int(args[self.timeout_arg]) + grace
         return self.relay_timeout_ms
+
+
+# Schema fragments the catalog's entries are written with.
+STRING: dict[str, Any] = {"type": "string"}
+STRING_OR_NULL: dict[str, Any] = {"type": ["string", "null"]}
+INTEGER: dict[str, Any] = {"type": "integer"}
+INTEGER_OR_NULL: dict[str, Any] = {"type": ["integer", "null"]}
+BOOLEAN: dict[str, Any] = {"type": "boolean"}
+
+
+def result_schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    """An output schema (``structuredContent``): these properties, the listed ones always present."""
+    return {"type": "object", "properties": properties, "required": required}
 
 
 def object_schema(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
@@ -170,12 +201,7 @@ def parameters_text(tool: ToolSpec) -> str:
 
 
 def _bad(tool: ToolSpec, field: str, problem: str) -> ToolError:
-    return ToolError(
-        ErrorCode.INVALID_ARGUMENT,
-        f'Invalid argument for {tool.name}: "{field}" {problem}.',
-        remedy=f"Call {tool.name} again with valid arguments. Its parameters: {parameters_text(tool)}.",
-        details={"tool": tool.name, "field": field},
-    )
+    return errors.bad_argument(tool.name, field, problem, parameters_text(tool))
 
 
 def validate_arguments(tool: ToolSpec, args: Any) -> dict[str, Any]:

@@ -14,16 +14,22 @@ from typing import Any
 
 from . import errors
 from .device_actions import DEVICE_TOOLS, action_result
-from .errors import ErrorCode, ToolError
 from .results import format_task_markdown, json_result, png_result, text_result
 from .tasks import TaskStatus
 from .tool_spec import (
+    BOOLEAN,
+    INTEGER,
+    INTEGER_OR_NULL,
+    STRING,
+    STRING_OR_NULL,
     CallEnv,
     Channel,
     Handler,
+    ToolService,
     ToolSpec,
     object_schema,
     parameters_text,
+    result_schema,
     validate_arguments,
 )
 
@@ -52,71 +58,60 @@ RELAY_TASK_GRACE_MS = 5_000
 MIN_TASK_TIMEOUT_MS = 1_000
 MAX_TASK_TIMEOUT_MS = 24 * 3_600_000
 
-_STR = {"type": "string"}
-_STR_OR_NULL = {"type": ["string", "null"]}
-_INT_OR_NULL = {"type": ["integer", "null"]}
-_INT = {"type": "integer"}
-_BOOL = {"type": "boolean"}
-
-
-def _output(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    return {"type": "object", "properties": properties, "required": required}
-
-
 _TASK_STATUS = {"type": "string", "enum": [str(status) for status in TaskStatus]}
-TASK_SUMMARY_SCHEMA = _output(
+TASK_SUMMARY_SCHEMA = result_schema(
     {
-        "taskId": _STR,
+        "taskId": STRING,
         "status": _TASK_STATUS,
-        "conclusion": _STR_OR_NULL,
-        "stepsCompleted": _INT,
-        "totalSteps": _INT,
-        "durationMs": _INT_OR_NULL,
-        "error": _STR_OR_NULL,
+        "conclusion": STRING_OR_NULL,
+        "stepsCompleted": INTEGER,
+        "totalSteps": INTEGER,
+        "durationMs": INTEGER_OR_NULL,
+        "error": STRING_OR_NULL,
     },
     ["taskId", "status"],
 )
-TASK_SCHEMA = _output(
+TASK_SCHEMA = result_schema(
     {
         **TASK_SUMMARY_SCHEMA["properties"],
-        "goal": _STR,
-        "createdAt": _INT_OR_NULL,
-        "startedAt": _INT_OR_NULL,
-        "finishedAt": _INT_OR_NULL,
+        "goal": STRING,
+        "createdAt": INTEGER_OR_NULL,
+        "startedAt": INTEGER_OR_NULL,
+        "finishedAt": INTEGER_OR_NULL,
         "steps": {"type": "array", "items": {"type": "object"}},
     },
     ["taskId", "goal", "status"],
 )
-SCREENSHOT_SCHEMA = _output(
+SCREENSHOT_SCHEMA = result_schema(
     {
-        "width": _INT,
-        "height": _INT,
+        "width": INTEGER,
+        "height": INTEGER,
         "format": {"type": "string", "enum": ["png", "jpeg"]},
-        "deviceWidth": _INT,
-        "deviceHeight": _INT,
+        "deviceWidth": INTEGER,
+        "deviceHeight": INTEGER,
         "scaleX": {"type": "number"},
         "scaleY": {"type": "number"},
     },
     ["width", "height", "format", "deviceWidth", "deviceHeight"],
 )
-DEVICE_STATUS_SCHEMA = _output(
+DEVICE_STATUS_SCHEMA = result_schema(
     {
-        "connected": _BOOL,
-        "model": _STR,
-        "brand": _STR,
-        "release": _STR,
-        "sdk": _STR,
-        "manufacturer": _STR,
-        "serial": _STR,
-        "screenWidth": _INT,
-        "screenHeight": _INT,
-        "transport": _STR,
+        "connected": BOOLEAN,
+        "model": STRING,
+        "brand": STRING,
+        "release": STRING,
+        "sdk": STRING,
+        "manufacturer": STRING,
+        "serial": STRING,
+        "screenWidth": INTEGER,
+        "screenHeight": INTEGER,
+        "transport": STRING,
     },
     ["connected"],
 )
 
 
-def _service(env: CallEnv) -> Any:
+def _service(env: CallEnv) -> ToolService:
     if env.service is None:  # pragma: no cover - the six are called through the page's service only
         raise errors.internal("service", RuntimeError("no service for this call"))
     return env.service
@@ -144,24 +139,14 @@ async def abort_task(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
 async def get_task_result(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
     task = _service(env).get_task(args["taskId"])
     if task is None:
-        raise ToolError(
-            ErrorCode.TASK_NOT_FOUND,
-            f'No task with taskId "{args["taskId"]}" in this page.',
-            remedy="Use the taskId that run_agent_task answered, or call get_latest_task. "
-            "Tasks live in the page that ran them.",
-            details={"taskId": args["taskId"]},
-        )
+        raise errors.task_not_found(args["taskId"])
     return json_result(task.to_json(include_steps=args["includeSteps"]))
 
 
 async def get_latest_task(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
     tasks = _service(env).get_all_tasks()
     if not tasks:
-        raise ToolError(
-            ErrorCode.NO_TASKS,
-            "No agent task has run in this page yet.",
-            remedy="Call run_agent_task with a goal first.",
-        )
+        raise errors.no_tasks()
     return json_result(tasks[-1].to_json(include_steps=True))
 
 
@@ -177,9 +162,7 @@ async def take_screenshot(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
     except ValueError:
         if max_side is None and wanted == "png":  # the phone's own bytes, as the specification answers
             return png_result(png)
-        from .device import DeviceError
-
-        raise DeviceError("the phone's screenshot is not a PNG image") from None
+        raise errors.screenshot_not_png() from None
     scale = 1.0 if max_side is None else min(1.0, max_side / max(width, height))
     if scale >= 1.0 and wanted == "png":
         structured = {
@@ -193,11 +176,7 @@ async def take_screenshot(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
         }
         return {**png_result(png), "structuredContent": structured}
     if phone.image_codec is None:
-        raise ToolError(
-            ErrorCode.INTERNAL,
-            "This page cannot scale or re-encode images.",
-            remedy="Call take_screenshot without maxSide and format for the phone's own PNG.",
-        )
+        raise errors.cannot_transcode()
     image_w, image_h = max(1, round(width * scale)), max(1, round(height * scale))
     mime = "image/jpeg" if wanted == "jpeg" else "image/png"
     image = await phone.image_codec.scale(png, image_w, image_h, mime, 0.85)
@@ -277,7 +256,7 @@ SPEC_TOOLS: tuple[ToolSpec, ...] = (
         read_only=False,
         consequential=False,
         relay_timeout_ms=10_000,
-        output_schema=_output({"aborted": _BOOL, "taskId": _STR}, ["aborted"]),
+        output_schema=result_schema({"aborted": BOOLEAN, "taskId": STRING}, ["aborted"]),
         run=abort_task,
     ),
     ToolSpec(
@@ -398,9 +377,4 @@ def get_tool(name: Any, profile: str | ToolProfile = DEFAULT_TOOL_PROFILE) -> To
                 return tool
     names = ", ".join(tool.name for tool in offered)
     where = "" if ToolProfile(profile) is ToolProfile.ALL else f" (tool profile {ToolProfile(profile)})"
-    raise ToolError(
-        ErrorCode.UNKNOWN_TOOL,
-        f"Unknown tool {name!r}{where}. The tools are: {names}.",
-        remedy="Call one of the listed tools (tools/list shows their parameters).",
-        details={"tool": name if isinstance(name, str) else repr(name)},
-    )
+    raise errors.unknown_tool(name, where, names)

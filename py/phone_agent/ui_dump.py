@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 from xml.etree import ElementTree
 
-from .device import Bounds, DeviceError, UiNode
+from .device import Bounds, UiNode
+from .errors import DeviceError
 
 _BOUNDS = re.compile(r"\[(-?\d+),(-?\d+)\]\[(-?\d+),(-?\d+)\]")
 

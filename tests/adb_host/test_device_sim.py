@@ -9,7 +9,7 @@ import pytest
 from PIL import Image
 
 from phone_agent.adb.device import AdbDevice, escape_input_text, is_input_text_safe
-from phone_agent.device import DeviceError
+from phone_agent.errors import DeviceError
 
 
 @pytest.fixture
@@ -187,7 +187,7 @@ async def test_a_lost_connection_is_no_phone_device_connected(sim, host_key):
 
 
 async def test_ui_nodes_retries_a_dump_that_could_not_get_idle_and_never_reads_the_old_file(device, sim):
-    from phone_agent.sim.android.contract import CommandResult
+    from phone_agent.sim.android.contract import ShellResult
 
     await device.open_app("com.android.settings")
     assert "Network & internet" in [n.label for n in await device.ui_nodes()]  # leaves its dump file
@@ -199,7 +199,7 @@ async def test_ui_nodes_retries_a_dump_that_could_not_get_idle_and_never_reads_t
         if argv[:2] == ["uiautomator", "dump"]:
             dumps.append(argv)
             if len(dumps) == 1:  # as some phones do: an error, exit status 0, the old file left as it was
-                return CommandResult(stdout=b"ERROR: could not get idle state.\n")
+                return ShellResult(stdout=b"ERROR: could not get idle state.\n")
         return original(argv, stdin, fs)
 
     sim.phone.run = run

@@ -13,7 +13,8 @@ from PIL import Image
 
 from phone_agent.agent.benchkit import InstantPhone, NullCodec, TimedCodec
 from phone_agent.agent.screen import ScreenMapping, observe, screen_changed, summarize_nodes
-from phone_agent.device import Bounds, DeviceError, UiNode
+from phone_agent.device import Bounds, UiNode
+from phone_agent.errors import DeviceError
 
 
 def test_fit_keeps_the_aspect_and_caps_the_longer_side():

@@ -45,8 +45,7 @@ from phone_agent.adb.shell_protocol import (
 from phone_agent.adb.smart_socket import AdbServerClient, encode_request, parse_devices
 from phone_agent.agent.model import ModelEvent
 from phone_agent.agent.sse import ChatChunkAssembler, SseEvent, SseParser
-from phone_agent.device import DeviceError
-from phone_agent.errors import ToolError
+from phone_agent.errors import DeviceError, ToolError
 from phone_agent.locators import LOCATOR_KEYS, ROLES, LocatorError, ScreenSnapshot, parse_target
 from phone_agent.tools import TOOLS, validate_arguments
 from phone_agent.ui_dump import parse_ui_dump
@@ -319,7 +318,7 @@ def _bounded(coroutine: Any) -> Any:
 
 
 def check_shell_service(data: bytes, split: list[int]) -> None:
-    """``shell`` over a phone that answers anything: ShellOutput or AdbError."""
+    """``shell`` over a phone that answers anything: ShellResult or AdbError."""
     opener = _Opener(_ScriptedStream(chunked(data, split)), frozenset({"shell_v2"}))
     try:
         output = _bounded(services.shell(opener, "true"))  # type: ignore[arg-type]

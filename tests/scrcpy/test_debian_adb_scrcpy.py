@@ -14,7 +14,7 @@ from phone_agent.scrcpy.protocol import (
     CODEC_H264,
     CodecMeta,
     DeviceMeta,
-    ServerOptions,
+    ScrcpyServerOptions,
     VideoPacket,
     VideoStreamParser,
     server_command,
@@ -35,7 +35,7 @@ async def test_debian_adb_forwards_the_scrcpy_socket_of_the_sim(sim, debian_adb,
     try:
         await debian_adb.output("-s", serial, "push", str(JAR_PATH), "/data/local/tmp/scrcpy-server.jar")
         await debian_adb.output("-s", serial, "forward", f"tcp:{port}", "localabstract:scrcpy")
-        command = server_command(ServerOptions(max_size=800, max_fps=15))
+        command = server_command(ScrcpyServerOptions(max_size=800, max_fps=15))
         server = await asyncio.create_subprocess_exec(
             "adb", "-P", str(debian_adb.port), "-s", serial, "shell", command,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=debian_adb.env,

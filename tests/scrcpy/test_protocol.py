@@ -11,7 +11,7 @@ from phone_agent.scrcpy.protocol import (
     ConfigMerger,
     DeviceMeta,
     ScrcpyProtocolError,
-    ServerOptions,
+    ScrcpyServerOptions,
     StreamDisabled,
     VideoPacket,
     VideoStreamParser,
@@ -45,7 +45,7 @@ EXPECTED = [
 
 
 def test_the_command_line_asks_for_forward_tunnel_video_control_h264_and_no_audio():
-    command = server_command(ServerOptions(max_size=1024, max_fps=30))
+    command = server_command(ScrcpyServerOptions(max_size=1024, max_fps=30))
     assert command.startswith(
         "CLASSPATH=/data/local/tmp/scrcpy-server.jar app_process / com.genymobile.scrcpy.Server 2.5 "
     )
@@ -84,7 +84,7 @@ def test_max_size_is_rounded_down_to_a_multiple_of_8_and_an_scid_names_the_socke
     assert parsed.max_size == 1016
     assert parsed.socket_name == "scrcpy_0000abcd"
     assert not (parsed.send_dummy_byte or parsed.send_device_meta or parsed.send_frame_meta)
-    assert ServerOptions(scid=0xABCD).socket_name == "scrcpy_0000abcd"
+    assert ScrcpyServerOptions(scid=0xABCD).socket_name == "scrcpy_0000abcd"
 
 
 @pytest.mark.parametrize(

@@ -9,10 +9,10 @@ import asyncio
 import pytest
 
 from phone_agent.adb.device import AdbDevice
-from phone_agent.device import DeviceError
+from phone_agent.errors import DeviceError
 from phone_agent.scrcpy.client import ScrcpyClient
 from phone_agent.scrcpy.device import ScrcpyDevice
-from phone_agent.scrcpy.protocol import ServerOptions
+from phone_agent.scrcpy.protocol import ScrcpyServerOptions
 
 
 async def wait_for(condition, timeout: float = 5.0) -> None:
@@ -33,7 +33,7 @@ def center_of(sim, text: str) -> tuple[int, int]:
 @pytest.fixture
 async def scrcpy_device(client, sim, jar):
     plain = AdbDevice(client, transport="tcp")
-    scrcpy = ScrcpyClient(client, jar, ServerOptions(max_size=1024, max_fps=15))
+    scrcpy = ScrcpyClient(client, jar, ScrcpyServerOptions(max_size=1024, max_fps=15))
     await scrcpy.start()
     reasons: list[str] = []
     device = ScrcpyDevice(plain, scrcpy, (1080, 2400), on_fallback=reasons.append)

@@ -14,7 +14,7 @@ from phone_agent.adb.services import SyncClient, shell
 from phone_agent.scrcpy import control as ctl
 from phone_agent.scrcpy.client import ScrcpyClient, ScrcpyStartError
 from phone_agent.scrcpy.h264 import avc_codec_string
-from phone_agent.scrcpy.protocol import CODEC_H264, DEVICE_PATH, ServerOptions
+from phone_agent.scrcpy.protocol import CODEC_H264, DEVICE_PATH, ScrcpyServerOptions
 
 
 async def decode_until(scrcpy: ScrcpyClient, decoder, frames: int = 1, timeout: float = 10.0) -> Image.Image:
@@ -36,7 +36,7 @@ def difference(a: Image.Image, b: Image.Image) -> float:
 
 
 async def test_the_stream_shows_the_phone_screen_and_follows_it(client, sim, jar):
-    scrcpy = ScrcpyClient(client, jar, ServerOptions(max_size=1024, max_fps=30))
+    scrcpy = ScrcpyClient(client, jar, ScrcpyServerOptions(max_size=1024, max_fps=30))
     meta = await scrcpy.start()
     try:
         assert (meta.codec_id, meta.width, meta.height) == (CODEC_H264, 464, 1024)
@@ -65,7 +65,7 @@ async def test_the_stream_shows_the_phone_screen_and_follows_it(client, sim, jar
 
 
 async def test_a_still_screen_is_repeated_at_least_once_a_second(client, jar):
-    scrcpy = ScrcpyClient(client, jar, ServerOptions(max_size=480, max_fps=10))
+    scrcpy = ScrcpyClient(client, jar, ScrcpyServerOptions(max_size=480, max_fps=10))
     await scrcpy.start()
     try:
         await scrcpy.read_packets()
@@ -78,18 +78,18 @@ async def test_a_still_screen_is_repeated_at_least_once_a_second(client, jar):
 
 
 async def test_the_jar_is_pushed_only_when_the_phone_lacks_that_exact_file(client, sim, jar):
-    first = ScrcpyClient(client, jar, ServerOptions(max_size=320))
+    first = ScrcpyClient(client, jar, ScrcpyServerOptions(max_size=320))
     await first.start()
     await first.close()
     assert first.pushed and sim.fs.read_file(DEVICE_PATH) == jar
-    second = ScrcpyClient(client, jar, ServerOptions(max_size=320))
+    second = ScrcpyClient(client, jar, ScrcpyServerOptions(max_size=320))
     await second.start()
     await second.close()
     assert not second.pushed
 
 
 async def test_control_messages_tap_type_and_press_keys_on_the_virtual_ui(client, sim, jar):
-    scrcpy = ScrcpyClient(client, jar, ServerOptions(max_size=1024))
+    scrcpy = ScrcpyClient(client, jar, ScrcpyServerOptions(max_size=1024))
     await scrcpy.start()
     try:
         w, h = scrcpy.video_size
@@ -199,7 +199,7 @@ async def test_the_phone_closing_the_sockets_ends_the_stream_and_the_control_soc
     from phone_agent.adb.client import AdbError
     from phone_agent.scrcpy.client import ScrcpyClosed
 
-    scrcpy = ScrcpyClient(client, jar, ServerOptions(max_size=320))
+    scrcpy = ScrcpyClient(client, jar, ScrcpyServerOptions(max_size=320))
     await scrcpy.start()
     try:
         await scrcpy.read_packets()

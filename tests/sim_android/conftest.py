@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import pytest
 from PIL import Image
 
-from phone_agent.sim.android import CommandResult, VirtualPhone
+from phone_agent.sim.android import ShellResult, VirtualPhone
 
 
 class DictFileStore:
@@ -66,7 +66,7 @@ class Harness:
         self.phone.clock = lambda: "12:00"
         self.fs = DictFileStore()
 
-    def run(self, *argv: str, stdin: bytes = b"") -> CommandResult:
+    def run(self, *argv: str, stdin: bytes = b"") -> ShellResult:
         return self.phone.run(list(argv), stdin, self.fs)
 
     def out(self, *argv: str) -> str:

@@ -1,5 +1,8 @@
 """Failures become isError results with a code, a message, a remedy and a retry hint."""
 
+import ast
+from pathlib import Path
+
 from phone_agent import errors
 from phone_agent.errors import ERROR_CODE_MEANINGS, ErrorCode, ToolError
 
@@ -42,6 +45,59 @@ def test_every_helper_has_a_remedy():
         errors.timed_out("x", 1),
         errors.cancelled("x"),
         errors.internal("x", ValueError("boom")),
+        errors.no_model(),
+        errors.bad_argument("tap", "x", "must be a number", "x: number"),
+        errors.unknown_tool("nope", "", "tap"),
+        errors.task_not_found("task-1"),
+        errors.no_tasks(),
+        errors.cannot_transcode(),
+        errors.unreadable_frame("relay", "not JSON"),
+        errors.page_replaced("x"),
+        errors.page_disconnected("x"),
+        errors.malformed_result("x", "no content"),
+        errors.server_gone("x", "EOF"),
+        errors.server_unreachable("x", "refused"),
+        errors.bad_device_argument(),
+        errors.gone_device("emulator-5554"),
+        errors.empty_farm(),
+        errors.which_device(["a", "b"]),
+        errors.wrong_device(None, "a"),
+        errors.answer_too_large("x"),
+        errors.DeviceError("the phone said no"),
+        errors.PhoneDisconnectedError("closed"),
     ):
         assert error.remedy
         assert error.to_result()["structuredContent"]["remedy"] == error.remedy
+
+
+def test_no_model_text_is_the_one_both_refusals_answer():
+    assert errors.no_model().message == errors.NO_MODEL_TEXT
+    assert (
+        errors.NO_MODEL_TEXT == "No model configured: open Settings in the page and choose a model provider."
+    )
+
+
+def test_a_lost_phone_is_no_device_and_still_a_device_error():
+    lost = errors.PhoneDisconnectedError("transport closed")
+    assert isinstance(lost, errors.DeviceError)
+    assert (lost.code, lost.message, lost.details) == (
+        ErrorCode.NO_DEVICE,
+        errors.NO_DEVICE_TEXT,
+        {"reason": "transport closed"},
+    )
+
+
+def test_tool_errors_are_built_only_in_errors_py():
+    """Every ToolError is made by a factory of errors.py: no module builds one from a code itself."""
+    package = Path(errors.__file__).parent
+    builders = []
+    for path in sorted(package.rglob("*.py")):
+        if path.name == "errors.py" and path.parent == package:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call):
+                func = node.func
+                name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+                if name == "ToolError":
+                    builders.append(f"{path.relative_to(package)}:{node.lineno}")
+    assert builders == []

@@ -2,7 +2,8 @@
 
 import pytest
 
-from phone_agent.device import Bounds, DeviceError
+from phone_agent.device import Bounds
+from phone_agent.errors import DeviceError
 from phone_agent.ui_dump import parse_bounds, parse_ui_dump
 
 DUMP = (

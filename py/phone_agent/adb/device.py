@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import re
+from collections.abc import Iterator
 from typing import Any
 
-from phone_agent.adb.client import AdbConnectionLost, AdbError, AdbTimeoutError, ServiceOpener
-from phone_agent.adb.services import ShellOutput, SyncClient, exec_out, join_command, quote, shell
+from phone_agent.adb.client import AdbConnectionLost, AdbError, ServiceOpener
+from phone_agent.adb.services import SyncClient, exec_out, join_command, quote, shell
 from phone_agent.adb.sync_protocol import SyncError
-from phone_agent.device import DeviceError, DeviceInfo, ShellResult, UiNode, key_code
-from phone_agent.errors import ToolError, no_device
+from phone_agent.device import DeviceInfo, UiNode, key_code
+from phone_agent.errors import DeviceError, PhoneDisconnectedError, command_exited
+from phone_agent.shell_result import ShellResult
 from phone_agent.ui_dump import parse_ui_dump
 
 ADB_KEYBOARD_PACKAGE = "com.android.adbkeyboard"
@@ -56,19 +59,31 @@ def is_input_text_safe(text: str) -> bool:
     return all(" " <= ch <= "~" for ch in text)
 
 
-class PhoneDisconnectedError(DeviceError):
-    """The connection to the phone is gone: "No phone device connected." (code ``no_device``), still a
-    ``DeviceError`` so the agent's handlers catch it."""
-
-    def __init__(self, reason: str = "") -> None:
-        gone = no_device()
-        ToolError.__init__(
-            self, gone.code, gone.message, gone.remedy, gone.retryable, {"reason": reason} if reason else {}
-        )
+RECONNECT_REMEDY = "Check that the phone is connected and unlocked, then reconnect it."
 
 
-def _no_device_remedy() -> str:
-    return "Check that the phone is connected and unlocked, then reconnect it."
+@contextlib.contextmanager
+def phone_call(
+    failed: str, *, timed_out: str = "", timeout_remedy: str = "", remedy: str = ""
+) -> Iterator[None]:
+    """The one mapping of a call's ADB and sync failures to ToolErrors, for every call to the phone.
+
+    The connection gone: ``PhoneDisconnectedError`` ("No phone device connected."). A timeout:
+    ``DeviceError(timed_out)`` when the call words its own, else as any failure. Any other ADB or sync
+    failure: ``DeviceError(f"{failed}: {why}")`` (with ``remedy`` for ADB's, the default for sync's).
+    """
+    try:
+        yield
+    except AdbConnectionLost as exc:
+        raise PhoneDisconnectedError(str(exc)) from None
+    except TimeoutError as exc:  # AdbTimeoutError too
+        if timed_out:
+            raise DeviceError(timed_out, remedy=timeout_remedy) from None
+        raise DeviceError(f"{failed}: {str(exc) or 'timed out'}", remedy=remedy) from None
+    except AdbError as exc:
+        raise DeviceError(f"{failed}: {exc}", remedy=remedy) from None
+    except SyncError as exc:
+        raise DeviceError(f"{failed}: {exc}") from None
 
 
 class AdbDevice:
@@ -84,26 +99,21 @@ class AdbDevice:
 
     async def _run(
         self, command: str, timeout: float = COMMAND_TIMEOUT, stdin: bytes | None = None
-    ) -> ShellOutput:
-        try:
+    ) -> ShellResult:
+        with phone_call(
+            f"`{command}` failed",
+            timed_out=f"the phone did not finish `{command}` within {timeout:g} s",
+            timeout_remedy="Check that the phone is awake and responsive, then try again.",
+            remedy=RECONNECT_REMEDY,
+        ):
             async with asyncio.timeout(timeout + 1):
                 return await shell(self.opener, command, stdin=stdin, timeout=timeout)
-        except (AdbTimeoutError, TimeoutError):
-            raise DeviceError(
-                f"the phone did not finish `{command}` within {timeout:g} s",
-                remedy="Check that the phone is awake and responsive, then try again.",
-            ) from None
-        except AdbConnectionLost as exc:
-            raise PhoneDisconnectedError(str(exc)) from None
-        except AdbError as exc:
-            raise DeviceError(f"`{command}` failed: {exc}", remedy=_no_device_remedy()) from None
 
     async def _check(self, command: str, timeout: float = COMMAND_TIMEOUT) -> str:
         """Run ``command``; its stdout, or DeviceError with its stderr when it fails."""
         result = await self._run(command, timeout)
         if result.exit_code not in (0, -1):
-            detail = (result.stderr or result.stdout).decode("utf-8", "replace").strip()
-            raise DeviceError(f"`{command}` exited with {result.exit_code}: {detail[:300]}")
+            raise command_exited(command, result.exit_code, result.stderr or result.stdout)
         return result.stdout.decode("utf-8", "replace")
 
     # ----- Device
@@ -140,17 +150,13 @@ class AdbDevice:
 
     async def screenshot_png(self) -> bytes:
         """The screen as PNG bytes (``exec:screencap -p``: binary-safe, no PTY)."""
-        try:
+        with phone_call(
+            "screenshot failed",
+            timed_out=f"the phone took more than {SCREENSHOT_TIMEOUT:g} s for a screenshot",
+            timeout_remedy="Check that the phone is awake and try again.",
+            remedy=RECONNECT_REMEDY,
+        ):
             data = await exec_out(self.opener, "screencap -p", timeout=SCREENSHOT_TIMEOUT)
-        except AdbTimeoutError:
-            raise DeviceError(
-                f"the phone took more than {SCREENSHOT_TIMEOUT:g} s for a screenshot",
-                remedy="Check that the phone is awake and try again.",
-            ) from None
-        except AdbConnectionLost as exc:
-            raise PhoneDisconnectedError(str(exc)) from None
-        except AdbError as exc:
-            raise DeviceError(f"screenshot failed: {exc}", remedy=_no_device_remedy()) from None
         if not data.startswith(PNG_SIGNATURE):
             shown = data[:200].decode("utf-8", "replace").strip()
             raise DeviceError(
@@ -258,8 +264,7 @@ class AdbDevice:
         # grep on the phone: a real phone's window dump is 100–300 kB, of which one line is wanted.
         result = await self._run("dumpsys window | grep mCurrentFocus")
         if result.exit_code not in (0, 1, -1):  # grep answers 1 when no window has the focus
-            detail = (result.stderr or result.stdout).decode("utf-8", "replace").strip()
-            raise DeviceError(f"`dumpsys window` exited with {result.exit_code}: {detail[:300]}")
+            raise command_exited("dumpsys window", result.exit_code, result.stderr or result.stdout)
         matches = _FOCUS.findall(result.stdout.decode("utf-8", "replace"))
         return matches[-1] if matches else None
 
@@ -290,45 +295,28 @@ class AdbDevice:
         return parse_ui_dump(await self._pull_text(UI_DUMP_PATH))
 
     async def _pull_text(self, path: str) -> str:
-        try:
+        with phone_call(f"could not read {path} from the phone", remedy=RECONNECT_REMEDY):
             sync = await SyncClient.open(self.opener, timeout=UI_DUMP_TIMEOUT)
             async with sync:
                 data = await sync.pull(path)
-        except SyncError as exc:
-            raise DeviceError(f"could not read {path} from the phone: {exc}") from None
-        except AdbConnectionLost as exc:
-            raise PhoneDisconnectedError(str(exc)) from None
-        except AdbError as exc:
-            raise DeviceError(
-                f"could not read {path} from the phone: {exc}", remedy=_no_device_remedy()
-            ) from None
         return data.decode("utf-8", "replace")
 
     async def shell(self, command: str, timeout_ms: int = 10_000) -> ShellResult:
-        result = await self._run(command, timeout=timeout_ms / 1000)
-        return ShellResult(result.stdout, result.stderr, result.exit_code)
+        return await self._run(command, timeout=timeout_ms / 1000)
 
     async def push(self, data: bytes, path: str, mode: int = 0o644, timeout: float = 120.0) -> None:
         """Write a file on the phone (sync SEND)."""
-        try:
+        with phone_call(f"could not write {path} on the phone"):
             async with await SyncClient.open(self.opener, timeout=timeout) as sync:
                 async with asyncio.timeout(timeout):
                     await sync.push(data, path, mode)
-        except AdbConnectionLost as exc:
-            raise PhoneDisconnectedError(str(exc)) from None
-        except (SyncError, AdbError, TimeoutError) as exc:
-            raise DeviceError(f"could not write {path} on the phone: {exc or 'timed out'}") from None
 
     async def pull(self, path: str, timeout: float = 120.0) -> bytes:
         """Read a file from the phone (sync RECV)."""
-        try:
+        with phone_call(f"could not read {path} from the phone"):
             async with await SyncClient.open(self.opener, timeout=timeout) as sync:
                 async with asyncio.timeout(timeout):
                     return await sync.pull(path)
-        except AdbConnectionLost as exc:
-            raise PhoneDisconnectedError(str(exc)) from None
-        except (SyncError, AdbError, TimeoutError) as exc:
-            raise DeviceError(f"could not read {path} from the phone: {exc or 'timed out'}") from None
 
 
 __all__ = ["AdbDevice", "PhoneDisconnectedError", "escape_input_text", "is_input_text_safe", "join_command"]

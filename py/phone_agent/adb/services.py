@@ -14,7 +14,6 @@ import shlex
 import stat as stat_module
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from phone_agent.adb import sync_protocol as sp
 from phone_agent.adb.client import AdbError, AdbTimeoutError, ServiceOpener, ServiceStream
@@ -24,17 +23,9 @@ from phone_agent.adb.shell_protocol import (
     ShellProtocolError,
     encode_shell_packet,
 )
+from phone_agent.shell_result import ShellResult
 
 SHELL_TIMEOUT = 30.0
-
-
-@dataclass(frozen=True)
-class ShellOutput:
-    """What a command printed and how it ended (``exit_code`` is -1 when unknown: raw shell)."""
-
-    stdout: bytes
-    stderr: bytes
-    exit_code: int
 
 
 def quote(argument: str) -> str:
@@ -102,7 +93,7 @@ async def _bounded(coro, timeout: float, what: str):
 
 async def shell(
     opener: ServiceOpener, command: str, *, stdin: bytes | None = None, timeout: float = SHELL_TIMEOUT
-) -> ShellOutput:
+) -> ShellResult:
     """Run ``command`` with the shell protocol (stdout, stderr, exit code) when the phone has
     ``shell_v2``, else through ``shell:`` (merged output, exit code -1)."""
     if "shell_v2" not in opener.features:
@@ -113,7 +104,7 @@ async def shell(
             out = await _bounded(_read_all(stream), timeout, f"shell {command!r}")
         finally:
             await stream.close()
-        return ShellOutput(out, b"", -1)
+        return ShellResult(out, b"", -1)
     stream = await opener.open_stream(f"shell,v2,raw:{command}", timeout=min(timeout, 10.0))
     try:
         return await _bounded(_shell_v2(stream, stdin), timeout, f"shell {command!r}")
@@ -121,7 +112,7 @@ async def shell(
         await stream.close()
 
 
-async def _shell_v2(stream: ServiceStream, stdin: bytes | None) -> ShellOutput:
+async def _shell_v2(stream: ServiceStream, stdin: bytes | None) -> ShellResult:
     if stdin:
         for offset in range(0, len(stdin), 64 * 1024):
             await stream.write(encode_shell_packet(ShellId.STDIN, stdin[offset : offset + 64 * 1024]))
@@ -155,7 +146,7 @@ async def _shell_v2(stream: ServiceStream, stdin: bytes | None) -> ShellOutput:
             "the phone closed the shell before sending an exit code "
             f"({len(stdout)} bytes of output, {decoder.buffered} bytes of an unfinished packet)"
         )
-    return ShellOutput(bytes(stdout), bytes(stderr), exit_code)
+    return ShellResult(bytes(stdout), bytes(stderr), exit_code)
 
 
 async def _read_all(stream: ServiceStream) -> bytes:

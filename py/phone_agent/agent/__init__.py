@@ -21,7 +21,7 @@ from .model import ChatModel, ModelError, ModelTurn, TextDelta, ToolCall
 from .openai_client import OpenAIChatModel, chat_model_for
 from .ports import HttpClient, HttpResponse, ImageCodec, NetworkError, RgbaImage
 from .progress import ProgressEvent, ProgressReporter
-from .settings import ModelSettings, no_model_error, resolve_model_settings
+from .settings import ModelSettings, resolve_model_settings
 
 __all__ = [
     "AgentConfig",
@@ -41,6 +41,5 @@ __all__ = [
     "TextDelta",
     "ToolCall",
     "chat_model_for",
-    "no_model_error",
     "resolve_model_settings",
 ]

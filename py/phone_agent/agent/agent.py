@@ -23,9 +23,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..device import Device, DeviceError
-from ..device_actions import PhoneEnv, PhoneState
-from ..errors import ErrorCode, ToolError
+from ..device import Device
+from ..errors import DeviceError, ErrorCode, ToolError, no_model
+from ..phone_env import PhoneEnv, PhoneState
 from ..tasks import AgentStep, AgentTask, StepStatus, TaskStatus, ToolCallRecord, close_out, skip_pending
 from ..tool_spec import CallEnv, Channel, validate_arguments
 from .actions import (
@@ -45,7 +45,6 @@ from .ports import Clock, ImageCodec, wall_clock_ms
 from .progress import Listener, ProgressReporter, ProgressSink
 from .prompts import plan_messages, replan_history, screen_message, step_context, step_system
 from .screen import Observation, observe, screen_changed
-from .settings import no_model_error
 from .text_actions import parse_text_action
 
 Sleep = Callable[[float], Awaitable[None]]
@@ -182,7 +181,7 @@ class PlanAndResolveAgent:
     ) -> AgentTask:
         model = self.current_model()
         if model is None:
-            raise no_model_error()
+            raise no_model()
         reporter = ProgressReporter(progress)
         for listener in self._listeners:
             reporter.subscribe(listener)

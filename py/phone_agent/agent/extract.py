@@ -9,7 +9,8 @@ import base64
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from ..device import Device, DeviceError
+from ..device import Device
+from ..errors import DeviceError
 from .model import ChatModel, collect_turn
 from .ports import ImageCodec, png_size
 from .prompts import extract_messages

@@ -13,7 +13,8 @@ import asyncio
 import base64
 from dataclasses import dataclass, field
 
-from ..device import Device, DeviceError, UiNode
+from ..device import Device, UiNode
+from ..errors import DeviceError, screenshot_not_png
 from ..locators import ScreenSnapshot
 from .ports import ImageCodec, png_size
 
@@ -95,6 +96,10 @@ def summarize_nodes(nodes: list[UiNode], mapping: ScreenMapping, limit: int = MA
     return summarize_snapshot(snapshot, mapping, limit)
 
 
+# The agent's screen words a checked element "on" and an unchecked one "off" (the tools: checked/unchecked).
+_SWITCH_WORDS = {"checked": "on", "unchecked": "off"}
+
+
 def summarize_snapshot(
     snapshot: ScreenSnapshot, mapping: ScreenMapping, limit: int = MAX_NODES
 ) -> list[NodeSummary]:
@@ -106,16 +111,8 @@ def summarize_snapshot(
         if key in seen:
             continue
         seen.add(key)
-        flags = []
-        if element.checkable:
-            flags.append("on" if element.checked else "off")
-        if element.focused:
-            flags.append("focused")
-        if not element.enabled:
-            flags.append("disabled")
-        if element.selected:
-            flags.append("selected")
-        summaries.append(NodeSummary(element.label, element.role, x, y, tuple(flags), element.ref))
+        flags = tuple(_SWITCH_WORDS.get(state, state) for state in element.states())
+        summaries.append(NodeSummary(element.label, element.role, x, y, flags, element.ref))
         if len(summaries) >= limit:
             break
     return summaries
@@ -147,7 +144,7 @@ async def observe(
         try:
             width, height = png_size(png)
         except ValueError:
-            raise DeviceError("the phone's screenshot is not a PNG image") from None
+            raise screenshot_not_png() from None
         mapping = ScreenMapping.fit(width, height, max_side)
         if previous is not None and previous.png == png and previous.mapping == mapping:
             image, thumb = previous.image, previous.thumb

@@ -10,10 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..errors import ErrorCode, ToolError
-
-NO_MODEL_TEXT = "No model configured: open Settings in the page and choose a model provider."
-
 # provider id -> (label, default base URL, how to let the page's origin in)
 PROVIDERS: dict[str, tuple[str, str, str]] = {
     "openai": ("OpenAI", "https://api.openai.com/v1", "OpenAI allows browser requests; check the network."),
@@ -129,13 +125,3 @@ def resolve_model_settings(
             model=page_settings.model or server_settings.model,
         )
     return None
-
-
-def no_model_error() -> ToolError:
-    """The error run_agent_task answers when no model is configured (the same text as context.py's)."""
-    return ToolError(
-        ErrorCode.NO_MODEL,
-        NO_MODEL_TEXT,
-        remedy="Open the phone-agent page's Settings and choose a model provider, or start "
-        "phone-agent with --model-base-url and --model.",
-    )

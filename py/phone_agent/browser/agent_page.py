@@ -39,9 +39,9 @@ from ..agent.model import ChatModel
 from ..agent.progress import ProgressEvent, ProgressSink
 from ..agent.settings import ModelSettings
 from ..context import McpServiceContext
-from ..device import Device, DeviceError
+from ..device import Device
 from ..device_wrapper import ScreenshotTap
-from ..errors import agent_busy
+from ..errors import DeviceError, agent_busy
 from ..tasks import TASK_STATUS_KEY, AgentTask
 from ..tools import DEFAULT_TASK_TIMEOUT_MS, Channel
 from .agent_settings import SettingsCard

@@ -28,9 +28,8 @@ from ..adb.device import AdbDevice
 from ..adb.host import ConnectionState
 from ..adb.smart_socket import AdbServerClient
 from ..context import McpServiceContext
-from ..device import DeviceError
 from ..device_wrapper import DeviceWrapper
-from ..errors import ErrorCode, ToolError, no_device
+from ..errors import DeviceError, ErrorCode, ToolError, no_device
 from .adb_key import KEY_COMMENT, load_or_create_browser_key
 from .adb_transports import (
     WebSocketAdbTransport,

@@ -278,11 +278,7 @@ class McpRelayClient:
         elif isinstance(frame, BadFrame):
             js.console.warn(f"[MCP relay] ignored a frame: {frame.reason}")
             if frame.id is not None:
-                failure = errors.ToolError(
-                    errors.ErrorCode.INVALID_ARGUMENT,
-                    f"The page could not read the relay frame: {frame.reason}.",
-                    remedy="Upgrade phone-agent so that server and page match.",
-                )
+                failure = errors.unreadable_frame("relay", frame.reason)
                 self._send(result_frame(frame.id, failure.to_result()))
 
     async def _serve(self, frame: CallFrame) -> None:

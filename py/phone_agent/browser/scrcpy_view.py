@@ -28,7 +28,7 @@ from ..device import Device
 from ..scrcpy.client import ScrcpyClient, ScrcpyClosed, ScrcpyStartError
 from ..scrcpy.device import ScrcpyDevice
 from ..scrcpy.h264 import avc_codec_string
-from ..scrcpy.protocol import ScrcpyProtocolError, ServerOptions, VideoPacket
+from ..scrcpy.protocol import ScrcpyProtocolError, ScrcpyServerOptions, VideoPacket
 from .interop import is_nullish, to_js_json
 
 JAR_URL = "./static/vendor/scrcpy/scrcpy-server"
@@ -41,7 +41,7 @@ MAX_DECODE_QUEUE = 30  # frames waiting in the decoder: past that the page canno
 HIDDEN_POLL_S = 0.25
 
 
-def scrcpy_options_from_query(page_url: str) -> ServerOptions | None:
+def scrcpy_options_from_query(page_url: str) -> ScrcpyServerOptions | None:
     """``?scrcpy=0`` turns scrcpy off (None); ``?scrcpyMaxSize=`` and ``?scrcpyMaxFps=`` set its
     stream (default 1024 px on the long side, 30 fps)."""
     query = parse_qs(urlsplit(page_url).query)
@@ -52,7 +52,7 @@ def scrcpy_options_from_query(page_url: str) -> ServerOptions | None:
 
     if (query.get("scrcpy") or ["1"])[0] in ("0", "false", "off"):
         return None
-    return ServerOptions(max_size=number("scrcpyMaxSize", 1024), max_fps=number("scrcpyMaxFps", 30))
+    return ScrcpyServerOptions(max_size=number("scrcpyMaxSize", 1024), max_fps=number("scrcpyMaxFps", 30))
 
 
 async def fetch_server_jar() -> bytes:
@@ -136,10 +136,10 @@ class ScrcpyLiveView:
     def __init__(
         self,
         install_device: Callable[[Device | None], None],
-        options: ServerOptions | None = None,
+        options: ScrcpyServerOptions | None = None,
         say: Callable[[str], None] | None = None,
     ) -> None:
-        self.options = options or ServerOptions()
+        self.options = options or ScrcpyServerOptions()
         self._install_device = install_device
         self._say = say or (lambda _text: None)
         self._frames: list[float] = []

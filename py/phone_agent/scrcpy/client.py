@@ -27,7 +27,7 @@ from phone_agent.scrcpy.protocol import (
     ConfigMerger,
     DeviceMeta,
     ScrcpyProtocolError,
-    ServerOptions,
+    ScrcpyServerOptions,
     StreamDisabled,
     VideoPacket,
     VideoStreamParser,
@@ -49,9 +49,11 @@ class ScrcpyClosed(Exception):
 
 
 class ScrcpyClient:
-    def __init__(self, opener: ServiceOpener, jar: JarSource, options: ServerOptions | None = None) -> None:
+    def __init__(
+        self, opener: ServiceOpener, jar: JarSource, options: ScrcpyServerOptions | None = None
+    ) -> None:
         self.opener = opener
-        self.options = options or ServerOptions()
+        self.options = options or ScrcpyServerOptions()
         self._jar = jar
         self.device_name = ""
         self.codec: CodecMeta | None = None

@@ -44,7 +44,7 @@ class ScrcpyProtocolError(ValueError):
 
 
 @dataclass(frozen=True)
-class ServerOptions:
+class ScrcpyServerOptions:
     """The options this project runs the server with (others keep the server's defaults)."""
 
     max_size: int = 1024
@@ -89,7 +89,7 @@ def _bool(value: bool) -> str:
     return "true" if value else "false"
 
 
-def server_command(options: ServerOptions, jar_path: str = DEVICE_PATH, version: str = VERSION) -> str:
+def server_command(options: ScrcpyServerOptions, jar_path: str = DEVICE_PATH, version: str = VERSION) -> str:
     """The shell command line that starts the server (what ``adb shell`` runs)."""
     args = " ".join(options.arguments())
     return f"CLASSPATH={jar_path} app_process / {SERVER_CLASS} {version} {args}"

@@ -28,7 +28,7 @@ from nats.aio.msg import Msg
 from nats.js.errors import BucketNotFoundError
 from nats.js.kv import KeyValue
 
-from ..errors import ErrorCode, ToolError
+from ..errors import ErrorCode, ToolError, bad_device_argument, gone_device
 from ..farm_frames import (
     DISCOVER_SUBJECT,
     PRESENCE_PREFIX,
@@ -39,7 +39,7 @@ from ..farm_frames import (
     parse_presence,
     subject_token,
 )
-from ..farm_registry import ANY_DEVICE, FarmPhone, FarmRegistry, gone_device
+from ..farm_registry import ANY_DEVICE, FarmPhone, FarmRegistry
 from ..results import json_result
 from ..tasks import TASK_CREATED_KEY
 from ..tools import get_tool, validate_arguments
@@ -247,7 +247,7 @@ class FarmRouter:
         args = dict(args or {})
         device = args.pop("device", None)
         if device is not None and (not isinstance(device, str) or not device):
-            return _bad_device().to_result()
+            return bad_device_argument().to_result()
         await self._wait_for_discovery()
         if tool == "list_devices":
             return self.list_devices()
@@ -343,15 +343,6 @@ def _error_code(result: dict[str, Any]) -> str | None:
         return None
     structured = result.get("structuredContent")
     return structured.get("code") if isinstance(structured, dict) else None
-
-
-def _bad_device() -> ToolError:
-    return ToolError(
-        ErrorCode.INVALID_ARGUMENT,
-        'Argument "device" must be a phone\'s serial or "any".',
-        remedy="Call list_devices for the serials.",
-        details={"field": "device"},
-    )
 
 
 def _reason(exc: BaseException) -> str:

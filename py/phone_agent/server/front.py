@@ -36,7 +36,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INTERNAL_ERROR, INVALID_REQUEST
 
 from .. import __version__
-from ..errors import ErrorCode, ToolError, tool_not_offered
+from ..errors import server_gone, server_unreachable, tool_not_offered
 from ..tools import DEFAULT_TOOL_PROFILE, ToolProfile, tools_for_profile
 from . import background, credentials
 from .mcp_bridge import SERVER_NAME, LogThreshold, ProgressForwarder
@@ -60,17 +60,6 @@ class FrontOptions:
     server_args: Sequence[str]
     tool_profile: str = str(DEFAULT_TOOL_PROFILE)
     sim: bool = False
-
-
-def server_gone(tool: str, reason: str) -> ToolError:
-    return ToolError(
-        ErrorCode.BROWSER_NOT_CONNECTED,
-        f'The phone-agent server went away before tool "{tool}" answered ({reason}).',
-        remedy="Call the tool again: phone-agent mcp finds or starts the server again. For "
-        "run_agent_task, call get_latest_task first to see what ran.",
-        retryable=True,
-        details={"tool": tool},
-    )
 
 
 class Upstream:
@@ -252,14 +241,7 @@ def anyio_closed() -> tuple[type[BaseException], ...]:
 
 
 def _failure(tool: str, reason: str) -> types.CallToolResult:
-    failure = ToolError(
-        ErrorCode.BROWSER_NOT_CONNECTED,
-        f'Tool "{tool}" could not reach the phone-agent server: {reason}',
-        remedy="Run `phone-agent serve` in a terminal to see why, or `phone-agent stop` and call again.",
-        retryable=True,
-        details={"tool": tool},
-    )
-    return types.CallToolResult.model_validate(failure.to_result())
+    return types.CallToolResult.model_validate(server_unreachable(tool, reason).to_result())
 
 
 async def run_front(options: FrontOptions) -> int:

@@ -27,10 +27,9 @@ from mcp.server.lowlevel import Server
 from pydantic import ValidationError
 
 from .. import __version__
-from ..errors import tool_not_offered
+from ..errors import malformed_result, tool_not_offered
 from ..tools import DEFAULT_TOOL_PROFILE, ToolProfile, ToolSpec, tools_for_profile
 from .relay import Relay
-from .relay_core import malformed_result
 
 log = logging.getLogger("phone_agent.mcp")
 

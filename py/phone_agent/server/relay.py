@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from .. import errors
-from ..errors import ErrorCode, ToolError
+from ..errors import ErrorCode, ToolError, page_disconnected, page_replaced
 from .relay_core import (
     CLOSE_REPLACED,
     CLOSE_REPLACED_REASON,
@@ -27,8 +27,6 @@ from .relay_core import (
     CallProgress,
     PendingCall,
     RelayCore,
-    page_disconnected,
-    page_replaced,
 )
 
 log = logging.getLogger("phone_agent.relay")

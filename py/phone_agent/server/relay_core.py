@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import ErrorCode, ToolError, browser_not_connected
+from ..errors import browser_not_connected
 from ..relay_frames import CLOSE_REPLACED as CLOSE_REPLACED  # one source: the page stops retrying on it
 from ..tools import ToolSpec, get_tool, validate_arguments
 
@@ -33,40 +33,6 @@ CLOSE_SHUTDOWN_REASON = "phone-agent is shutting down"
 def new_request_id() -> str:
     """A unique request id: milliseconds since the epoch and a random part (the specification's shape)."""
     return f"{int(time.time() * 1000):x}-{secrets.token_hex(6)}"
-
-
-def page_replaced(tool: str) -> ToolError:
-    return ToolError(
-        ErrorCode.BROWSER_REPLACED,
-        f'Tool "{tool}" was interrupted: a newer phone-agent page connected and replaced the page that '
-        "was handling the call.",
-        remedy="Keep only one phone-agent page open, then call the tool again. For run_agent_task, call "
-        "get_latest_task in the page that is open now to see what ran.",
-        retryable=True,
-        details={"tool": tool},
-    )
-
-
-def page_disconnected(tool: str) -> ToolError:
-    return ToolError(
-        ErrorCode.BROWSER_NOT_CONNECTED,
-        f'Browser disconnected before tool "{tool}" answered. Open the WebADB page first.',
-        remedy="Reopen or reload the phone-agent page (it reconnects by itself within 30 s), then call the "
-        "tool again. For run_agent_task, call get_latest_task once the page is back to see what ran.",
-        retryable=True,
-        details={"tool": tool},
-    )
-
-
-def malformed_result(tool: str, problem: str) -> ToolError:
-    return ToolError(
-        ErrorCode.INTERNAL,
-        f'Tool "{tool}" failed unexpectedly: the page answered a malformed result ({problem}).',
-        remedy="This is a bug in the phone-agent page; retry once, then report it with the page's "
-        "console log.",
-        retryable=True,
-        details={"tool": tool},
-    )
 
 
 @dataclass

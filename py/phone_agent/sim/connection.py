@@ -3,7 +3,7 @@
 The protocol (handshake, authentication, version and checksums, streams and flow control) is the
 pure core in ``adb/connection.py``; this module only moves bytes between the socket and the core,
 runs a service task for each stream the host opens, and turns the core's events into what services
-see: ``AdbStream.read`` / ``write`` / ``close``. Authentication asks the adbd that accepted the
+see: ``AdbdStream.read`` / ``write`` / ``close``. Authentication asks the adbd that accepted the
 connection (``AdbdHost``: trusted keys, "Allow USB debugging?").
 
 Whatever a peer sends, the worst outcome is that *this* connection is dropped (a bad header, an
@@ -36,7 +36,14 @@ from phone_agent.adb.connection import (
 )
 from phone_agent.adb.keys import AdbPublicKey
 
-__all__ = ["AdbStream", "AdbdConnection", "AdbdHost", "ConnectionState", "ServiceHandler", "StreamClosed"]
+__all__ = [
+    "AdbdConnection",
+    "AdbdHost",
+    "AdbdStream",
+    "AdbdStreamClosedError",
+    "ConnectionState",
+    "ServiceHandler",
+]
 
 log = logging.getLogger("phone_agent.sim")
 
@@ -55,11 +62,11 @@ STATE_NAMES = {
 }
 
 
-class StreamClosed(Exception):
+class AdbdStreamClosedError(Exception):
     """The stream was closed (by the peer, or because the connection went away)."""
 
 
-class AdbStream:
+class AdbdStream:
     """One open service stream, as a service sees it: reads acknowledged as taken, writes as allowed."""
 
     def __init__(self, connection: AdbdConnection, local_id: int, service: str) -> None:
@@ -100,11 +107,11 @@ class AdbStream:
         connection = self.connection
         async with self._write_lock:  # writers take turns
             if self.closed:
-                raise StreamClosed(self.service)
+                raise AdbdStreamClosedError(self.service)
             try:
                 connection.core.write(self.local_id, data)
             except AdbConnectionError:
-                raise StreamClosed(self.service) from None
+                raise AdbdStreamClosedError(self.service) from None
             await connection.flush()
             await self._wait(lambda: not connection.core.pending_output(self.local_id), WRITE_ACK_TIMEOUT)
 
@@ -117,21 +124,21 @@ class AdbStream:
                 await asyncio.wait_for(connection.progress.wait(), timeout)
             except TimeoutError:
                 connection.close_stream(self)
-                raise StreamClosed(f"no OKAY for {self.service} in {timeout:.0f} s") from None
+                raise AdbdStreamClosedError(f"no OKAY for {self.service} in {timeout:.0f} s") from None
         if self.closed:
-            raise StreamClosed(self.service)
+            raise AdbdStreamClosedError(self.service)
 
     async def close(self) -> None:
         """Close from our side (CLSE); without delayed ack, after the last WRTE's OKAY (bounded)."""
         if self.closed:
             return
         core = self.connection.core
-        with contextlib.suppress(StreamClosed):
+        with contextlib.suppress(AdbdStreamClosedError):
             await self._wait(lambda: not core.awaiting_ack(self.local_id), CLOSE_ACK_TIMEOUT)
         self.connection.close_stream(self)
 
 
-ServiceHandler = Callable[[AdbStream], Awaitable[None]]
+ServiceHandler = Callable[[AdbdStream], Awaitable[None]]
 
 
 class AdbdHost(Protocol):
@@ -189,7 +196,7 @@ class AdbdConnection:
             device_auth=_ServerAuthenticator(server, self),
         )
         self.progress = asyncio.Event()  # set whenever the core may have sent more or closed streams
-        self._streams: dict[int, AdbStream] = {}
+        self._streams: dict[int, AdbdStream] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._closed = False
 
@@ -232,7 +239,7 @@ class AdbdConnection:
             await asyncio.wait_for(self.writer.drain(), WRITE_ACK_TIMEOUT)
         except (ConnectionError, TimeoutError) as exc:
             self.abort(f"write failed: {exc!r}")
-            raise StreamClosed("connection lost") from exc
+            raise AdbdStreamClosedError("connection lost") from exc
 
     def _write_now(self) -> bool:
         """Hand the core's chunks to the socket; False when there was nothing (or no socket)."""
@@ -333,16 +340,16 @@ class AdbdConnection:
         local_id = self.core.accept(request.remote_id)
         if local_id is None:
             return
-        stream = AdbStream(self, local_id, request.service)
+        stream = AdbdStream(self, local_id, request.service)
         self._streams[local_id] = stream
         task = asyncio.get_running_loop().create_task(self._run_service(handler, stream))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _run_service(self, handler: ServiceHandler, stream: AdbStream) -> None:
+    async def _run_service(self, handler: ServiceHandler, stream: AdbdStream) -> None:
         try:
             await handler(stream)
-        except StreamClosed:
+        except AdbdStreamClosedError:
             pass
         except Exception:
             log.exception("service %r failed", stream.service)
@@ -350,11 +357,11 @@ class AdbdConnection:
             with contextlib.suppress(Exception):
                 await stream.close()
 
-    def _acknowledge(self, stream: AdbStream, size: int) -> None:
+    def _acknowledge(self, stream: AdbdStream, size: int) -> None:
         self.core.acknowledge(stream.local_id, size)
         self._write_now()
 
-    def close_stream(self, stream: AdbStream) -> None:
+    def close_stream(self, stream: AdbdStream) -> None:
         """Close ``stream`` from our side (CLSE) unless it is closed already."""
         if self._streams.pop(stream.local_id, None) is not None:
             self.core.close(stream.local_id, discard=True)

@@ -38,10 +38,10 @@ from phone_agent.scrcpy.protocol import (
     parse_server_arguments,
     video_size,
 )
-from phone_agent.sim.connection import AdbStream, ServiceHandler, StreamClosed
+from phone_agent.sim.connection import AdbdStream, AdbdStreamClosedError, ServiceHandler
 
 
-class SimulatedPhoneServer(Protocol):
+class PhoneServerForScrcpy(Protocol):
     """What the scrcpy host needs of the simulated phone's server (it does not import the server:
     the server owns the host)."""
 
@@ -114,7 +114,7 @@ class ScrcpyServerProcess:
         self.pid = next(_pids)
         self.socket_name = options.socket_name
         self.ended = asyncio.Event()
-        self._accepted: list[AdbStream] = []
+        self._accepted: list[AdbdStream] = []
         self._accept_wanted = int(options.video) + int(options.audio) + int(options.control)
         self._ready = asyncio.Event()
         self.frames_sent = 0
@@ -129,7 +129,7 @@ class ScrcpyServerProcess:
     def accepting(self) -> bool:
         return not self.ended.is_set() and len(self._accepted) < self._accept_wanted
 
-    async def serve_socket(self, stream: AdbStream) -> None:
+    async def serve_socket(self, stream: AdbdStream) -> None:
         """One accepted connection on the abstract socket; the order of arrival says what it is."""
         index = len(self._accepted)
         self._accepted.append(stream)
@@ -185,7 +185,7 @@ class ScrcpyServerProcess:
 
     # ----- video
 
-    async def _stream_video(self, stream: AdbStream) -> None:
+    async def _stream_video(self, stream: AdbdStream) -> None:
         from phone_agent.sim.screen_encoder import ScreenEncoder  # PyAV loads only when used
 
         server = self.host.server
@@ -217,7 +217,7 @@ class ScrcpyServerProcess:
                     await asyncio.sleep(max(0.0, interval - (time.monotonic() - now)))
                 else:
                     await asyncio.sleep(min(interval, 0.005 + interval / 4))
-        except StreamClosed:
+        except AdbdStreamClosedError:
             pass
         finally:
             encoder.close()
@@ -231,7 +231,7 @@ class ScrcpyServerProcess:
 
     # ----- control
 
-    async def _control(self, stream: AdbStream) -> None:
+    async def _control(self, stream: AdbdStream) -> None:
         decoder = ctl.ControlMessageDecoder()
         while True:
             data = await stream.read()
@@ -322,7 +322,7 @@ class ScrcpyServerProcess:
 class ScrcpyHost:
     """The scrcpy side of one simulated phone: starts server processes, routes abstract sockets."""
 
-    def __init__(self, server: SimulatedPhoneServer, *, enabled: bool = True) -> None:
+    def __init__(self, server: PhoneServerForScrcpy, *, enabled: bool = True) -> None:
         self.server = server
         self.enabled = enabled
         self.processes: dict[int, ScrcpyServerProcess] = {}
@@ -351,7 +351,7 @@ class ScrcpyHost:
             return lambda stream: self._not_found(stream, v2)
         return lambda stream: self._serve_process(stream, parsed, v2)
 
-    async def _not_found(self, stream: AdbStream, v2: bool) -> None:
+    async def _not_found(self, stream: AdbdStream, v2: bool) -> None:
         message = b"/system/bin/sh: app_process: inaccessible or not found\n"
         if not v2:
             return await stream.write(message)
@@ -367,7 +367,7 @@ class ScrcpyHost:
 
     # ----- the process behind the shell stream
 
-    async def _serve_process(self, stream: AdbStream, command: AppProcessCommand, v2: bool) -> None:
+    async def _serve_process(self, stream: AdbdStream, command: AppProcessCommand, v2: bool) -> None:
         async def out(fd: int, data: bytes) -> None:
             if data:
                 await stream.write(encode_shell_packet(fd, data) if v2 else data)
@@ -415,11 +415,11 @@ class ScrcpyHost:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await run
         if run in done and not stream.closed:
-            with contextlib.suppress(StreamClosed):
+            with contextlib.suppress(AdbdStreamClosedError):
                 await finish(run.result())
 
 
-async def _wait_for_hangup(stream: AdbStream) -> None:
+async def _wait_for_hangup(stream: AdbdStream) -> None:
     """Returns when the host closes the shell stream (stdin is read and dropped)."""
     while await stream.read():
         pass

@@ -20,7 +20,7 @@ from phone_agent.adb.shell_protocol import (
     ShellProtocolError,
     encode_shell_packet,
 )
-from phone_agent.sim.connection import AdbStream, ServiceHandler, StreamClosed
+from phone_agent.sim.connection import AdbdStream, AdbdStreamClosedError, ServiceHandler
 from phone_agent.sim.shell import Shell, ShellResult
 from phone_agent.sim.sync_service import serve_sync
 from phone_agent.sim.vfs import VirtualFileSystem
@@ -55,7 +55,7 @@ class StdinPump:
     CR as end of line, backspace, Ctrl-C (drop the line) and Ctrl-D (end of input on an empty line).
     """
 
-    def __init__(self, stream: AdbStream, v2: bool, pty: bool = False) -> None:
+    def __init__(self, stream: AdbdStream, v2: bool, pty: bool = False) -> None:
         self.stream = stream
         self.v2 = v2
         self.pty = pty
@@ -170,7 +170,7 @@ def find_service(server: ServiceHost, name: str) -> ServiceHandler | None:
 
 
 async def serve_shell(
-    server: ServiceHost, stream: AdbStream, command: str, *, v2: bool, pty: bool = False
+    server: ServiceHost, stream: AdbdStream, command: str, *, v2: bool, pty: bool = False
 ) -> None:
     """Run ``command`` (or an interactive session when empty) and send its output and exit code."""
     loop = asyncio.get_running_loop()
@@ -190,13 +190,13 @@ async def serve_shell(
                 await stream.write(shell_packet(EXIT, bytes([result.exit_code & 0xFF])))
             return
         await _interactive(server, stream, shell, pump, v2, prompt=pty)
-    except StreamClosed:
+    except AdbdStreamClosedError:
         pass
     finally:
         pump.stop()
 
 
-async def _send_output(stream: AdbStream, result: ShellResult, v2: bool, pty: bool = False) -> None:
+async def _send_output(stream: AdbdStream, result: ShellResult, v2: bool, pty: bool = False) -> None:
     if pty:  # a terminal turns \n into \r\n (ONLCR) and has one output for stdout and stderr
         merged = (result.merged or result.stdout + result.stderr).replace(b"\n", b"\r\n")
         result = ShellResult(merged, b"", result.exit_code, merged)
@@ -205,14 +205,14 @@ async def _send_output(stream: AdbStream, result: ShellResult, v2: bool, pty: bo
         if merged:
             await stream.write(merged)
         return
-    # One packet per stream kind; AdbStream.write splits it into WRTEs of the negotiated size.
+    # One packet per stream kind; AdbdStream.write splits it into WRTEs of the negotiated size.
     for packet_id, data in ((STDOUT, result.stdout), (STDERR, result.stderr)):
         if data:
             await stream.write(shell_packet(packet_id, data))
 
 
 async def _interactive(
-    server: ServiceHost, stream: AdbStream, shell: Shell, pump: StdinPump, v2: bool, *, prompt: bool
+    server: ServiceHost, stream: AdbdStream, shell: Shell, pump: StdinPump, v2: bool, *, prompt: bool
 ) -> None:
     """Commands from stdin, one line at a time; a prompt only when a terminal was asked for."""
     device = server.phone.props.get("ro.product.device", "generic")

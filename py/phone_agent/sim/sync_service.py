@@ -15,7 +15,7 @@ import stat
 import struct
 
 from phone_agent.adb.sync_protocol import DATA_MAX, DENT_V1, DENT_V2, PATH_MAX, REQUEST, STAT_V1, STAT_V2
-from phone_agent.sim.connection import AdbStream
+from phone_agent.sim.connection import AdbdStream
 from phone_agent.sim.vfs import FileStat, VirtualFileSystem
 
 # The wire formats are shared with the host side (adb/sync_protocol.py).
@@ -26,7 +26,7 @@ SYNC_PATH_MAX = PATH_MAX
 class SyncReader:
     """Exact-size reads over a stream whose WRTEs split messages anywhere."""
 
-    def __init__(self, stream: AdbStream) -> None:
+    def __init__(self, stream: AdbdStream) -> None:
         self.stream = stream
         self._buffer = bytearray()
 
@@ -77,7 +77,7 @@ def _fail(message: str) -> bytes:
     return REQUEST.pack(b"FAIL", len(data)) + data
 
 
-async def serve_sync(fs: VirtualFileSystem, stream: AdbStream) -> None:
+async def serve_sync(fs: VirtualFileSystem, stream: AdbdStream) -> None:
     """Answer sync requests until QUIT, an error, or the stream's end."""
     reader = SyncReader(stream)
     while True:
@@ -139,7 +139,7 @@ def _list(fs: VirtualFileSystem, path: str, *, v2: bool) -> bytes:
     return bytes(out)
 
 
-async def _receive_file(fs: VirtualFileSystem, reader: SyncReader, stream: AdbStream, spec: str) -> bool:
+async def _receive_file(fs: VirtualFileSystem, reader: SyncReader, stream: AdbdStream, spec: str) -> bool:
     path, comma, mode_text = spec.rpartition(",")
     if not comma:
         await stream.write(_fail("missing , in ID_SEND_V1"))
@@ -193,7 +193,7 @@ async def _receive_file(fs: VirtualFileSystem, reader: SyncReader, stream: AdbSt
     return True
 
 
-async def _send_file(fs: VirtualFileSystem, stream: AdbStream, path: str) -> bool:
+async def _send_file(fs: VirtualFileSystem, stream: AdbdStream, path: str) -> bool:
     try:
         data = fs.read_file(path)
     except OSError as exc:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from phone_agent.sim.android import CommandResult
+from phone_agent.sim.android import ShellResult
 from phone_agent.sim.shell import Shell
 
 
@@ -12,8 +12,8 @@ class EchoPhone:
     def command_names(self) -> frozenset[str]:
         return frozenset({"getprop"})
 
-    def run(self, argv, stdin, fs) -> CommandResult:
-        return CommandResult(stdout=("|".join(argv) + "\n").encode())
+    def run(self, argv, stdin, fs) -> ShellResult:
+        return ShellResult(stdout=("|".join(argv) + "\n").encode())
 
 
 def run(sh: Shell, line: str) -> tuple[bytes, bytes, int]:

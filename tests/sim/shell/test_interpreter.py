@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from phone_agent.sim.android import CommandResult
+from phone_agent.sim.android import ShellResult
 from phone_agent.sim.shell import Shell
 from phone_agent.sim.vfs import VirtualFileSystem
 from tests.sim.shell.support import EchoPhone, run
@@ -83,9 +83,9 @@ def test_android_commands_resolve_relative_paths_against_the_working_directory()
         def command_names(self) -> frozenset[str]:
             return frozenset({"screencap"})
 
-        def run(self, argv, stdin, fs) -> CommandResult:
+        def run(self, argv, stdin, fs) -> ShellResult:
             fs.write_file(argv[-1], b"PNG")
-            return CommandResult()
+            return ShellResult()
 
     fs = VirtualFileSystem()
     shell = Shell(fs, WritingPhone())

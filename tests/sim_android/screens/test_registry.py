@@ -10,7 +10,7 @@ from phone_agent.sim.android.contract import Screen
 from phone_agent.sim.android.screens import SCREENS, build
 from phone_agent.sim.android.screens.registry import screen_layout, screen_title
 from phone_agent.sim.android.screens.widgets import WHITE, app_window, label
-from phone_agent.sim.android.ui import UiNode
+from phone_agent.sim.android.ui import SimulatedView
 
 
 def test_every_activity_of_every_app_opens_a_declared_screen():
@@ -43,7 +43,7 @@ def test_a_name_cannot_be_declared_twice():
 
 
 def test_a_new_screen_is_one_declaration_that_the_display_and_recents_then_know():
-    def probe(phone, screen: Screen) -> UiNode:
+    def probe(phone, screen: Screen) -> SimulatedView:
         root = app_window(CLOCK)
         root.add(label((0, 500, 1080, 600), f"probe {screen.arg}"))
         return root

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from phone_agent.sim.android.screens.widgets import list_row, text_field, view
-from phone_agent.sim.android.ui import UiNode
+from phone_agent.sim.android.ui import SimulatedView
 
 
 def test_a_view_is_clipped_to_its_container_and_keeps_its_box_for_drawing():
@@ -27,7 +27,7 @@ def test_an_empty_text_field_reports_its_hint_as_its_text_like_android():
 
 
 def test_a_list_row_with_a_switch_toggles_by_the_rows_action():
-    root = UiNode(cls="android.widget.FrameLayout", bounds=(0, 0, 1080, 2400))
+    root = SimulatedView(cls="android.widget.FrameLayout", bounds=(0, 0, 1080, 2400))
     row = list_row(root, 440, "Wi-Fi", "On", action="toggle:wifi", switch=True)
     switch = [node for node in row.walk() if node.cls == "android.widget.Switch"]
     assert len(switch) == 1

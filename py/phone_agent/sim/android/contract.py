@@ -16,17 +16,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from ...shell_result import ShellResult
+
 if TYPE_CHECKING:
-    from .ui import UiNode
+    from .ui import SimulatedView
 
-
-@dataclass
-class CommandResult:
-    """What one Android command printed and how it exited."""
-
-    stdout: bytes = b""
-    stderr: bytes = b""
-    exit_code: int = 0
+__all__ = ["AndroidPhone", "FileStore", "Screen", "ShellResult"]
 
 
 class FileStore(Protocol):
@@ -78,7 +73,7 @@ class AndroidPhone(Protocol):
     def clock_text(self) -> str: ...
     def top_screen(self) -> Screen | None: ...
     def focused_activity(self) -> tuple[str, str]: ...
-    def windows(self) -> list[UiNode]: ...
+    def windows(self) -> list[SimulatedView]: ...
     def screenshot_png(self) -> bytes: ...
     def screenshot_raw(self) -> bytes: ...
     def launch(self, package: str) -> None: ...

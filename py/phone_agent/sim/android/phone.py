@@ -22,11 +22,11 @@ from urllib.parse import quote_plus, urlsplit
 from PIL import Image
 
 from . import apps, commands, render, screens
-from .contract import CommandResult, FileStore, Screen
+from .contract import FileStore, Screen, ShellResult
 from .data import CONTACTS, INITIAL_MESSAGES
 from .props import device_props
 from .screens import COMPOSE_ID, URL_BAR_ID
-from .ui import UiNode, find_scrollable, hit_test
+from .ui import SimulatedView, find_scrollable, hit_test
 
 log = logging.getLogger(__name__)
 
@@ -59,20 +59,20 @@ class VirtualPhone:
         """The Android commands `run` handles."""
         return frozenset(commands.HANDLERS)
 
-    def run(self, argv: list[str], stdin: bytes, fs: FileStore) -> CommandResult:
+    def run(self, argv: list[str], stdin: bytes, fs: FileStore) -> ShellResult:
         """Run one Android command (argv[0] is one of command_names())."""
         handler = commands.HANDLERS.get(argv[0]) if argv else None
         if handler is None:
             name = argv[0] if argv else ""
             message = f"/system/bin/sh: {name}: inaccessible or not found\n"
-            return CommandResult(stderr=message.encode(), exit_code=127)
+            return ShellResult(stderr=message.encode(), exit_code=127)
         with self._lock:
             try:
                 return handler(self, list(argv[1:]), stdin, fs)
             except Exception as exc:  # a bug here must not take the adbd connection down
                 log.exception("%s failed", argv[0])
                 message = f"Exception occurred while executing '{argv[0]}':\n{exc!r}\n"
-                return CommandResult(stderr=message.encode(), exit_code=255)
+                return ShellResult(stderr=message.encode(), exit_code=255)
 
     def state(self) -> dict[str, Any]:
         """A JSON-able snapshot of what tests and the control endpoint check.
@@ -183,7 +183,7 @@ class VirtualPhone:
             self._cache[what] = make()
         return self._cache[what]
 
-    def windows(self) -> list[UiNode]:
+    def windows(self) -> list[SimulatedView]:
         """The node trees on screen now, bottom to top."""
         with self._lock:
             return self._cached("tree", lambda: screens.build(self))

@@ -11,7 +11,7 @@ from PIL import Image, ImageDraw
 
 from .fonts import ellipsize, font, line_height, tail, wrap
 from .props import SCREEN_HEIGHT, SCREEN_WIDTH
-from .ui import Color, Paint, Rect, UiNode
+from .ui import Color, Paint, Rect, SimulatedView
 
 PRIMARY: Color = (26, 115, 232)
 HINT: Color = (110, 114, 120)
@@ -28,7 +28,7 @@ def _wallpaper(top: Color, bottom: Color) -> Image.Image:
     )
 
 
-def render(windows: list[UiNode]) -> Image.Image:
+def render(windows: list[SimulatedView]) -> Image.Image:
     """The screen as an RGB image, windows drawn bottom to top."""
     image = Image.new("RGB", (SCREEN_WIDTH, SCREEN_HEIGHT), (0, 0, 0))
     for root in windows:
@@ -36,7 +36,7 @@ def render(windows: list[UiNode]) -> Image.Image:
     return image
 
 
-def _draw_node(image: Image.Image, node: UiNode, ox: int, oy: int) -> None:
+def _draw_node(image: Image.Image, node: SimulatedView, ox: int, oy: int) -> None:
     if node.paint is not None:
         x1, y1, x2, y2 = node.draw_box
         _paint(image, node, node.paint, (x1 - ox, y1 - oy, x2 - ox, y2 - oy))
@@ -87,7 +87,7 @@ def _lines(draw: ImageDraw.ImageDraw, box: Rect, text: str, p: Paint) -> None:
         draw.text((x1 + p.pad, top + i * step + step // 2), line, font=font(p.size), fill=p.fg, anchor="lm")
 
 
-def _paint(image: Image.Image, node: UiNode, p: Paint, box: Rect) -> None:
+def _paint(image: Image.Image, node: SimulatedView, p: Paint, box: Rect) -> None:
     draw = ImageDraw.Draw(image)
     x1, y1, x2, y2 = box
     cx, cy = (x1 + x2) // 2, (y1 + y2) // 2

@@ -32,7 +32,7 @@ class Paint:
 
 
 @dataclass
-class UiNode:
+class SimulatedView:
     """One view, as uiautomator reports it, plus what a tap on it does."""
 
     cls: str
@@ -51,13 +51,13 @@ class UiNode:
     long_clickable: bool = False
     password: bool = False
     selected: bool = False
-    children: list[UiNode] = field(default_factory=list)
+    children: list[SimulatedView] = field(default_factory=list)
     action: str | None = None
     paint: Paint | None = None
     box: Rect | None = None
     clip: bool = False
 
-    def add(self, child: UiNode | None) -> UiNode | None:
+    def add(self, child: SimulatedView | None) -> SimulatedView | None:
         """Append a child (None, for a node clipped away, is skipped)."""
         if child is not None:
             if not child.package:
@@ -65,7 +65,7 @@ class UiNode:
             self.children.append(child)
         return child
 
-    def walk(self) -> Iterator[UiNode]:
+    def walk(self) -> Iterator[SimulatedView]:
         yield self
         for child in self.children:
             yield from child.walk()
@@ -93,9 +93,9 @@ def contains(rect: Rect, x: float, y: float) -> bool:
     return rect[0] <= x < rect[2] and rect[1] <= y < rect[3]
 
 
-def hit_test(windows: list[UiNode], x: float, y: float) -> UiNode | None:
+def hit_test(windows: list[SimulatedView], x: float, y: float) -> SimulatedView | None:
     """The node a touch at (x, y) lands on: the topmost, deepest node with an action."""
-    found: UiNode | None = None
+    found: SimulatedView | None = None
     for root in windows:  # later windows are drawn on top
         for node in root.walk():
             if node.action is not None and contains(node.bounds, x, y):
@@ -103,9 +103,9 @@ def hit_test(windows: list[UiNode], x: float, y: float) -> UiNode | None:
     return found
 
 
-def find_scrollable(windows: list[UiNode], x: float, y: float) -> UiNode | None:
+def find_scrollable(windows: list[SimulatedView], x: float, y: float) -> SimulatedView | None:
     """The innermost scrollable node under (x, y)."""
-    found: UiNode | None = None
+    found: SimulatedView | None = None
     for root in windows:
         for node in root.walk():
             if node.scrollable and contains(node.bounds, x, y):
@@ -128,7 +128,7 @@ def _flag(value: bool) -> str:
     return "true" if value else "false"
 
 
-def _dump_node(node: UiNode, index: int, out: list[str]) -> None:
+def _dump_node(node: SimulatedView, index: int, out: list[str]) -> None:
     x1, y1, x2, y2 = node.bounds
     attrs = [
         ("index", str(index)),
@@ -159,7 +159,7 @@ def _dump_node(node: UiNode, index: int, out: list[str]) -> None:
         out.append(" />")
 
 
-def dump_xml(windows: list[UiNode]) -> str:
+def dump_xml(windows: list[SimulatedView]) -> str:
     """The window hierarchy in uiautomator's XML format (one line, like Android)."""
     out = ["<?xml version='1.0' encoding='UTF-8' standalone='yes' ?><hierarchy rotation=\"0\">"]
     for root in windows:

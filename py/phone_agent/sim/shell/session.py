@@ -1,25 +1,16 @@
-"""What the shell's interpreter and its builtins share: the result of a command, ``exit``, the
-session a builtin acts on, and the phone the Android commands go to."""
+"""What the shell's interpreter and its builtins share: the result of a command (``ShellResult``, the
+one type for it, re-exported here), ``exit``, the session a builtin acts on, and the phone the Android
+commands go to."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Protocol
 
+from phone_agent.shell_result import ShellResult
 from phone_agent.sim.vfs import VirtualFileSystem
 
 SH = "/system/bin/sh"
-
-
-@dataclass
-class ShellResult:
-    """What a command line wrote and how it ended; ``merged`` is stdout and stderr in the order written."""
-
-    stdout: bytes = b""
-    stderr: bytes = b""
-    exit_code: int = 0
-    merged: bytes = b""
 
 
 class ShellExit(Exception):

@@ -1,7 +1,7 @@
 """Android's own command-line tools, answering in Android's own formats.
 
 Each handler takes the phone, the arguments after the command name, stdin and
-the file store, and returns a CommandResult; the phone holds its lock while a
+the file store, and returns a ShellResult; the phone holds its lock while a
 handler runs. Errors follow Android: Java shell commands exit 255 with the
 exception on stderr, `cmd` with an unknown service exits 20, `monkey` without a
 launchable package exits 252.

@@ -7,7 +7,7 @@ import binascii
 from urllib.parse import unquote, urlsplit
 
 from .. import apps
-from ..contract import AndroidPhone, CommandResult, FileStore, Screen
+from ..contract import AndroidPhone, FileStore, Screen, ShellResult
 from ..data import CATALOG_ITEMS
 from .base import Args, ShellCommandError, fail, java_exception, ok
 from .input import press_key
@@ -160,7 +160,7 @@ SETTINGS_ACTIONS = {
 }
 
 
-def _start(phone: AndroidPhone, intent: Intent) -> CommandResult:
+def _start(phone: AndroidPhone, intent: Intent) -> ShellResult:
     """Resolve and start an activity intent; the answer `am start` prints."""
     starting = f"Starting: {intent.describe()}\n"
     if intent.component:
@@ -205,7 +205,7 @@ def _start(phone: AndroidPhone, intent: Intent) -> CommandResult:
 
 def _open_activity(
     phone: AndroidPhone, intent: Intent, app: apps.App, activity: str, starting: str
-) -> CommandResult:
+) -> ShellResult:
     if intent.force_stop:
         phone.force_stop(app.package)
     name = app.screens[activity]
@@ -243,7 +243,7 @@ def _open_activity(
     return ok(starting)
 
 
-def _broadcast(phone: AndroidPhone, intent: Intent) -> CommandResult:
+def _broadcast(phone: AndroidPhone, intent: Intent) -> ShellResult:
     out = f"Broadcasting: {intent.describe('0x400000')}\n"
     result = "Broadcast completed: result=0\n"
     action, extras = intent.action, intent.extras
@@ -277,7 +277,7 @@ def _broadcast(phone: AndroidPhone, intent: Intent) -> CommandResult:
     return ok(out + result)
 
 
-def am(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> CommandResult:
+def am(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> ShellResult:
     if not args or args[0] in ("help", "-h"):
         return ok(AM_USAGE)
     sub = args[0]
@@ -311,7 +311,7 @@ def am(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> Com
     return fail(f"Unknown command: {sub}\n", 255)
 
 
-def monkey(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> CommandResult:
+def monkey(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> ShellResult:
     out = [f"  bash arg: {x}\n" for x in args]
     out.append(f"args: [{', '.join(args)}]\n")
     out += [f' arg: "{x}"\n' for x in args]

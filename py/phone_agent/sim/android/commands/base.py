@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..contract import AndroidPhone, CommandResult, FileStore
+from ..contract import AndroidPhone, FileStore, ShellResult
 
-Handler = Callable[[AndroidPhone, list[str], bytes, FileStore], CommandResult]
+Handler = Callable[[AndroidPhone, list[str], bytes, FileStore], ShellResult]
 
 
 class ShellCommandError(Exception):
@@ -21,15 +21,15 @@ class ShellCommandError(Exception):
         self.command, self.java_class = command, java_class
 
 
-def ok(text: str = "") -> CommandResult:
-    return CommandResult(stdout=text.encode())
+def ok(text: str = "") -> ShellResult:
+    return ShellResult(stdout=text.encode())
 
 
-def fail(text: str, code: int = 1, stdout: str = "") -> CommandResult:
-    return CommandResult(stdout=stdout.encode(), stderr=text.encode(), exit_code=code)
+def fail(text: str, code: int = 1, stdout: str = "") -> ShellResult:
+    return ShellResult(stdout=stdout.encode(), stderr=text.encode(), exit_code=code)
 
 
-def java_exception(error: ShellCommandError) -> CommandResult:
+def java_exception(error: ShellCommandError) -> ShellResult:
     return fail(
         f"\nException occurred while executing '{error.command}':\n"
         f"{error.java_class}: {error}\n"

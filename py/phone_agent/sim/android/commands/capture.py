@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..contract import AndroidPhone, CommandResult, FileStore
+from ..contract import AndroidPhone, FileStore, ShellResult
 from ..ui import dump_xml
 from .base import fail, ok, write_reason
 
@@ -16,7 +16,7 @@ If FILENAME is not given, the results will be printed to stdout.
 """
 
 
-def screencap(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> CommandResult:
+def screencap(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> ShellResult:
     png, path, i = False, None, 0
     while i < len(args):
         arg = args[i]
@@ -39,7 +39,7 @@ def screencap(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore)
         png = True
     data = phone.screenshot_png() if png else phone.screenshot_raw()
     if path is None:
-        return CommandResult(stdout=data)
+        return ShellResult(stdout=data)
     reason = write_reason(fs, path, data)
     if reason:
         return fail(f"Error opening file: {path} ({reason})\nSaving image failed.\n", 1)
@@ -65,7 +65,7 @@ events: prints out accessibility events until terminated
 """
 
 
-def uiautomator(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> CommandResult:
+def uiautomator(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> ShellResult:
     if not args or args[0] != "dump":
         return ok(UIAUTOMATOR_USAGE)
     paths = [a for a in args[1:] if not a.startswith("--")]
@@ -73,8 +73,8 @@ def uiautomator(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStor
     xml = dump_xml(phone.windows()).encode()
     message = f"UI hierchary dumped to: {path}\n".encode()
     if path in ("/dev/tty", "/dev/stdout"):
-        return CommandResult(stdout=xml + message)
+        return ShellResult(stdout=xml + message)
     reason = write_reason(fs, path, xml)
     if reason:
         return fail(f"java.io.FileNotFoundException: {path}: open failed: {reason}\n", 1)
-    return CommandResult(stdout=message)
+    return ShellResult(stdout=message)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import zlib
 
 from .. import apps
-from ..contract import AndroidPhone, CommandResult, FileStore
+from ..contract import AndroidPhone, FileStore, ShellResult
 from ..props import DENSITY, SCREEN_HEIGHT, SCREEN_WIDTH
 from ..screens.widgets import NAV_Y
 from .base import fail, ok
@@ -68,7 +68,7 @@ def _dumpsys_window(phone: AndroidPhone, section: str) -> str:
     return "\n".join(out) + "\n"
 
 
-def dumpsys(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> CommandResult:
+def dumpsys(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> ShellResult:
     service = args[0] if args else ""
     section = args[1] if len(args) > 1 else ""
     if service == "window":

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from .. import keys
-from ..contract import AndroidPhone, CommandResult, FileStore
+from ..contract import AndroidPhone, FileStore, ShellResult
 from .base import Args, ShellCommandError, java_exception, ok
 
 INPUT_SOURCES = (
@@ -58,7 +58,7 @@ def press_key(phone: AndroidPhone, code: int) -> None:
         phone.type_text(keys.KEY_CHARS[code])
 
 
-def input_(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> CommandResult:
+def input_(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> ShellResult:
     a = Args(args[0] if args else "", args)
     sub = a.next()
     try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import zlib
 
 from .. import apps
-from ..contract import AndroidPhone, CommandResult, FileStore
+from ..contract import AndroidPhone, FileStore, ShellResult
 from .activity import am
 from .base import Handler, fail, ok
 from .input import input_
@@ -32,7 +32,7 @@ def _apk_path(app: apps.App) -> str:
     return f"/product/app/{app.label.replace(' ', '')}/{app.label.replace(' ', '')}.apk"
 
 
-def pm(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> CommandResult:
+def pm(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> ShellResult:
     if not args or args[0] in ("help", "-h"):
         return ok(PM_USAGE)
     sub = args[0]
@@ -70,7 +70,7 @@ def pm(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> Com
     return fail(f"Unknown command: {sub}\n", 255)
 
 
-def _resolve_activity(args: list[str]) -> CommandResult:
+def _resolve_activity(args: list[str]) -> ShellResult:
     words = [a for a in args if not a.startswith("-")]
     package = words[-1] if words else ""
     app = apps.APPS.get(package)
@@ -82,7 +82,7 @@ def _resolve_activity(args: list[str]) -> CommandResult:
     )
 
 
-def cmd(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> CommandResult:
+def cmd(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> ShellResult:
     if not args:
         return fail(
             "cmd: No service specified; use -l to list all running services."
@@ -97,7 +97,7 @@ def cmd(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> Co
     return CMD_SERVICES[service](phone, rest, stdin, fs)
 
 
-def _cmd_wifi(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> CommandResult:
+def _cmd_wifi(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> ShellResult:
     if args[:1] == ["set-wifi-enabled"] and len(args) == 2 and args[1] in ("enabled", "disabled"):
         phone.set_wifi(args[1] == "enabled")
         return ok()
@@ -106,7 +106,7 @@ def _cmd_wifi(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore)
     return ok("Wi-Fi (wifi) commands:\n  set-wifi-enabled enabled|disabled\n  status\n")
 
 
-def _cmd_bluetooth(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> CommandResult:
+def _cmd_bluetooth(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> ShellResult:
     if args in (["enable"], ["disable"]):
         phone.set_bluetooth(args[0] == "enable")
         return ok()

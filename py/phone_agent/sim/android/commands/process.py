@@ -3,7 +3,7 @@ server started through `app_process` registers itself in ``phone.processes`` whi
 
 from __future__ import annotations
 
-from ..contract import AndroidPhone, CommandResult, FileStore
+from ..contract import AndroidPhone, FileStore, ShellResult
 from .base import ok
 
 HEADER = "USER           PID  PPID        VSZ    RSS WCHAN            ADDR S NAME                       \n"
@@ -22,7 +22,7 @@ def _line(user: str, pid: int, ppid: int, name: str) -> str:
     return f"{user:<10}{pid:>8}{ppid:>6}{10904472:>11}{4096:>7} do_epoll_wait{0:>11} S {name}\n"
 
 
-def ps(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> CommandResult:
+def ps(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> ShellResult:
     rows = list(SYSTEM)
     rows += [("shell", pid, 2987, name) for pid, name in sorted(getattr(phone, "processes", {}).items())]
     if not any(a in ("-A", "-e") for a in args):

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from .. import apps
-from ..contract import AndroidPhone, CommandResult, FileStore
+from ..contract import AndroidPhone, FileStore, ShellResult
 from ..props import DENSITY, SCREEN_HEIGHT, SCREEN_WIDTH
 from .base import fail, ok
 
 
-def getprop(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> CommandResult:
+def getprop(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> ShellResult:
     if not args:
         return ok("".join(f"[{k}]: [{v}]\n" for k, v in sorted(phone.props.items())))
     default = args[1] if len(args) > 1 else ""
@@ -25,7 +25,7 @@ WM_USAGE = """Window manager (window) commands:
 """
 
 
-def wm(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> CommandResult:
+def wm(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> ShellResult:
     sub, rest = (args[0], [a for a in args[1:] if a not in ("-d", "0")]) if args else ("", [])
     if sub == "size" and not rest:
         return ok(f"Physical size: {SCREEN_WIDTH}x{SCREEN_HEIGHT}\n")
@@ -46,7 +46,7 @@ IME_USAGE = (
 )
 
 
-def ime(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> CommandResult:
+def ime(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> ShellResult:
     known = [apps.GBOARD_IME, apps.ADB_KEYBOARD_IME]
     enabled = [i for i in phone.settings["secure"]["enabled_input_methods"].split(":") if i]
     sub = args[0] if args else ""
@@ -91,7 +91,7 @@ SETTINGS_USAGE = """Settings provider (settings) commands:
 """
 
 
-def settings(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> CommandResult:
+def settings(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> ShellResult:
     words: list[str] = []
     i = 0
     while i < len(args):
@@ -127,7 +127,7 @@ def settings(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) 
     return ok()
 
 
-def svc(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> CommandResult:
+def svc(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> ShellResult:
     if len(args) == 2 and args[0] in ("wifi", "bluetooth") and args[1] in ("enable", "disable"):
         (phone.set_wifi if args[0] == "wifi" else phone.set_bluetooth)(args[1] == "enable")
         return ok()

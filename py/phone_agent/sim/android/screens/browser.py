@@ -7,7 +7,7 @@ from urllib.parse import urlsplit
 from .. import apps
 from ..contract import AndroidPhone, Screen
 from ..fonts import ellipsize, line_height, wrap
-from ..ui import Paint, UiNode
+from ..ui import Paint, SimulatedView
 from .registry import screen_layout, screen_title
 from .widgets import DIVIDER, NAV_Y, TEXT2, WHITE, W, app_window, label, text_field, view
 
@@ -19,7 +19,7 @@ def page_title_of(screen: Screen) -> str:
 
 
 @screen_layout("browser/page", title=page_title_of)
-def browser_page(phone: AndroidPhone, screen: Screen) -> UiNode:
+def browser_page(phone: AndroidPhone, screen: Screen) -> SimulatedView:
     root = app_window(apps.CHROME, WHITE)
     focused = screen.focus == URL_BAR_ID
     shown = phone.drafts.get("url", "") if focused else screen.arg

@@ -6,7 +6,7 @@ from .. import apps
 from ..contract import AndroidPhone, Screen
 from ..data import CATALOG_ITEMS
 from ..fonts import line_height, wrap
-from ..ui import Paint, Rect, UiNode
+from ..ui import Paint, Rect, SimulatedView
 from .registry import screen_layout
 from .widgets import DIVIDER, NAV_Y, TEXT2, W, app_window, back_button, label, view
 
@@ -20,7 +20,7 @@ def catalog_max_scroll() -> int:
 
 
 @screen_layout("catalog/list", title="Catalog")
-def catalog_list(phone: AndroidPhone, screen: Screen) -> UiNode:
+def catalog_list(phone: AndroidPhone, screen: Screen) -> SimulatedView:
     root = app_window(CAT)
     root.add(label((60, 150, 1020, 260), "Catalog", size=64, rid=f"{CAT}:id/title"))
     root.add(
@@ -84,7 +84,7 @@ def item_title(screen: Screen) -> str:
 
 
 @screen_layout("catalog/item", title=item_title)
-def catalog_item(phone: AndroidPhone, screen: Screen) -> UiNode:
+def catalog_item(phone: AndroidPhone, screen: Screen) -> SimulatedView:
     root = app_window(CAT)
     item = CATALOG_ITEMS[int(screen.arg) - 1]
     back_button(root)

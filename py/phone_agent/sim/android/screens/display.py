@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from ..contract import AndroidPhone
-from ..ui import UiNode
+from ..ui import SimulatedView
 from .launcher import home_screen, recents_screen
 from .registry import SCREENS
 from .system_bars import nav_bar, status_bar
 
 
-def build(phone: AndroidPhone) -> list[UiNode]:
+def build(phone: AndroidPhone) -> list[SimulatedView]:
     """The windows on screen, bottom to top: the app (or launcher), status bar, nav bar."""
     screen = phone.top_screen()
     if phone.showing_recents:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from .. import apps
 from ..contract import AndroidPhone
-from ..ui import Paint, UiNode
+from ..ui import Paint, SimulatedView
 from .registry import screen_title
 from .widgets import BG, TEXT2, WALLPAPER, WHITE, W, app_window, label, view
 
 
-def home_screen() -> UiNode:
+def home_screen() -> SimulatedView:
     root = app_window(apps.LAUNCHER, WALLPAPER)
     root.paint = Paint(kind="wallpaper", bg=WALLPAPER)
     root.add(label((60, 220, 1020, 300), "Phone Agent Sim", size=60, fg=WHITE))
@@ -36,7 +36,7 @@ def home_screen() -> UiNode:
     return root
 
 
-def recents_screen(phone: AndroidPhone) -> UiNode:
+def recents_screen(phone: AndroidPhone) -> SimulatedView:
     root = app_window(apps.LAUNCHER, (45, 47, 52))
     tasks = [p for p in phone.recents if p in phone.tasks][:4]
     if not tasks:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from .. import apps
 from ..contract import AndroidPhone, Screen
 from ..fonts import ellipsize, line_height, text_width, wrap
-from ..ui import Paint, Rect, UiNode
+from ..ui import Paint, Rect, SimulatedView
 from .registry import screen_layout
 from .widgets import (
     BUBBLE_THEM,
@@ -27,7 +27,7 @@ MSG = apps.MESSAGES
 COMPOSE_ID = "com.google.android.apps.messaging:id/compose_message_text"
 
 
-def avatar(box: Rect, name: str) -> UiNode | None:
+def avatar(box: Rect, name: str) -> SimulatedView | None:
     hue = sum(map(ord, name)) % 5
     colors = [(26, 115, 232), (30, 142, 62), (217, 48, 37), (161, 66, 244), (230, 124, 35)]
     return view(
@@ -39,7 +39,7 @@ def avatar(box: Rect, name: str) -> UiNode | None:
 
 
 @screen_layout("messages/list", title="Messages")
-def messages_list(phone: AndroidPhone, screen: Screen) -> UiNode:
+def messages_list(phone: AndroidPhone, screen: Screen) -> SimulatedView:
     root = app_window(MSG)
     page_title(root, "Messages", sub_page=False)
     for i, name in enumerate(phone.conversation_order):
@@ -80,7 +80,7 @@ def thread_title(screen: Screen) -> str:
 
 
 @screen_layout("messages/thread", title=thread_title)
-def messages_thread(phone: AndroidPhone, screen: Screen) -> UiNode:
+def messages_thread(phone: AndroidPhone, screen: Screen) -> SimulatedView:
     root = app_window(MSG)
     back_button(root)
     name = screen.arg
@@ -95,7 +95,7 @@ def messages_thread(phone: AndroidPhone, screen: Screen) -> UiNode:
     assert area is not None
     root.add(area)
     bottom = 2060
-    bubbles: list[UiNode] = []
+    bubbles: list[SimulatedView] = []
     for message in reversed(phone.conversations.get(name, [])):
         lines = wrap(message["text"], 42, 700)
         width = max(text_width(line, 42) for line in lines) + 64

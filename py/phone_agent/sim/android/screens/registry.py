@@ -11,9 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..contract import AndroidPhone, Screen
-from ..ui import UiNode
+from ..ui import SimulatedView
 
-Layout = Callable[[AndroidPhone, Screen], UiNode]
+Layout = Callable[[AndroidPhone, Screen], SimulatedView]
 Title = str | Callable[[Screen], str]
 
 

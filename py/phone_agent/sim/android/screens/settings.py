@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .. import apps
 from ..contract import AndroidPhone, Screen
-from ..ui import UiNode
+from ..ui import SimulatedView
 from .registry import screen_layout
 from .widgets import app_window, list_row, page_title
 
@@ -13,7 +13,7 @@ from .widgets import app_window, list_row, page_title
 @screen_layout("settings/network", title="Network & internet")
 @screen_layout("settings/connected", title="Connected devices")
 @screen_layout("settings/about", title="About phone")
-def settings_screen(phone: AndroidPhone, screen: Screen) -> UiNode:
+def settings_screen(phone: AndroidPhone, screen: Screen) -> SimulatedView:
     root = app_window(apps.SETTINGS)
     if screen.name == "settings/main":
         page_title(root, "Settings", sub_page=False)

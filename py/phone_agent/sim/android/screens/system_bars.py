@@ -4,13 +4,13 @@ three-button navigation bar."""
 from __future__ import annotations
 
 from ..contract import AndroidPhone
-from ..ui import Paint, UiNode
+from ..ui import Paint, SimulatedView
 from .widgets import NAV_Y, STATUS_H, TEXT, WHITE, H, W, label, view
 
 
-def status_bar(phone: AndroidPhone, dark: bool) -> UiNode:
+def status_bar(phone: AndroidPhone, dark: bool) -> SimulatedView:
     fg = WHITE if dark else TEXT
-    bar = UiNode(
+    bar = SimulatedView(
         cls="android.widget.FrameLayout",
         bounds=(0, 0, W, STATUS_H),
         package="com.android.systemui",
@@ -62,9 +62,9 @@ def status_bar(phone: AndroidPhone, dark: bool) -> UiNode:
     return bar
 
 
-def nav_bar(dark: bool) -> UiNode:
+def nav_bar(dark: bool) -> SimulatedView:
     fg = WHITE if dark else (60, 60, 67)
-    bar = UiNode(
+    bar = SimulatedView(
         cls="android.widget.FrameLayout",
         bounds=(0, NAV_Y, W, H),
         package="com.android.systemui",

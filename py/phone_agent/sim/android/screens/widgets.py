@@ -4,7 +4,7 @@ constructors of views (labels, list rows, text fields, app windows) in absolute 
 from __future__ import annotations
 
 from ..props import SCREEN_HEIGHT, SCREEN_WIDTH
-from ..ui import Color, Paint, Rect, UiNode, intersect
+from ..ui import Color, Paint, Rect, SimulatedView, intersect
 
 W, H = SCREEN_WIDTH, SCREEN_HEIGHT
 STATUS_H = 110
@@ -23,12 +23,12 @@ BUBBLE_THEM: Color = (232, 234, 237)
 
 def view(
     cls: str, box: Rect, *, clip_to: Rect | None = None, paint: Paint | None = None, **attrs: object
-) -> UiNode | None:
+) -> SimulatedView | None:
     """A node whose visible bounds are `box` clipped to `clip_to` (None if invisible)."""
     bounds = intersect(box, clip_to) if clip_to else box
     if bounds is None:
         return None
-    node = UiNode(cls=cls, bounds=bounds, paint=paint, **attrs)  # type: ignore[arg-type]
+    node = SimulatedView(cls=cls, bounds=bounds, paint=paint, **attrs)  # type: ignore[arg-type]
     if bounds != box:
         node.box = box
     return node
@@ -45,7 +45,7 @@ def label(
     rid: str = "",
     clip_to: Rect | None = None,
     kind: str = "text",
-) -> UiNode | None:
+) -> SimulatedView | None:
     return view(
         "android.widget.TextView",
         box,
@@ -56,11 +56,13 @@ def label(
     )
 
 
-def app_window(package: str, bg: Color = BG) -> UiNode:
-    return UiNode(cls="android.widget.FrameLayout", bounds=(0, 0, W, H), package=package, paint=Paint(bg=bg))
+def app_window(package: str, bg: Color = BG) -> SimulatedView:
+    return SimulatedView(
+        cls="android.widget.FrameLayout", bounds=(0, 0, W, H), package=package, paint=Paint(bg=bg)
+    )
 
 
-def back_button(root: UiNode) -> None:
+def back_button(root: SimulatedView) -> None:
     root.add(
         view(
             "android.widget.ImageButton",
@@ -74,7 +76,7 @@ def back_button(root: UiNode) -> None:
     )
 
 
-def page_title(root: UiNode, title: str, *, sub_page: bool) -> None:
+def page_title(root: SimulatedView, title: str, *, sub_page: bool) -> None:
     if sub_page:
         back_button(root)
         root.add(
@@ -85,7 +87,7 @@ def page_title(root: UiNode, title: str, *, sub_page: bool) -> None:
 
 
 def list_row(
-    root: UiNode,
+    root: SimulatedView,
     top: int,
     title: str,
     summary: str,
@@ -96,7 +98,7 @@ def list_row(
     glyph: str = "",
     switch: bool | None = None,
     switch_id: str = "android:id/switch_widget",
-) -> UiNode:
+) -> SimulatedView:
     row = view(
         "android.widget.LinearLayout",
         (0, top, W, top + height),
@@ -142,7 +144,7 @@ def list_row(
 
 def text_field(
     box: Rect, rid: str, text: str, hint: str, *, focused: bool, size: int = 42, desc: str = ""
-) -> UiNode | None:
+) -> SimulatedView | None:
     """An EditText; like Android, an empty field reports its hint as its text."""
     return view(
         "android.widget.EditText",
