@@ -198,6 +198,7 @@ def add_serve_command(commands: argparse._SubParsersAction) -> None:
         "serve", help="serve the page, the relay WebSocket and MCP over HTTP at /mcp (bearer token)"
     )
     add_server_options(parser)
+    add_farm_option(parser)
     parser.set_defaults(run=run_serve)
 
 
@@ -296,6 +297,10 @@ def server_options(args: argparse.Namespace) -> ServerOptions:
 def run_serve(args: argparse.Namespace) -> int:
     from .server.runtime import run
 
+    if getattr(args, "farm", None):  # /mcp routes over a NATS farm: no page, no relay, no phone here
+        from .server.farm_http import run_farm_router
+
+        return run_farm_router(server_options(args), args.farm)
     if args.sim:
         from .sim.commandline import run_server_with_sim
 

@@ -20,7 +20,7 @@ import signal
 import socket
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -336,10 +336,11 @@ class WebServer:
         log.info("no MCP client and no page for %g s; exiting", idle_exit_s)
 
 
-async def serve(options: ServerOptions) -> int | None:
-    """``phone-agent serve``: the page, the relay and /mcp until SIGINT, SIGTERM, ``phone-agent stop`` or
-    the idle time. Answers the signal (None when it stopped for another reason)."""
-    web = WebServer(options)
+async def serve(options: ServerOptions, web_server: Callable[[ServerOptions], Any] = WebServer) -> int | None:
+    """``phone-agent serve``: the page, the relay and /mcp (or, as ``web_server``, the farm's router,
+    ``farm_http``) until SIGINT, SIGTERM, ``phone-agent stop`` or the idle time. Answers the signal
+    (None when it stopped for another reason)."""
+    web = web_server(options)
     await web.start()
     stopping = _StopSignals()
     waiters = [web.task, asyncio.ensure_future(web.stop_requested.wait())]
@@ -391,11 +392,11 @@ class _StopSignals:
             self._loop.remove_signal_handler(sig)
 
 
-def run(options: ServerOptions) -> int:
+def run(options: ServerOptions, web_server: Callable[[ServerOptions], Any] = WebServer) -> int:
     """Run ``serve`` to its end; the process exit code."""
     configure_logging(options.verbose)
     try:
-        stopped_by = asyncio.run(serve(options))
+        stopped_by = asyncio.run(serve(options, web_server))
     except StartupError as exc:
         print(f"phone-agent: error: {exc}", file=sys.stderr)
         return 1
