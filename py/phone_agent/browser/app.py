@@ -19,7 +19,8 @@ from ..relay_frames import relay_settings
 from ..tools import DEFAULT_TOOL_PROFILE, Channel, ToolProfile
 from .agent_page import AgentPage
 from .dom import PanelEvents
-from .farm_client import FarmClient, start_farm
+from .farm_client import FarmMembership
+from .farm_settings import FarmSettingsCard
 from .interop import to_js_json
 from .live_controls import LiveViewControls
 from .phone import PhonePanel
@@ -40,7 +41,7 @@ class PhoneAgentPage:
     live_controls: LiveViewControls
     sim_offer: SimOffer
     phone_connecting: asyncio.Future[None] | None = None
-    farm: FarmClient | None = None
+    farm: FarmMembership | None = None
 
 
 async def fetch_server_config() -> dict[str, Any] | None:
@@ -97,7 +98,10 @@ async def start() -> PhoneAgentPage:
     agent.runner.on_frame = phone.show_agent_frame
     page = PhoneAgentPage(context, ui, webmcp, relay, phone, agent, live_controls, sim_offer)
     page.phone_connecting = asyncio.ensure_future(phone.connect_at_load((server_config or {}).get("device")))
-    page.farm = await start_farm(context)  # ?farm=ws://USER:PASSWORD@HOST:PORT (docs/farm.md)
+    # ?farm=ws://USER:PASSWORD@HOST:PORT, else the Settings card's Farm field (docs/farm.md).
+    page.farm = FarmMembership(context)
+    await page.farm.start()
+    FarmSettingsCard(page.farm)
     expose_console_api(page)
     ui.ready()
     return page
