@@ -211,6 +211,14 @@ def add_farm_option(parser: argparse.ArgumentParser) -> None:
         help="route every call over the NATS phone farm at nats://USER:PASSWORD@HOST:PORT (or TOKEN@); "
         "'env' reads the URL from $PHONE_AGENT_FARM; no page is served",
     )
+    parser.add_argument(
+        "--farm-nkey-seed",
+        metavar="FILE",
+        type=Path,
+        default=None,
+        help="join the farm as the nkey user whose seed (SU…) FILE holds; the --farm URL then carries "
+        "no credentials",
+    )
 
 
 def add_mcp_command(commands: argparse._SubParsersAction) -> None:
@@ -300,7 +308,7 @@ def run_serve(args: argparse.Namespace) -> int:
     if getattr(args, "farm", None):  # /mcp routes over a NATS farm: no page, no relay, no phone here
         from .server.farm_http import run_farm_router
 
-        return run_farm_router(server_options(args), args.farm)
+        return run_farm_router(server_options(args), args.farm, args.farm_nkey_seed)
     if args.sim:
         from .sim.commandline import run_server_with_sim
 

@@ -18,6 +18,7 @@ import logging
 import os
 import sys
 import time
+from pathlib import Path
 
 import uvicorn
 from starlette.applications import Starlette
@@ -80,10 +81,10 @@ class FarmWebServer:
     """``/mcp`` over the farm on one port, under uvicorn, as a task in the caller's loop; it has the
     interface ``runtime.serve`` drives (start, task, stop_requested, failed, watch_idle, stop)."""
 
-    def __init__(self, options: ServerOptions, url: FarmUrl) -> None:
+    def __init__(self, options: ServerOptions, url: FarmUrl, nkey_seed: Path | None = None) -> None:
         self.options = options
         self.farm_url = url
-        self.router = FarmRouter(url, dict(options.tool_timeouts))
+        self.router = FarmRouter(url, dict(options.tool_timeouts), nkey_seed=nkey_seed)
         token = options.token or credentials.load_token()
         self._sock = bind_socket(options.host, options.port)
         self.port: int = self._sock.getsockname()[1]
@@ -195,12 +196,13 @@ class FarmWebServer:
         self._sock.close()
 
 
-def run_farm_router(options: ServerOptions, farm: str) -> int:
-    """``phone-agent serve --farm URL`` to its end; the exit code."""
-    from .farm_mcp import farm_url_from
+def run_farm_router(options: ServerOptions, farm: str, nkey_seed: Path | None = None) -> int:
+    """``phone-agent serve --farm URL [--farm-nkey-seed FILE]`` to its end; the exit code."""
+    from .farm_mcp import farm_url_from, nkey_seed_from
     from .runtime import run
 
     if options.sim:
         raise SystemExit("phone-agent: error: --farm serves no page, so --sim has no page to serve its phone")
     url = farm_url_from(farm)
-    return run(options, lambda chosen: FarmWebServer(chosen, url))
+    seed = nkey_seed_from(nkey_seed, url)
+    return run(options, lambda chosen: FarmWebServer(chosen, url, seed))

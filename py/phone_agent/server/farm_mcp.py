@@ -14,6 +14,7 @@ import copy
 import logging
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 import mcp.types as types
@@ -76,6 +77,26 @@ def build_farm_mcp_server(
     return build_tool_server(farm_tools(tools_for_profile(profile)), call, FARM_INSTRUCTIONS, profile)
 
 
+def nkey_seed_from(path: Path | None, url: FarmUrl) -> Path | None:
+    """``--farm-nkey-seed FILE`` checked: a readable file holding a user seed (``SU…``), and a farm URL
+    that carries no other credential; SystemExit with a message that never shows the seed."""
+    if path is None:
+        return None
+    if url.user or url.token:
+        raise SystemExit(
+            "phone-agent: error: --farm-nkey-seed: give the farm URL without credentials (nats://HOST:PORT)"
+        )
+    try:
+        seed = path.read_text(encoding="ascii", errors="replace").strip()
+    except OSError as exc:
+        raise SystemExit(
+            f"phone-agent: error: --farm-nkey-seed: cannot read {path}: {exc.strerror}"
+        ) from None
+    if not seed.startswith("SU"):
+        raise SystemExit(f"phone-agent: error: --farm-nkey-seed: {path} holds no user nkey seed (SU…)")
+    return path
+
+
 def farm_url_from(text: str | None) -> FarmUrl:
     """``--farm`` (or $PHONE_AGENT_FARM, which keeps the password out of ``ps``) as a FarmUrl; SystemExit
     with a message that never repeats the credentials."""
@@ -89,11 +110,14 @@ def farm_url_from(text: str | None) -> FarmUrl:
 
 
 async def serve_farm_mcp(
-    url: FarmUrl, timeouts: dict[str, int], profile: str | ToolProfile = DEFAULT_TOOL_PROFILE
+    url: FarmUrl,
+    timeouts: dict[str, int],
+    profile: str | ToolProfile = DEFAULT_TOOL_PROFILE,
+    nkey_seed: Path | None = None,
 ) -> None:
     from mcp.server.stdio import stdio_server
 
-    router = FarmRouter(url, timeouts)
+    router = FarmRouter(url, timeouts, nkey_seed=nkey_seed)
     await router.start()
     print(f"phone-agent: routing MCP calls over the farm at {url.shown}", file=sys.stderr, flush=True)
     server = build_farm_mcp_server(router, profile)
@@ -110,9 +134,10 @@ def run_farm_mcp(args: argparse.Namespace) -> int:
     from .runtime import configure_logging
 
     url = farm_url_from(args.farm)
+    seed = nkey_seed_from(getattr(args, "farm_nkey_seed", None), url)
     configure_logging(args.verbose)
     try:
-        asyncio.run(serve_farm_mcp(url, dict(args.tool_timeouts), args.tool_profile))
+        asyncio.run(serve_farm_mcp(url, dict(args.tool_timeouts), args.tool_profile, seed))
     except FarmConnectError as exc:
         print(f"phone-agent: error: {exc}", file=sys.stderr)
         return 1
