@@ -156,6 +156,9 @@ async def main() -> None:
     parser.add_argument("--calls", type=int, default=200, help="sequential calls per path")
     parser.add_argument("--burst", type=int, default=300, help="concurrent calls per phone count")
     parser.add_argument("--concurrency", type=int, default=24)
+    parser.add_argument(
+        "--profile-page", action="store_true", help="also print cProfile of the page during the 1-phone burst"
+    )
     options = parser.parse_args()
     from playwright.async_api import async_playwright
 
@@ -201,8 +204,13 @@ async def main() -> None:
 
             # 2. Calls per second, one phone then three, with the CPU each kind of process spent.
             cpu_before = cpu_by_kind()
+            profiling = None
+            if options.profile_page:
+                profiling = asyncio.ensure_future(first.evaluate("(s) => window.phoneAgent.profileFor(s)", 3))
             one = await burst_rate(sessions, serials[:1], options.burst, options.concurrency)
             cpu_one = cpu_per_call(cpu_before, cpu_by_kind(), options.burst)
+            if profiling is not None:
+                print(await profiling)
             for user, sim in zip(PAGE_USERS[1:], sims[1:], strict=True):
                 url = f"{base}&device=tcp:127.0.0.1:{sim.port}&farm={broker.ws_url(user)}"
                 tab = await open_tab(context, url)
@@ -213,9 +221,9 @@ async def main() -> None:
             three = await burst_rate(sessions, serials, options.burst, options.concurrency)
             cpu_three = cpu_per_call(cpu_before, cpu_by_kind(), options.burst)
             figures["calls/s, 1 phone"] = f"{one:.0f}"
-            figures.update(cpu_one)
+            figures.update({f"{name} (1 phone)": value for name, value in cpu_one.items()})
             figures["calls/s, 3 phones"] = f"{three:.0f}"
-            figures.update(cpu_three)
+            figures.update({f"{name} (3 phones)": value for name, value in cpu_three.items()})
             figures["3 phones / 1 phone"] = f"{three / one:.2f}"
             await context.close()
 

@@ -254,7 +254,27 @@ def expose_console_api(page: PhoneAgentPage) -> None:
         )
         return to_js_json(result)
 
+    async def profile_for(seconds: float, rows: int = 30) -> str:
+        """cProfile of everything the page's Python runs for ``seconds`` (its calls, whichever channel
+        brings them), top functions by own time then by cumulative time (bench/bench_farm.py uses this)."""
+        import cProfile
+        import io
+        import pstats
+
+        profiler = cProfile.Profile()
+        profiler.enable()
+        try:
+            await asyncio.sleep(float(seconds))
+        finally:
+            profiler.disable()
+        out = io.StringIO()
+        stats = pstats.Stats(profiler, stream=out)
+        stats.sort_stats("tottime").print_stats(int(rows))
+        stats.sort_stats("cumulative").print_stats(int(rows))
+        return out.getvalue()
+
     for name, method in (
+        ("profileFor", profile_for),
         ("benchAgent", bench_agent),
         ("unregisterWebMcp", unregister_webmcp),
         ("registerWebMcp", register_webmcp),
