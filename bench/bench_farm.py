@@ -157,6 +157,9 @@ async def main() -> None:
     parser.add_argument("--burst", type=int, default=300, help="concurrent calls per phone count")
     parser.add_argument("--concurrency", type=int, default=24)
     parser.add_argument(
+        "--page-params", default="", help="more page URL parameters for the farm's pages, e.g. '&soonBatch=0'"
+    )
+    parser.add_argument(
         "--profile-page", action="store_true", help="also print cProfile of the page during the 1-phone burst"
     )
     options = parser.parse_args()
@@ -187,7 +190,7 @@ async def main() -> None:
             stack.callback(served.stop)
             context = await browser.new_context()
             stack.push_async_callback(context.close)
-            base = f"{served.base}/?relayRetryMs=600000&farmHeartbeatMs=1000"
+            base = f"{served.base}/?relayRetryMs=600000&farmHeartbeatMs=1000{options.page_params}"
             first = await open_tab(
                 context, f"{base}&device=tcp:127.0.0.1:{sims[0].port}&farm={broker.ws_url(PAGE_USERS[0])}"
             )
