@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from mcp.client.session import ClientSession
 
+from phone_agent import __version__
 from phone_agent.tools import tools_for_profile
 from tests.farm.support import PAGE_USERS, FarmBroker, PythonPage, structured
 from tests.server.harness import (
@@ -25,7 +26,7 @@ from tests.server.harness import (
     stop_server,
     token,
 )
-from tests.support import eventually, result_text
+from tests.support import eventually, mcp_stdio_session, result_text
 
 SERIALS = ("http-a", "http-b")
 
@@ -123,11 +124,15 @@ def test_serve_farm_guards_mcp_and_serves_no_page(farm_serve: ServeProcess):
     status, headers, body = request(port, "/")
     assert status == 200 and b'data-farm-router="true"' in body and b"/mcp" in body
     assert headers.get("cache-control") == "no-store"
-    for path in ("/api/config", "/index.html", "/static/vendor/nats/nats-core.mjs"):
+    for path in ("/index.html", "/static/vendor/nats/nats-core.mjs", "/static/boot.js"):
         assert request(port, path)[0] == 404, path
+    status, _, body = request(port, "/api/config")  # who it is, and nothing a page could use
+    assert status == 200 and json.loads(body) == {"server": "phone-agent", "version": __version__,
+                                                   "farmRouter": True}
     assert request(port, "/", headers={"Host": f"evil.example:{port}"})[0] == 421
 
-    # phone-agent mcp and stop see a phone-agent server that routes over the farm.
+    # phone-agent mcp (the stdio front, without --farm) and stop see a phone-agent server routing over
+    # the farm.
     assert request(port, "/api/server")[0] == 401
     status, _, body = request(port, "/api/server", headers=auth)
     identity = json.loads(body)
@@ -149,3 +154,24 @@ def test_serve_farm_with_refused_credentials_exits_with_a_clear_error(broker: Fa
     err = done.stderr.decode()
     assert done.returncode == 1, err
     assert "refused the credentials" in err and "not-the-password" not in err
+
+
+async def test_the_stdio_front_relays_to_a_farm_router_on_its_port(
+    broker: FarmBroker, farm_serve: ServeProcess
+):
+    page = PythonPage(broker, PAGE_USERS[0], "front-phone")
+    await page.start()
+    try:
+        async with mcp_stdio_session("--port", str(farm_serve.port), stop_server=False) as session:
+            names = [tool.name for tool in (await session.list_tools()).tools]
+            assert names[-1] == "list_devices"
+            status = await eventually(lambda: _status(session, "front-phone"), timeout_s=10)
+            assert status["serial"] == "front-phone"
+    finally:
+        await page.close()
+    assert farm_serve.process.poll() is None  # the front leaves the server running
+
+
+async def _status(session: ClientSession, serial: str):
+    answer = await session.call_tool("get_device_status", {"device": serial})
+    return None if answer.is_error else structured(answer)

@@ -6,8 +6,10 @@ plus ``list_devices``; ``farm_mcp``), behind the same bearer token, Host and Ori
 ``phone-agent mcp`` and ``phone-agent stop`` treat it as any phone-agent server on the port.
 
 It opens no page and holds no phone: the farm's pages are served by phone-agent servers next to their
-phones and join the broker themselves. So this server has no relay, no ADB bridge and no ``/api/config``;
-``GET /`` answers a short note saying it is a farm router, and every other page path is 404.
+phones and join the broker themselves. So this server has no relay and no ADB bridge; ``GET /api/config``
+says only who it is (``{"server": "phone-agent", "version", "farmRouter": true}``, what ``phone-agent
+mcp`` probes a port with), ``GET /`` answers a short note saying it is a farm router, and every other
+page path is 404.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import uvicorn
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from .. import __version__
@@ -66,10 +68,20 @@ or the Farm field of its Settings. See docs/farm.md.</p>
 def farm_router_app(mcp: McpService, policy: AccessPolicy) -> Starlette:
     """The router's web app: MCP, who it is, stop, and the note at ``/``."""
 
-    async def note(request: Request) -> Response:
-        return HTMLResponse(FARM_ROUTER_NOTE, headers={"Cache-Control": "no-store", **NO_FRAMING})
+    headers = {"Cache-Control": "no-store", **NO_FRAMING}
 
-    routes = [*mcp_service_routes(mcp), Route("/", note, methods=["GET", "HEAD"])]
+    async def note(request: Request) -> Response:
+        return HTMLResponse(FARM_ROUTER_NOTE, headers=headers)
+
+    async def config(request: Request) -> Response:
+        body = {"server": "phone-agent", "version": __version__, "farmRouter": True}
+        return JSONResponse(body, headers={**headers, "Cross-Origin-Resource-Policy": "same-origin"})
+
+    routes = [
+        *mcp_service_routes(mcp),
+        Route("/api/config", config, methods=["GET"]),
+        Route("/", note, methods=["GET", "HEAD"]),
+    ]
     return Starlette(
         routes=routes,
         middleware=[Middleware(AccessGuard, policy=policy)],
