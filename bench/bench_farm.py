@@ -59,6 +59,75 @@ async def sequential_ms(session, calls: int, args: dict) -> list[float]:
     return times
 
 
+def _process_table() -> dict[int, tuple[int, str, float]]:
+    """Every process: pid → (parent pid, what it is, CPU seconds so far), from /proc."""
+    import os
+
+    tick = os.sysconf("SC_CLK_TCK")
+    table = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        table[int(entry.name)] = (int(fields[1]), cmdline, (int(fields[11]) + int(fields[12])) / tick)
+    return table
+
+
+def _kind(cmdline: str) -> str:
+    if "nats-server" in cmdline:
+        return "nats-server"
+    if "--type=renderer" in cmdline:
+        return "chromium renderers (the pages)"
+    if "chrom" in cmdline:
+        return "chromium (browser, GPU, network)"
+    if " mcp " in cmdline and "--farm" in cmdline:
+        return "phone-agent mcp --farm (2 servers)"
+    if " serve" in cmdline:
+        return "phone-agent serve (page files, ADB bridge)"
+    if "bench_farm" in cmdline:
+        return "bench (MCP clients, simulated phones)"
+    return "other (playwright driver, …)"
+
+
+def cpu_by_kind() -> dict[str, float]:
+    """CPU seconds so far of this process and its descendants, by kind."""
+    import os
+
+    table = _process_table()
+    mine = {os.getpid()}
+    grew = True
+    while grew:
+        grew = False
+        for pid, (parent, _cmd, _cpu) in table.items():
+            if parent in mine and pid not in mine:
+                mine.add(pid)
+                grew = True
+    totals: dict[str, float] = {}
+    for pid in mine:
+        if pid in table:
+            kind = _kind(table[pid][1])
+            totals[kind] = totals.get(kind, 0.0) + table[pid][2]
+    return totals
+
+
+def cpu_per_call(before: dict[str, float], after: dict[str, float], calls: int) -> dict[str, str]:
+    """Milliseconds of CPU per call, by kind of process, between two ``cpu_by_kind`` readings."""
+    spent = {kind: after.get(kind, 0.0) - before.get(kind, 0.0) for kind in after}
+    total = sum(spent.values())
+    rows = {
+        f"  CPU per call, {kind}": f"{ms * 1000 / calls:.2f} ms"
+        for kind, ms in sorted(spent.items(), key=lambda item: -item[1])
+        if ms > 0
+    }
+    rows["  CPU per call, all"] = f"{total * 1000 / calls:.2f} ms"
+    return rows
+
+
 async def burst_rate(sessions, serials: list[str], calls: int, concurrency: int) -> float:
     gate = asyncio.Semaphore(concurrency)
 
@@ -87,6 +156,12 @@ async def main() -> None:
     parser.add_argument("--calls", type=int, default=200, help="sequential calls per path")
     parser.add_argument("--burst", type=int, default=300, help="concurrent calls per phone count")
     parser.add_argument("--concurrency", type=int, default=24)
+    parser.add_argument(
+        "--page-params", default="", help="more page URL parameters for the farm's pages, e.g. '&soonBatch=0'"
+    )
+    parser.add_argument(
+        "--profile-page", action="store_true", help="also print cProfile of the page during the 1-phone burst"
+    )
     options = parser.parse_args()
     from playwright.async_api import async_playwright
 
@@ -115,7 +190,7 @@ async def main() -> None:
             stack.callback(served.stop)
             context = await browser.new_context()
             stack.push_async_callback(context.close)
-            base = f"{served.base}/?relayRetryMs=600000&farmHeartbeatMs=1000"
+            base = f"{served.base}/?relayRetryMs=600000&farmHeartbeatMs=1000{options.page_params}"
             first = await open_tab(
                 context, f"{base}&device=tcp:127.0.0.1:{sims[0].port}&farm={broker.ws_url(PAGE_USERS[0])}"
             )
@@ -130,17 +205,28 @@ async def main() -> None:
             figures["get_device_status p50 / p99, farm"] = f"{p50_farm:.2f} / {percentile(farm, 0.99):.2f} ms"
             figures["farm p50 / local p50"] = f"{p50_farm / p50_local:.2f}"
 
-            # 2. Calls per second, one phone then three.
+            # 2. Calls per second, one phone then three, with the CPU each kind of process spent.
+            cpu_before = cpu_by_kind()
+            profiling = None
+            if options.profile_page:
+                profiling = asyncio.ensure_future(first.evaluate("(s) => window.phoneAgent.profileFor(s)", 3))
             one = await burst_rate(sessions, serials[:1], options.burst, options.concurrency)
+            cpu_one = cpu_per_call(cpu_before, cpu_by_kind(), options.burst)
+            if profiling is not None:
+                print(await profiling)
             for user, sim in zip(PAGE_USERS[1:], sims[1:], strict=True):
                 url = f"{base}&device=tcp:127.0.0.1:{sim.port}&farm={broker.ws_url(user)}"
                 tab = await open_tab(context, url)
                 await tab.wait_for_selector("html[data-farm=joined]", timeout=15_000, state="attached")
             await eventually(lambda: _listed(sessions[0], 3), timeout_s=15)
             await eventually(lambda: _listed(sessions[1], 3), timeout_s=15)
+            cpu_before = cpu_by_kind()
             three = await burst_rate(sessions, serials, options.burst, options.concurrency)
+            cpu_three = cpu_per_call(cpu_before, cpu_by_kind(), options.burst)
             figures["calls/s, 1 phone"] = f"{one:.0f}"
+            figures.update({f"{name} (1 phone)": value for name, value in cpu_one.items()})
             figures["calls/s, 3 phones"] = f"{three:.0f}"
+            figures.update({f"{name} (3 phones)": value for name, value in cpu_three.items()})
             figures["3 phones / 1 phone"] = f"{three / one:.2f}"
             await context.close()
 
@@ -150,6 +236,9 @@ async def main() -> None:
         for sim in sims:
             await sim.close()
         broker.stop()
+    import os
+
+    figures["load average (1, 5, 15 min) at the end"] = " ".join(f"{v:.1f}" for v in os.getloadavg())
     width = max(len(name) for name in figures)
     for name, value in figures.items():
         print(f"{name:<{width}}  {value}")

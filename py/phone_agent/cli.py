@@ -188,6 +188,7 @@ def add_serve_command(commands: argparse._SubParsersAction) -> None:
         "serve", help="serve the page, the relay WebSocket and MCP over HTTP at /mcp (bearer token)"
     )
     add_server_options(parser)
+    add_farm_option(parser)
     parser.set_defaults(run=run_serve)
 
 
@@ -199,6 +200,14 @@ def add_farm_option(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="route every call over the NATS phone farm at nats://USER:PASSWORD@HOST:PORT (or TOKEN@); "
         "'env' reads the URL from $PHONE_AGENT_FARM; no page is served",
+    )
+    parser.add_argument(
+        "--farm-nkey-seed",
+        metavar="FILE",
+        type=Path,
+        default=None,
+        help="join the farm as the nkey user whose seed (SU…) FILE holds; the --farm URL then carries "
+        "no credentials",
     )
 
 
@@ -286,6 +295,10 @@ def server_options(args: argparse.Namespace) -> ServerOptions:
 def run_serve(args: argparse.Namespace) -> int:
     from .server.runtime import run
 
+    if getattr(args, "farm", None):  # /mcp routes over a NATS farm: no page, no relay, no phone here
+        from .server.farm_http import run_farm_router
+
+        return run_farm_router(server_options(args), args.farm, args.farm_nkey_seed)
     if args.sim:
         from .server.with_sim import run_server_with_sim
 

@@ -74,6 +74,11 @@ class McpServiceContext:
         """Be told of every finished call, from either channel (a listener's failure is ignored)."""
         self._listeners.append(listener)
 
+    def remove_call_listener(self, listener: CallListener) -> None:
+        """Stop telling ``listener`` (a page leaving its farm); nothing when it was not listening."""
+        if listener in self._listeners:
+            self._listeners.remove(listener)
+
     @property
     def device(self) -> Device | None:
         return self._device

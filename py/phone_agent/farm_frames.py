@@ -130,6 +130,8 @@ class FarmPageSettings:
     heartbeat_ms: int = DEFAULT_HEARTBEAT_MS
     # Why a farm URL was not used, for the page's console (never with its credentials).
     refused: str = ""
+    # Whether the URL came from the page's own URL (``?farm=``), which wins over the stored one.
+    from_query: bool = False
 
 
 def farm_page_settings(page_url: str, stored: str | None = None) -> FarmPageSettings:
@@ -142,12 +144,13 @@ def farm_page_settings(page_url: str, stored: str | None = None) -> FarmPageSett
             heartbeat = max(100, int(query["farmHeartbeatMs"][0]))
         except ValueError:
             pass
+    from_query = bool(query.get("farm"))
     if not wanted:
         return FarmPageSettings(None, heartbeat)
     try:
-        return FarmPageSettings(parse_farm_url(wanted, ("ws", "wss")), heartbeat)
+        return FarmPageSettings(parse_farm_url(wanted, ("ws", "wss")), heartbeat, from_query=from_query)
     except ValueError as exc:
-        return FarmPageSettings(None, heartbeat, f"the farm URL is not used: {exc}")
+        return FarmPageSettings(None, heartbeat, f"the farm URL is not used: {exc}", from_query)
 
 
 # -- presence -----------------------------------------------------------------------------------

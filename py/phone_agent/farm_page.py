@@ -111,6 +111,13 @@ class FarmPageService:
             leaving = Presence(serial=serial, leaving=True)
             self._publish(self.presence_subject, leaving.message())
 
+    def close(self) -> None:
+        """The page left the farm (its Settings): stop serving. Calls in flight are cancelled; their
+        callers were told ``no_device`` when the page said it leaves."""
+        self.context.remove_call_listener(self._call_finished)
+        for call in list(self._calls.values()):
+            call.cancel()
+
     # -- calls ----------------------------------------------------------------------------------
 
     def receive(self, subject: str, reply: str | None, text: str) -> None:

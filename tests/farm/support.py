@@ -58,6 +58,19 @@ class FarmBroker:
     passwords: dict[str, str] = field(
         default_factory=lambda: {user: secrets.token_hex(12) for user in ("mcp", *PAGE_USERS)}
     )
+    # The public nkey (U…) the MCP servers' user is known by instead of mcp/password: the repository's
+    # config with the mcp user's login swapped for ``nkey:`` (its permissions unchanged).
+    mcp_nkey: str | None = None
+
+    def config(self) -> Path:
+        if self.mcp_nkey is None:
+            return CONFIG
+        login = "user: mcp\n      password: $PHONE_FARM_MCP_PASSWORD"
+        text = CONFIG.read_text()
+        assert login in text, "farm/nats.conf no longer has the mcp user's login as the tests expect"
+        path = Path(self._store.name) / "nats-nkey.conf"
+        path.write_text(text.replace(login, f"nkey: {self.mcp_nkey}"))
+        return path
 
     def start(self) -> None:
         self._store = tempfile.TemporaryDirectory(prefix="farm-js-")
@@ -70,7 +83,7 @@ class FarmBroker:
             **{f"PHONE_FARM_{user.upper()}_PASSWORD": pw for user, pw in self.passwords.items()},
         )
         self.process = subprocess.Popen(
-            [nats_server_command(), "-c", str(CONFIG)], env=env, stdout=self._log, stderr=self._log
+            [nats_server_command(), "-c", str(self.config())], env=env, stdout=self._log, stderr=self._log
         )
         wait_port(self.port, self.process)
         wait_port(self.ws_port, self.process)

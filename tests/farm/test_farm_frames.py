@@ -57,9 +57,11 @@ def test_farm_urls_keep_their_credentials_out_of_sight():
 def test_a_page_takes_its_farm_from_the_url_before_its_settings():
     settings = farm_page_settings("http://127.0.0.1:7788/?farm=ws://phone1:pw@127.0.0.1:4280&farmHeartbeatMs=200")
     assert settings.url == FarmUrl("ws://127.0.0.1:4280", user="phone1", password="pw")
-    assert settings.heartbeat_ms == 200
+    assert settings.heartbeat_ms == 200 and settings.from_query
     stored = farm_page_settings("http://127.0.0.1:7788/", "ws://phone2:x@127.0.0.1:4280")
-    assert stored.url is not None and stored.url.user == "phone2"
+    assert stored.url is not None and stored.url.user == "phone2" and not stored.from_query
+    wins = farm_page_settings("http://127.0.0.1:7788/?farm=ws://phone1:pw@h:1", "ws://phone2:x@h:1")
+    assert wins.url is not None and wins.url.user == "phone1" and wins.from_query
     assert farm_page_settings("http://127.0.0.1:7788/").url is None
     bad = farm_page_settings("http://127.0.0.1:7788/?farm=nats://phone1:pw@127.0.0.1:4222")
     assert bad.url is None and "pw" not in bad.refused and "ws://" in bad.refused

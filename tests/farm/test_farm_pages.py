@@ -14,6 +14,7 @@ import pytest
 
 from tests.agent.model_server import ScriptedModelServer, stall
 from tests.farm.support import PAGE_USERS, FarmBroker, farm_mcp, structured
+from tests.server.harness import free_port, http_session, serve_process, token
 from tests.support import BOOT_TIMEOUT_MS, PageWatch, ServedPhoneAgent, eventually, result_text
 
 pytestmark = pytest.mark.browser
@@ -127,3 +128,63 @@ async def _listed_without(session, serial):
     return len(listed) == 2 and serial not in listed
 
 
+
+
+async def test_the_settings_farm_field_joins_and_leaves_without_reload(
+    browser, broker: FarmBroker, make_sim, tmp_path
+):
+    """The Farm field of the Settings card: set, the phone is listed by a ``serve --farm`` router over
+    HTTP and answers its calls; kept across a reload; cleared, the phone leaves. The password is never
+    shown back nor logged."""
+    serial = "sim-farm-settings"
+    sim = await make_sim(serial=serial)
+    router_port = free_port()
+    router_args = ["--port", str(router_port), "--farm", "env"]
+    router_env = {"PHONE_AGENT_FARM": broker.nats_url()}
+    served = await asyncio.to_thread(ServedPhoneAgent)
+    async with AsyncExitStack() as stack:
+        stack.push_async_callback(asyncio.to_thread, served.stop)
+        stack.enter_context(serve_process(router_args, tmp_path / "router.txt", env=router_env))
+        session = await stack.enter_async_context(http_session(router_port, token()))
+        context = await browser.new_context()
+        stack.push_async_callback(context.close)
+        url = f"{served.base}/?device=tcp:127.0.0.1:{sim.port}&farmHeartbeatMs=1000&relayRetryMs=600000"
+        page, watch = await open_tab(context, url)
+        await page.wait_for_selector("html[data-phone=connected]", state="attached", timeout=30_000)
+        assert await page.get_attribute("html", "data-farm") is None
+        assert await page.get_attribute("#farm-state", "data-farm-state") == "off"
+
+        password = broker.passwords["phone1"]
+        await page.fill("#settings-farm", broker.ws_url("phone1"))
+        await page.click("#farm-join")
+        await page.wait_for_selector("html[data-farm=joined]", state="attached", timeout=15_000)
+        masked = f"ws://phone1:***@127.0.0.1:{broker.ws_port}"
+        assert await page.input_value("#settings-farm") == masked
+        assert await page.get_attribute("#farm-state", "data-farm-state") == "joined"
+        assert await eventually(lambda: _listed_exactly(session, [serial]), timeout_s=10)
+        status = await session.call_tool("get_device_status", {"device": serial})
+        assert structured(status)["serial"] == serial, result_text(status)
+
+        # Kept in IndexedDB: a reload joins again; the masked URL submitted as shown changes nothing.
+        await page.reload()
+        await page.wait_for_selector("html[data-state=ready]", timeout=BOOT_TIMEOUT_MS, state="attached")
+        await page.wait_for_selector("html[data-farm=joined]", state="attached", timeout=30_000)
+        assert await page.input_value("#settings-farm") == masked
+        await page.click("#farm-join")
+        assert await page.get_attribute("html", "data-farm") == "joined"
+
+        # Cleared: the page says goodbye and leaves the farm at once, without a reload.
+        await page.click("#farm-leave")
+        await page.wait_for_selector("html:not([data-farm])", state="attached", timeout=10_000)
+        assert await page.input_value("#settings-farm") == ""
+        assert await eventually(lambda: _listed_exactly(session, []), timeout_s=3)
+        gone = await session.call_tool("get_device_status", {"device": serial})
+        assert gone.is_error and gone.structured_content["code"] == "no_device"
+
+        assert password not in await page.content()
+        assert all(password not in text for _, text in watch.console)
+        watch.assert_clean()
+
+
+async def _listed_exactly(session, serials):
+    return await serials_listed(session) == serials

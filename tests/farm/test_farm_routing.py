@@ -205,3 +205,12 @@ async def test_a_call_the_server_gives_up_on_is_cancelled_in_its_page(broker: Fa
             assert task.goal == "Wait long"
     finally:
         await page.close()
+
+
+async def test_the_tool_profile_narrows_the_farm_tools_but_keeps_list_devices(broker: FarmBroker):
+    async with farm_mcp(broker, "--tools", "read-only") as session:
+        names = [tool.name for tool in (await session.list_tools()).tools]
+        assert names == [spec.name for spec in tools_for_profile("read-only")] + ["list_devices"]
+        refused = await session.call_tool("run_agent_task", {"goal": "x", "device": "any"})
+        assert refused.is_error and refused.structured_content["code"] == "unknown_tool"
+        assert not (await session.call_tool("list_devices", {})).is_error

@@ -25,9 +25,11 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 import mcp.types as types
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
 from websockets.asyncio.client import ClientConnection, connect
 
 PHONE_AGENT = str(Path(sys.executable).with_name("phone-agent"))
@@ -94,6 +96,20 @@ def token() -> str:
     """The bearer token of this test session's servers (made on first use, like a server does)."""
     done = subprocess.run([PHONE_AGENT, "token"], capture_output=True, timeout=30, check=True)
     return done.stdout.decode().strip()
+
+
+@contextlib.asynccontextmanager
+async def http_session(port: int, bearer: str | None) -> AsyncIterator[ClientSession]:
+    """The SDK's streamable HTTP client on ``/mcp``, with ``Authorization: Bearer`` when given."""
+    headers = {"Authorization": f"Bearer {bearer}"} if bearer else {}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=None)) as http,
+        streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        with anyio.fail_after(30):
+            await session.initialize()
+        yield session
 
 
 def stop_server(port: int) -> None:

@@ -19,17 +19,12 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import AsyncIterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, ClassVar
 
-import anyio
-import httpx2
 import mcp.types as types
 import pytest
-from mcp.client.session import ClientSession
-from mcp.client.streamable_http import streamable_http_client
 
 from phone_agent.errors import BROWSER_NOT_CONNECTED_TEXT
 from phone_agent.tools import TOOLS_BY_NAME, tools_for_profile
@@ -39,6 +34,7 @@ from tests.server.harness import (
     Peer,
     ServeProcess,
     free_port,
+    http_session,
     origin_of,
     serve_process,
     stop_server,
@@ -46,20 +42,6 @@ from tests.server.harness import (
     wait_listening,
     with_structured_content,
 )
-
-
-@contextlib.asynccontextmanager
-async def http_session(port: int, bearer: str | None) -> AsyncIterator[ClientSession]:
-    """The SDK's streamable HTTP client on ``/mcp``, with ``Authorization: Bearer`` when given."""
-    headers = {"Authorization": f"Bearer {bearer}"} if bearer else {}
-    async with (
-        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=None)) as http,
-        streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http) as (read, write),
-        ClientSession(read, write) as session,
-    ):
-        with anyio.fail_after(30):
-            await session.initialize()
-        yield session
 
 
 class AnsweringPage:

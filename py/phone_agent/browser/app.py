@@ -19,7 +19,8 @@ from ..relay_frames import relay_settings
 from ..tools import DEFAULT_TOOL_PROFILE, Channel, ToolProfile
 from .agent_page import AgentPage
 from .dom import PanelEvents
-from .farm_client import FarmClient, start_farm
+from .farm_client import FarmMembership
+from .farm_settings import FarmSettingsCard
 from .interop import to_js_json
 from .live_controls import LiveViewControls
 from .phone import PhonePanel
@@ -40,7 +41,7 @@ class PhoneAgentPage:
     live_controls: LiveViewControls
     sim_offer: SimOffer
     phone_connecting: asyncio.Future[None] | None = None
-    farm: FarmClient | None = None
+    farm: FarmMembership | None = None
 
 
 async def fetch_server_config() -> dict[str, Any] | None:
@@ -97,7 +98,10 @@ async def start() -> PhoneAgentPage:
     agent.runner.on_frame = phone.show_agent_frame
     page = PhoneAgentPage(context, ui, webmcp, relay, phone, agent, live_controls, sim_offer)
     page.phone_connecting = asyncio.ensure_future(phone.connect_at_load((server_config or {}).get("device")))
-    page.farm = await start_farm(context)  # ?farm=ws://USER:PASSWORD@HOST:PORT (docs/farm.md)
+    # ?farm=ws://USER:PASSWORD@HOST:PORT, else the Settings card's Farm field (docs/farm.md).
+    page.farm = FarmMembership(context)
+    await page.farm.start()
+    FarmSettingsCard(page.farm)
     expose_console_api(page)
     ui.ready()
     return page
@@ -250,7 +254,27 @@ def expose_console_api(page: PhoneAgentPage) -> None:
         )
         return to_js_json(result)
 
+    async def profile_for(seconds: float, rows: int = 30) -> str:
+        """cProfile of everything the page's Python runs for ``seconds`` (its calls, whichever channel
+        brings them), top functions by own time then by cumulative time (bench/bench_farm.py uses this)."""
+        import cProfile
+        import io
+        import pstats
+
+        profiler = cProfile.Profile()
+        profiler.enable()
+        try:
+            await asyncio.sleep(float(seconds))
+        finally:
+            profiler.disable()
+        out = io.StringIO()
+        stats = pstats.Stats(profiler, stream=out)
+        stats.sort_stats("tottime").print_stats(int(rows))
+        stats.sort_stats("cumulative").print_stats(int(rows))
+        return out.getvalue()
+
     for name, method in (
+        ("profileFor", profile_for),
         ("benchAgent", bench_agent),
         ("unregisterWebMcp", unregister_webmcp),
         ("registerWebMcp", register_webmcp),

@@ -18,13 +18,22 @@ from pyodide.code import run_js  # type: ignore[import-not-found]
 from pyodide.ffi import create_proxy  # type: ignore[import-not-found]
 
 from ..context import McpServiceContext
-from ..farm_frames import DISCOVER_SUBJECT, FarmPageSettings
+from ..farm_frames import (
+    DEFAULT_HEARTBEAT_MS,
+    DISCOVER_SUBJECT,
+    FarmPageSettings,
+    FarmUrl,
+    farm_page_settings,
+    parse_farm_url,
+)
 from ..farm_page import FarmPageService
 from .interop import is_nullish, to_js_json
 
 NATS_MODULE = "static/vendor/nats/nats-core.mjs"
 RETRY_S = 5.0
 RETRY_REFUSED_S = 30.0
+CLOSE_S = 2.0
+STORE_LIMIT_S = 10.0  # IndexedDB answers in milliseconds; a stuck store must not stall the page
 
 StatusCallback = Callable[[str], None]
 
@@ -50,9 +59,33 @@ class FarmClient:
     def start(self) -> None:
         if self._runner is None or self._runner.done():
             self._runner = asyncio.ensure_future(self._run())
-            goodbye = create_proxy(lambda _event: self._leave())
-            self._proxies.append(goodbye)
-            js.window.addEventListener("pagehide", goodbye)
+            if not self._proxies:
+                goodbye = create_proxy(lambda _event: self._leave())
+                self._proxies.append(goodbye)
+                js.window.addEventListener("pagehide", goodbye)
+
+    async def stop(self) -> None:
+        """Leave the farm now, without a reload: say so (the MCP servers drop the phone at once), close
+        the connection, stop retrying, stop serving."""
+        nc = self._nc
+        if self._runner is not None:
+            self._runner.cancel()
+        for proxy in self._proxies:
+            js.window.removeEventListener("pagehide", proxy)
+            proxy.destroy()
+        self._proxies.clear()
+        if nc is not None:
+            self._leave()
+            try:
+                await asyncio.wait_for(_await_js(nc.close()), CLOSE_S)
+            except Exception as exc:  # already closed, or a broker that does not answer: gone either way
+                js.console.warn(f"[farm] closing the connection: {self._scrub(str(exc))}")
+        self._nc = None
+        self.service.close()
+        self.state = "off"
+        js.document.documentElement.removeAttribute("data-farm")
+        if self._on_state is not None:
+            self._on_state("off")
 
     def _set_state(self, state: str) -> None:
         self.state = state
@@ -155,22 +188,80 @@ async def _await_js(promise: Any) -> Any:
 FARM_SETTING_KEY = "farm"
 
 
-async def start_farm(context: McpServiceContext) -> FarmClient | None:
-    """Join the farm the page's URL (``?farm=``) or its stored settings name; None when there is none."""
-    from ..farm_frames import farm_page_settings
-    from .storage import IndexedDbStore
+class FarmMembership:
+    """Which farm the page is in: the one its URL names (``?farm=``, which wins), else the one kept in
+    IndexedDB (``settings`` store, key ``farm``, ``{"url": "ws://…"}``), which the Settings panel's Farm
+    field sets. ``use`` keeps a new URL (or forgets it) and joins or leaves at once, without reload.
+    What it shows (``shown``) never carries the credentials."""
 
-    stored = None
-    try:
-        saved = await IndexedDbStore("settings").get(FARM_SETTING_KEY)
-        stored = saved.get("url") if isinstance(saved, dict) else None
-    except Exception:  # no IndexedDB (private mode): the URL parameter still works
-        pass
-    settings = farm_page_settings(str(js.location.href), stored)
-    if settings.refused:
-        js.console.warn(f"[farm] {settings.refused}")
-    if settings.url is None:
-        return None
-    client = FarmClient(context, settings)
-    client.start()
-    return client
+    def __init__(self, context: McpServiceContext, on_state: StatusCallback | None = None) -> None:
+        from .storage import IndexedDbStore
+
+        self.context = context
+        self.on_state = on_state
+        self.client: FarmClient | None = None
+        self.stored: FarmUrl | None = None  # the kept URL, parsed (its text stays in IndexedDB)
+        self.from_query = False
+        self._heartbeat_ms = DEFAULT_HEARTBEAT_MS
+        self._store = IndexedDbStore("settings")
+
+    @property
+    def state(self) -> str:
+        return self.client.state if self.client is not None else "off"
+
+    @property
+    def shown(self) -> str | None:
+        """The farm in use (or kept), credentials masked."""
+        if self.client is not None:
+            return self.client.url.shown
+        return self.stored.shown if self.stored is not None else None
+
+    async def start(self) -> None:
+        """Join the farm the page's URL or its stored settings name, if any."""
+        stored = None
+        try:
+            saved = await asyncio.wait_for(self._store.get(FARM_SETTING_KEY), STORE_LIMIT_S)
+            stored = saved.get("url") if isinstance(saved, dict) else None
+        except Exception:  # no IndexedDB (private mode): the URL parameter still works
+            pass
+        kept = farm_page_settings("", stored)
+        self.stored = kept.url
+        settings = farm_page_settings(str(js.location.href), stored)
+        self.from_query = settings.from_query
+        self._heartbeat_ms = settings.heartbeat_ms
+        if settings.refused:
+            js.console.warn(f"[farm] {settings.refused}")
+        self._join(settings.url)
+
+    async def use(self, text: str | None) -> None:
+        """Keep ``text`` as the page's farm URL (None or empty: forget it) and join it now, leaving the
+        farm the page was in; ValueError (naming no credential) for a URL that cannot be a farm's. With
+        ``?farm=`` in the page's URL, that farm stays in use: the kept one applies without it."""
+        url = parse_farm_url(text, ("ws", "wss")) if text else None
+        self.stored = url
+        write = (
+            self._store.put(FARM_SETTING_KEY, {"url": text}) if text else self._store.delete(FARM_SETTING_KEY)
+        )
+        if not self.from_query:
+            await self._leave()
+            self._join(url)
+        try:
+            await asyncio.wait_for(write, STORE_LIMIT_S)
+        except Exception as exc:  # in use anyway; it will not survive a reload
+            js.console.warn(f"[farm] the farm URL is not kept in this browser: {exc}")
+
+    def _join(self, url: FarmUrl | None) -> None:
+        if url is None:
+            return
+        self.client = FarmClient(self.context, FarmPageSettings(url, self._heartbeat_ms), self._state_changed)
+        self.client.start()
+
+    async def _leave(self) -> None:
+        client, self.client = self.client, None
+        if client is not None:
+            await client.stop()
+            self._state_changed("off")
+
+    def _state_changed(self, state: str) -> None:
+        if self.on_state is not None:
+            self.on_state(state)

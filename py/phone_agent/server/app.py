@@ -31,7 +31,7 @@ from .. import __version__
 from ..relay_frames import CLOSE_UNPAIRED
 from .access import AccessGuard, AccessPolicy
 from .adb_bridge import BridgePolicy, serve_bridge
-from .mcp_http import MCP_PATH, McpHttpEndpoint
+from .mcp_http import MCP_PATH, McpHttpEndpoint, unauthorized
 from .pairing import HELLO_TIMEOUT_S, Paired, PairingGate
 from .relay import Relay
 from .sim_on_demand import SIM_PATH, SimOnDemand
@@ -81,6 +81,43 @@ class McpService:
     request_stop: Callable[[], None]
 
 
+def mcp_service_routes(mcp: McpService) -> list[Route]:
+    """``/mcp``, ``GET /api/server`` and ``POST /api/stop``, all behind the bearer token: what any
+    phone-agent server offers MCP clients, ``phone-agent mcp`` and ``phone-agent stop``."""
+
+    async def server_info(request: Request) -> Response:
+        if not mcp.endpoint.guard.allows(request.headers):
+            return unauthorized()
+        return JSONResponse(dict(mcp.identity), headers={"Cache-Control": "no-store"})
+
+    async def stop(request: Request) -> Response:
+        if not mcp.endpoint.guard.allows(request.headers):
+            return unauthorized()
+        print("phone-agent: stopping (phone-agent stop)", file=sys.stderr, flush=True)
+        # Answer first, then stop: the caller learns the server heard it.
+        asyncio.get_running_loop().call_later(0.05, mcp.request_stop)
+        return JSONResponse({"stopping": True})
+
+    return [
+        Route(MCP_PATH, mcp.endpoint),
+        Route(SERVER_INFO_PATH, server_info, methods=["GET"]),
+        Route(STOP_PATH, stop, methods=["POST"]),
+    ]
+
+
+def mcp_lifespan(
+    endpoint: McpHttpEndpoint,
+) -> Callable[[Starlette], contextlib.AbstractAsyncContextManager[None]]:
+    """The app's lifespan: the MCP session manager's task group runs while the app does."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        async with endpoint.running():
+            yield
+
+    return lifespan
+
+
 def _same_origin_fetch(request: Request) -> bool:
     """Whether a browser says this request comes from a page of this origin (or the address bar). A
     request without fetch metadata (an older browser, a script) is let through: the answer is protected
@@ -111,25 +148,6 @@ def build_app(
         if pairing is not None and _same_origin_fetch(request):
             body["pairing"] = pairing.secret
         return JSONResponse(body, headers=config_headers)
-
-    async def server_info(request: Request) -> Response:
-        assert mcp is not None
-        if not mcp.endpoint.guard.allows(request.headers):
-            from .mcp_http import unauthorized
-
-            return unauthorized()
-        return JSONResponse(dict(mcp.identity), headers={"Cache-Control": "no-store"})
-
-    async def stop(request: Request) -> Response:
-        assert mcp is not None
-        if not mcp.endpoint.guard.allows(request.headers):
-            from .mcp_http import unauthorized
-
-            return unauthorized()
-        print("phone-agent: stopping (phone-agent stop)", file=sys.stderr, flush=True)
-        # Answer first, then stop: the caller learns the server heard it.
-        asyncio.get_running_loop().call_later(0.05, mcp.request_stop)
-        return JSONResponse({"stopping": True})
 
     async def pair(websocket: WebSocket) -> bool:
         """Whether the page's first frame pairs it; an unpaired page is closed with CLOSE_UNPAIRED."""
@@ -193,18 +211,8 @@ def build_app(
     ]
     lifespan = None
     if mcp is not None:
-        routes += [
-            Route(MCP_PATH, mcp.endpoint),
-            Route(SERVER_INFO_PATH, server_info, methods=["GET"]),
-            Route(STOP_PATH, stop, methods=["POST"]),
-        ]
-        endpoint = mcp.endpoint
-
-        @contextlib.asynccontextmanager
-        async def lifespan(_app: Starlette) -> AsyncIterator[None]:
-            async with endpoint.running():
-                yield
-
+        routes += mcp_service_routes(mcp)
+        lifespan = mcp_lifespan(mcp.endpoint)
     routes.append(Route("/{path:path}", PageFiles(root).handle, methods=["GET", "HEAD"]))
     app = Starlette(routes=routes, middleware=[Middleware(AccessGuard, policy=policy)], lifespan=lifespan)
     app.state.sim_on_demand = sim_on_demand  # closed with the server (runtime)

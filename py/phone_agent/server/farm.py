@@ -20,6 +20,7 @@ import secrets
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import nats
@@ -100,8 +101,12 @@ class FarmRouter:
         url: FarmUrl,
         timeout_overrides: Mapping[str, int] | None = None,
         clock_ms: Callable[[], int] = _now_ms,
+        nkey_seed: Path | None = None,
     ) -> None:
         self.url = url
+        # A file holding the user's nkey seed (``--farm-nkey-seed``): nats-py reads it and signs the
+        # broker's nonce with it; its content never passes through this module.
+        self.nkey_seed = nkey_seed
         self.registry = FarmRegistry()
         self._timeouts = dict(timeout_overrides or {})
         self._clock_ms = clock_ms
@@ -134,6 +139,7 @@ class FarmRouter:
                 user=self.url.user,
                 password=self.url.password,
                 token=self.url.token,
+                nkeys_seed=str(self.nkey_seed) if self.nkey_seed is not None else None,
                 name="phone-agent mcp",
                 connect_timeout=CONNECT_TIMEOUT_S,
                 allow_reconnect=True,

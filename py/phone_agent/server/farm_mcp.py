@@ -14,17 +14,16 @@ import copy
 import logging
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 import mcp.types as types
-from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 
-from .. import __version__
 from ..farm_frames import FarmUrl, parse_farm_url
-from ..tools import ToolSpec, tools_for_profile
+from ..tools import DEFAULT_TOOL_PROFILE, ToolProfile, ToolSpec, tools_for_profile
 from .farm import FarmConnectError, FarmRouter
-from .mcp_bridge import SERVER_NAME, LogThreshold, ProgressForwarder, mcp_tool, to_call_tool_result
+from .mcp_bridge import ProgressForwarder, build_tool_server, mcp_tool
 
 log = logging.getLogger("phone_agent.farm")
 
@@ -59,32 +58,43 @@ def farm_tools(specs: tuple[ToolSpec, ...] | None = None) -> list[types.Tool]:
     return [farm_tool(spec) for spec in chosen] + [LIST_DEVICES]
 
 
-def build_farm_mcp_server(router: FarmRouter) -> Server[Any]:
-    threshold = LogThreshold()
-    tools = farm_tools()
+FARM_INSTRUCTIONS = (
+    "Drives the Android phones of a phone-agent farm. Call list_devices first, then pass a serial as "
+    '"device" to any tool ("any" picks an idle phone).'
+)
 
-    async def list_tools(
-        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
-    ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=tools)
 
-    async def call_tool(
-        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
-        progress = ProgressForwarder(ctx, threshold)
-        result = await router.call(params.name, dict(params.arguments or {}), progress)
-        return to_call_tool_result(params.name, result)
+def build_farm_mcp_server(
+    router: FarmRouter, profile: str | ToolProfile = DEFAULT_TOOL_PROFILE
+) -> Server[Any]:
+    """The farm's MCP server: the tools of ``profile``, each with ``device``, plus list_devices."""
 
-    server: Server[Any] = Server(
-        SERVER_NAME,
-        version=__version__,
-        instructions="Drives the Android phones of a phone-agent farm. Call list_devices first, then pass a "
-        'serial as "device" to any tool ("any" picks an idle phone).',
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-    )
-    server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, threshold.handle_set_level)
-    return server
+    async def call(
+        name: str, arguments: dict[str, Any] | None, progress: ProgressForwarder
+    ) -> dict[str, Any]:
+        return await router.call(name, dict(arguments or {}), progress)
+
+    return build_tool_server(farm_tools(tools_for_profile(profile)), call, FARM_INSTRUCTIONS, profile)
+
+
+def nkey_seed_from(path: Path | None, url: FarmUrl) -> Path | None:
+    """``--farm-nkey-seed FILE`` checked: a readable file holding a user seed (``SU…``), and a farm URL
+    that carries no other credential; SystemExit with a message that never shows the seed."""
+    if path is None:
+        return None
+    if url.user or url.token:
+        raise SystemExit(
+            "phone-agent: error: --farm-nkey-seed: give the farm URL without credentials (nats://HOST:PORT)"
+        )
+    try:
+        seed = path.read_text(encoding="ascii", errors="replace").strip()
+    except OSError as exc:
+        raise SystemExit(
+            f"phone-agent: error: --farm-nkey-seed: cannot read {path}: {exc.strerror}"
+        ) from None
+    if not seed.startswith("SU"):
+        raise SystemExit(f"phone-agent: error: --farm-nkey-seed: {path} holds no user nkey seed (SU…)")
+    return path
 
 
 def farm_url_from(text: str | None) -> FarmUrl:
@@ -99,13 +109,18 @@ def farm_url_from(text: str | None) -> FarmUrl:
         raise SystemExit(f"phone-agent: error: --farm: {exc}") from None
 
 
-async def serve_farm_mcp(url: FarmUrl, timeouts: dict[str, int]) -> None:
+async def serve_farm_mcp(
+    url: FarmUrl,
+    timeouts: dict[str, int],
+    profile: str | ToolProfile = DEFAULT_TOOL_PROFILE,
+    nkey_seed: Path | None = None,
+) -> None:
     from mcp.server.stdio import stdio_server
 
-    router = FarmRouter(url, timeouts)
+    router = FarmRouter(url, timeouts, nkey_seed=nkey_seed)
     await router.start()
     print(f"phone-agent: routing MCP calls over the farm at {url.shown}", file=sys.stderr, flush=True)
-    server = build_farm_mcp_server(router)
+    server = build_farm_mcp_server(router, profile)
     try:
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
@@ -119,9 +134,10 @@ def run_farm_mcp(args: argparse.Namespace) -> int:
     from .runtime import configure_logging
 
     url = farm_url_from(args.farm)
+    seed = nkey_seed_from(getattr(args, "farm_nkey_seed", None), url)
     configure_logging(args.verbose)
     try:
-        asyncio.run(serve_farm_mcp(url, dict(args.tool_timeouts)))
+        asyncio.run(serve_farm_mcp(url, dict(args.tool_timeouts), args.tool_profile, seed))
     except FarmConnectError as exc:
         print(f"phone-agent: error: {exc}", file=sys.stderr)
         return 1

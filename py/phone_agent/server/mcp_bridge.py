@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import weakref
+from collections.abc import Awaitable, Callable
 from typing import Any, get_args
 
 import mcp.types as types
@@ -132,13 +133,23 @@ class ProgressForwarder:
         )
 
 
-def build_mcp_server(relay: Relay, profile: str | ToolProfile = DEFAULT_TOOL_PROFILE) -> Server[Any]:
-    """The MCP server named ``phone-agent`` whose tools (those of ``profile``) are forwarded to the page."""
+# What a tool server does with one call: the tool's name, its arguments and where its progress goes, to
+# the result in wire form (never raised).
+ToolCall = Callable[[str, dict[str, Any] | None, ProgressForwarder], Awaitable[dict[str, Any]]]
+
+
+def build_tool_server(
+    tools: list[types.Tool],
+    call: ToolCall,
+    instructions: str,
+    profile: str | ToolProfile = ToolProfile.ALL,
+) -> Server[Any]:
+    """The MCP server named ``phone-agent`` offering ``tools``, each call answered by ``call``: the one
+    shape of the local relay's server (``build_mcp_server``) and the farm's (``farm_mcp``). Under a
+    narrower ``profile``, a call of a tool not in ``tools`` is an ``unknown_tool`` isError result."""
     threshold = LogThreshold()
     chosen = ToolProfile(profile)
-    offered = tools_for_profile(chosen)
-    offered_names = tuple(spec.name for spec in offered)
-    tools = [mcp_tool(spec) for spec in offered]
+    offered_names = tuple(tool.name for tool in tools)
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -151,14 +162,13 @@ def build_mcp_server(relay: Relay, profile: str | ToolProfile = DEFAULT_TOOL_PRO
         if chosen is not ToolProfile.ALL and params.name not in offered_names:
             failure = tool_not_offered(params.name, str(chosen), offered_names)
             return types.CallToolResult.model_validate(failure.to_result())
-        result = await relay.call(params.name, params.arguments, ProgressForwarder(ctx, threshold))
+        result = await call(params.name, params.arguments, ProgressForwarder(ctx, threshold))
         return to_call_tool_result(params.name, result)
 
     server: Server[Any] = Server(
         SERVER_NAME,
         version=__version__,
-        instructions="Drives the Android phone connected to the phone-agent web page. Call get_device_status "
-        "first; run_agent_task carries out a goal on the phone and blocks until it ends.",
+        instructions=instructions,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
@@ -166,3 +176,14 @@ def build_mcp_server(relay: Relay, profile: str | ToolProfile = DEFAULT_TOOL_PRO
     # declares the logging capability (we do send notifications/message) and records the client's level.
     server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, threshold.handle_set_level)
     return server
+
+
+def build_mcp_server(relay: Relay, profile: str | ToolProfile = DEFAULT_TOOL_PROFILE) -> Server[Any]:
+    """The MCP server named ``phone-agent`` whose tools (those of ``profile``) are forwarded to the page."""
+    return build_tool_server(
+        [mcp_tool(spec) for spec in tools_for_profile(profile)],
+        relay.call,
+        "Drives the Android phone connected to the phone-agent web page. Call get_device_status first; "
+        "run_agent_task carries out a goal on the phone and blocks until it ends.",
+        profile,
+    )

@@ -12,6 +12,7 @@ import asyncio
 import logging
 import signal
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from .listen import StartupError, bind_socket, is_loopback, page_url
@@ -38,10 +39,11 @@ __all__ = [
 log = logging.getLogger("phone_agent.server")
 
 
-async def serve(options: ServerOptions) -> int | None:
-    """``phone-agent serve``: the page, the relay and /mcp until SIGINT, SIGTERM, ``phone-agent stop`` or
-    the idle time. Answers the signal (None when it stopped for another reason)."""
-    web = WebServer(options)
+async def serve(options: ServerOptions, web_server: Callable[[ServerOptions], Any] = WebServer) -> int | None:
+    """``phone-agent serve``: the page, the relay and /mcp (or, as ``web_server``, the farm's router,
+    ``farm_http``) until SIGINT, SIGTERM, ``phone-agent stop`` or the idle time. Answers the signal
+    (None when it stopped for another reason)."""
+    web = web_server(options)
     await web.start()
     stopping = _StopSignals()
     waiters = [web.task, asyncio.ensure_future(web.stop_requested.wait())]
@@ -93,11 +95,11 @@ class _StopSignals:
             self._loop.remove_signal_handler(sig)
 
 
-def run(options: ServerOptions) -> int:
+def run(options: ServerOptions, web_server: Callable[[ServerOptions], Any] = WebServer) -> int:
     """Run ``serve`` to its end; the process exit code."""
     configure_logging(options.verbose)
     try:
-        stopped_by = asyncio.run(serve(options))
+        stopped_by = asyncio.run(serve(options, web_server))
     except StartupError as exc:
         print(f"phone-agent: error: {exc}", file=sys.stderr)
         return 1
