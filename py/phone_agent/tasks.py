@@ -114,6 +114,9 @@ class AgentTask:
     error: str | None = None
     started_at: int | None = None
     finished_at: int | None = None
+    # Where the agent's looks came from, when the page could offer scrcpy frames (agent.looks):
+    # e.g. "scrcpy frame (6 looks)"; None elsewhere (every look a screenshot, nothing to say).
+    screen_source: str | None = None
 
     def move_to(self, status: TaskStatus, now_ms: int) -> None:
         """Change state through the transition table; stamps start and finish times."""
@@ -150,6 +153,7 @@ class AgentTask:
             "totalSteps": len(self.steps),
             "durationMs": self.duration_ms,
             "error": self.error,
+            **({"screenSource": self.screen_source} if self.screen_source else {}),
         }
 
     def to_json(self, include_steps: bool = True) -> dict[str, Any]:
@@ -167,6 +171,8 @@ class AgentTask:
             "startedAt": self.started_at,
             "finishedAt": self.finished_at,
         }
+        if self.screen_source:
+            data["screenSource"] = self.screen_source
         if include_steps:
             data["steps"] = [step.to_json() for step in self.steps]
         return data

@@ -90,7 +90,10 @@ async def start() -> PhoneAgentPage:
     webmcp = WebMcpService(context)
     ui.set_webmcp_status(await webmcp.register(), webmcp.registered, str(context.profile))
     relay.connect()
-    phone = PhonePanel(context, (server_config or {}).get("adbBridge"))
+    phone = PhonePanel(context, (server_config or {}).get("adbBridge"), agent.settings.screen)
+    # The Settings' screen part drives the live view's scrcpy; the agent looks at its frames.
+    agent.settings.on_screen_change = phone.apply_screen_settings
+    agent.agent.live = phone.looks(lambda: agent.settings.screen.live_looks)
     live_controls = LiveViewControls(context)
     sim_offer = SimOffer((server_config or {}).get("simOnDemand"), phone.connect_tcp)
     agent.runner.on_running = phone.agent_running

@@ -27,6 +27,7 @@ from ..adb.client import AdbClient, AdbError
 from ..adb.device import AdbDevice
 from ..adb.host import ConnectionState
 from ..adb.smart_socket import AdbServerClient
+from ..agent.settings import ScreenSettings
 from ..context import McpServiceContext
 from ..device import DeviceError, DeviceWrapper
 from ..errors import ErrorCode, ToolError, no_device
@@ -39,7 +40,7 @@ from .adb_transports import (
 )
 from .dom import PanelEvents
 from .interop import is_nullish, to_js_json
-from .scrcpy_view import ScrcpyLiveView, scrcpy_options_from_query
+from .scrcpy_view import TURNED_OFF, ScrcpyLiveView, ScrcpyLooks, server_options
 
 ADB_SERVER_TARGET = "127.0.0.1:5037"
 LIVE_VIEW_IDLE_S = 0.05
@@ -127,7 +128,9 @@ class PhoneLink(DeviceWrapper):
 class PhonePanel:
     """Connection manager and the Phone card of the page."""
 
-    def __init__(self, context: McpServiceContext, bridge_path: str | None) -> None:
+    def __init__(
+        self, context: McpServiceContext, bridge_path: str | None, screen: ScreenSettings | None = None
+    ) -> None:
         self.context = context
         self.bridge_path = bridge_path
         self._doc = js.document
@@ -169,8 +172,9 @@ class PhonePanel:
                 node.title = "Needs the page to be served by phone-agent (its ADB bridge)"
         # ?adbServer=HOST:PORT when the host's adb server is not on its usual port.
         self.adb_server_target = query_param(str(js.location.href), "adbServer") or ADB_SERVER_TARGET
-        # The live view tries scrcpy first (?scrcpy=0: never) and falls back to screencap polling.
-        self._scrcpy_options = scrcpy_options_from_query(str(js.location.href))
+        # The live view tries scrcpy first (off in Settings or ?scrcpy=0: never) and falls back to
+        # screencap polling; the Settings' max_size and max_fps (the URL's when given) shape it.
+        self._scrcpy_options = server_options((screen or ScreenSettings()).with_query(str(js.location.href)))
         self._scrcpy = ScrcpyLiveView(
             self._use_scrcpy_device, self._scrcpy_options, say=self._say_live_source
         )
@@ -471,11 +475,38 @@ class PhonePanel:
     def _say_live_source(self, text: str) -> None:
         self._scrcpy.show_source(text)
 
+    def looks(self, enabled: Callable[[], bool]) -> ScrcpyLooks:
+        """The live view's latest frame for the agent's looks (while ``enabled()`` says so)."""
+        return ScrcpyLooks(self._scrcpy, enabled)
+
+    def apply_screen_settings(self, screen: ScreenSettings) -> None:
+        """The Settings changed: scrcpy restarts with the new stream, or stops, or starts (the page's
+        URL parameters still win)."""
+        options = server_options(screen.with_query(str(js.location.href)))
+        if options == self._scrcpy_options:
+            return
+        self._scrcpy_options = options
+        if options is not None:
+            self._scrcpy.options = options
+        if options is not None and self._scrcpy.running:
+            self._scrcpy.restart("the Settings changed the stream")
+        else:
+            self._events.spawn(self._restart_live())
+
+    async def _restart_live(self) -> None:
+        live, self._live = self._live, None
+        if live is not None:
+            live.cancel()
+            await asyncio.wait({live}, timeout=5)  # its scrcpy run puts the image back and closes
+        self._sync_live_view()
+
     async def _live_loop(self) -> None:
         if self._scrcpy_options is not None:
             await self._scrcpy.run_while_possible(lambda: self._device)
-        else:
+        elif query_param(str(js.location.href), "scrcpy") in ("0", "false", "off"):
             self._scrcpy.fall_back("turned off by ?scrcpy=0")
+        else:
+            self._scrcpy.fall_back(TURNED_OFF)
         frames: list[float] = []
         fps_node = self._doc.getElementById("fps")
         while self._device is not None:
