@@ -97,12 +97,20 @@ class WebCodecsVideo:
         return int(self._decoder.decodeQueueSize)
 
     def decode(self, packet: VideoPacket) -> None:
-        if self.codec is None:
-            if not packet.key_frame:
-                return  # nothing to decode from until the first key frame (it carries the SPS)
-            self.codec = avc_codec_string(packet.data)
-            self._decoder.configure(to_js_json({"codec": self.codec, "optimizeForLatency": True}))
-        self._decoder.decode(js.EncodedVideoChunk.new(_chunk(packet)))
+        """Hand the packet to the decoder; a decoder that refuses it (it throws: closed, or a chunk
+        it will not take) fails the run like its error callback does."""
+        try:
+            if self.codec is None:
+                if not packet.key_frame:
+                    return  # nothing to decode from until the first key frame (it carries the SPS)
+                codec = avc_codec_string(packet.data)
+                self._decoder.configure(to_js_json({"codec": codec, "optimizeForLatency": True}))
+                self.codec = codec
+            self._decoder.decode(js.EncodedVideoChunk.new(_chunk(packet)))
+        except ValueError:
+            raise  # a key frame without a usable SPS: the stream broke (the caller says so)
+        except Exception as exc:
+            self._fail(exc)
 
     def close(self) -> None:
         with contextlib.suppress(Exception):
