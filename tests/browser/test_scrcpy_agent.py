@@ -7,6 +7,7 @@ reload (the page's URL parameters still win)."""
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import AsyncIterator
 
 import pytest
@@ -78,9 +79,14 @@ async def test_the_agent_looks_at_scrcpy_frames_and_its_report_says_which_source
             answer = await _run(page, "Turn Wi-Fi on")
             assert answer["status"] == "finished", answer
             assert sim.phone.state()["wifi"] is True
-            assert answer["screenSource"].startswith("scrcpy frame ("), answer
-            assert "screencap" not in answer["screenSource"]
-            assert screencaps[0] == 0, "the agent took screenshots while scrcpy ran"
+            # every look from the stream; a look may fall back to screencap only if the stream
+            # stalled (a loaded machine), and then the report says so and counts it
+            looks = looks_by_source(answer["screenSource"])
+            assert looks.get("scrcpy frame", 0) >= 3, answer
+            assert set(looks) <= {"scrcpy frame", "screencap"}, answer
+            assert screencaps[0] == looks.get("screencap", 0), (screencaps, answer)
+            if "screencap" in looks:
+                assert "the scrcpy stream stalled" in answer["screenSource"], answer
             # the model saw the size a screenshot gives (461×1024 for 1080×2400), not the stream's
             images = [image for request in model.requests for image in request_images(request)]
             assert images and {image.size for image in images} == {(461, 1024)}
@@ -148,6 +154,14 @@ async def test_scrcpy_max_size_fps_and_on_off_are_settings_that_restart_the_stre
         await page.click("#settings-save")
         assert "?scrcpyMaxSize" in (await page.text_content("#settings-screen-state") or "")
         await eventually(lambda: _running_size(sim, (144, 320)), timeout_s=15)
+
+
+def looks_by_source(summary: str) -> dict[str, int]:
+    """ "scrcpy frame (5 looks), screencap (1 look: …)" → {"scrcpy frame": 5, "screencap": 1}"""
+    return {
+        match.group(1): int(match.group(2))
+        for match in re.finditer(r"(scrcpy frame|screencap) \((\d+) looks?", summary)
+    }
 
 
 async def _run(page, goal: str) -> dict:

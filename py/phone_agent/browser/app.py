@@ -92,12 +92,12 @@ async def start() -> PhoneAgentPage:
     relay.connect()
     phone = PhonePanel(context, (server_config or {}).get("adbBridge"), agent.settings.screen)
     # The Settings' screen part drives the live view's scrcpy; the agent looks at its frames.
-    agent.settings.on_screen_change = phone.apply_screen_settings
-    agent.agent.live = phone.looks(lambda: agent.settings.screen.live_looks)
+    agent.settings.on_screen_change = phone.live.apply_screen_settings
+    agent.agent.live = phone.live.looks(lambda: agent.settings.screen.live_looks)
     live_controls = LiveViewControls(context)
     sim_offer = SimOffer((server_config or {}).get("simOnDemand"), phone.connect_tcp)
-    agent.runner.on_running = phone.agent_running
-    agent.runner.on_frame = phone.show_agent_frame
+    agent.runner.on_running = phone.live.agent_running
+    agent.runner.on_frame = phone.live.show_agent_frame
     page = PhoneAgentPage(context, ui, webmcp, relay, phone, agent, live_controls, sim_offer)
     page.phone_connecting = asyncio.ensure_future(phone.connect_at_load((server_config or {}).get("device")))
     page.farm = await start_farm(context)  # ?farm=ws://USER:PASSWORD@HOST:PORT (docs/farm.md)
@@ -253,6 +253,15 @@ def expose_console_api(page: PhoneAgentPage) -> None:
         )
         return to_js_json(result)
 
+    async def measure_looks(rounds: int) -> Any:
+        """The agent's looks from the scrcpy frame against screencap (bench/bench_scrcpy.py)."""
+        from .agent_bench import measure_looks as measure  # only the benchmark loads it
+
+        device = page.context.device
+        if device is None:
+            raise RuntimeError("no phone is connected")
+        return to_js_json(await measure(device, page.agent.agent.live, int(rounds)))
+
     for name, method in (
         ("benchAgent", bench_agent),
         ("unregisterWebMcp", unregister_webmcp),
@@ -261,6 +270,7 @@ def expose_console_api(page: PhoneAgentPage) -> None:
         ("measurePull", measure_pull),
         ("measureDispatch", measure_dispatch),
         ("measureDevice", measure_device),
+        ("measureLooks", measure_looks),
     ):
         setattr(api, name, create_proxy(method))
     js.window.phoneAgent = api

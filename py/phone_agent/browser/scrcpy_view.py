@@ -5,10 +5,11 @@ phone's input through scrcpy's control socket while it runs.
 page's ADB link), swaps the ``<img id="screen">`` for a ``<canvas id="screen">`` (same id, same
 place; ``data-source="scrcpy"``, ``data-fps`` the measured rate), hands each packet to a
 ``VideoDecoder`` through ``WebCodecsVideo`` (the thin adapter, ``avc1.PPCCLL`` from the stream's
-SPS) and installs a ``ScrcpyDevice`` as the tools' device. It returns the reason it stopped (scrcpy
-could not start, the stream ended or broke, the decoder failed, the page was hidden) after putting
-everything back: the image, the plain device, a closed decoder and destroyed proxies. The caller
-(the Phone card) then polls ``screencap`` and shows the reason. ``restart`` ends a run at once (the
+SPS) and hands a ``ScrcpyDevice`` to ``install_device`` (the live view routes the tools' calls
+through it). It returns the reason it stopped (scrcpy could not start, the stream ended or broke,
+the decoder failed, the page was hidden) after putting everything back: the image, the plain device,
+a closed decoder and destroyed proxies. The caller (the live view) then polls ``screencap`` and
+shows the reason. ``restart`` ends a run at once (the
 Settings changed the stream): ``run_while_possible`` starts the next with the new options.
 
 ``ScrcpyLooks`` offers the latest drawn frame to the agent (``agent.looks.LiveScreen``).
