@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 from collections.abc import AsyncIterator
 
 import pytest
 
 from phone_agent.sim.server import SimulatedPhoneServer
-from tests.agent.model_server import ScriptedModelServer, call, plan, request_images, tap_on
+from tests.agent.model_server import ScriptedModelServer, call, plan, request_images, stall, tap_on
 from tests.support import ServedPhoneAgent, eventually, free_port, open_page
 
 pytestmark = pytest.mark.browser
+GONE = (r"WebSocket connection to .* failed",)  # the page reconnecting to a phone that has gone
 
 
 @pytest.fixture
@@ -66,7 +68,7 @@ async def test_the_agent_looks_at_scrcpy_frames_and_its_report_says_which_source
     model.allow_origin = served.base
     url = f"{served.base}/?device=tcp:127.0.0.1:{sim.port}&agentSettleMs=300"
     try:
-        async with open_page(browser, url) as (page, _watch):
+        async with open_page(browser, url, allowed_console=GONE) as (page, _watch):
             await page.wait_for_selector(
                 "canvas#screen[data-source=scrcpy]", state="attached", timeout=30_000
             )
@@ -109,6 +111,28 @@ async def test_the_agent_looks_at_scrcpy_frames_and_its_report_says_which_source
             ), answer
             assert screencaps[0] >= 3
             assert await page.get_attribute("#screen", "data-source") == "scrcpy"  # the live view stays
+
+            # the phone going away while scrcpy runs and the model thinks: the task fails at once
+            # with the phone's reason (the tools' device is still the page's PhoneLink)
+            model.add(
+                plan("Open Settings", "Wait for the model"),
+                tap_on("Settings"),
+                call("finish_step", summary="Settings is open"),
+                stall(),
+            )
+            model.requests.clear()
+            sim.phone.reset()
+            running = asyncio.ensure_future(_run(page, "Open Settings and wait"))
+            await eventually(lambda: _requests_at_least(model, 4), timeout_s=20)
+            assert sim.scrcpy.running(), "scrcpy should run while the task does"
+            await sim.close()
+            started = time.monotonic()
+            answer = await asyncio.wait_for(running, 20)
+            assert time.monotonic() - started < 10, "the task waited for the model instead of failing"
+            assert answer["status"] == "failed", answer
+            assert answer["error"].startswith("The phone stopped answering: The phone was disconnected"), (
+                answer
+            )
     finally:
         await asyncio.to_thread(served.stop)
 
@@ -170,6 +194,10 @@ async def _run(page, goal: str) -> dict:
     result = await page.webmcp.call_tool("run_agent_task", {"goal": goal})
     assert not result.get("isError"), result
     return json.loads(result["content"][0]["text"])
+
+
+async def _requests_at_least(model: ScriptedModelServer, count: int) -> bool:
+    return len(model.requests) >= count
 
 
 async def _fps_above(page, wanted: float) -> bool:
