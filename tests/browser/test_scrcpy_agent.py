@@ -179,6 +179,15 @@ async def test_scrcpy_max_size_fps_and_on_off_are_settings_that_restart_the_stre
         assert "?scrcpyMaxSize" in (await page.text_content("#settings-screen-state") or "")
         await eventually(lambda: _running_size(sim, (144, 320)), timeout_s=15)
 
+    # ?scrcpy=0: screenshots, saying why, whatever the Settings say
+    async with open_page(browser, url + "&scrcpy=0") as (page, _watch):
+        await page.wait_for_selector("img#screen[data-source=screencap]", state="attached", timeout=30_000)
+        assert await page.get_attribute("#screen", "data-fallback-reason") == "turned off by ?scrcpy=0"
+        assert await page.is_checked("#settings-scrcpy")  # the setting itself is on: the URL wins
+        assert "scrcpy off" in (await page.text_content("#settings-screen-state") or "")
+        await eventually(lambda: _fps_above(page, 0.5))
+        await eventually(lambda: _no_server(sim), timeout_s=10)
+
 
 def looks_by_source(summary: str) -> dict[str, int]:
     """ "scrcpy frame (5 looks), screencap (1 look: …)" → {"scrcpy frame": 5, "screencap": 1}"""
