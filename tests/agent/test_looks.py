@@ -210,3 +210,12 @@ def test_screen_settings_persist_validate_and_yield_to_the_url():
     assert stored.overridden_by(url) == ["scrcpyMaxSize", "scrcpyMaxFps"]
     assert not stored.with_query("http://h/?scrcpy=0").scrcpy
     assert stored.with_query("http://h/?scrcpyMaxSize=abc") == stored
+
+
+def test_the_screen_source_survives_the_page_history():
+    from phone_agent.browser.task_history import task_from_record, task_record
+
+    task = AgentTask("t1", "Turn Wi-Fi on", 0, screen_source="scrcpy frame (4 looks)")
+    assert task_record(task)["screenSource"] == "scrcpy frame (4 looks)"
+    assert task_from_record(task_record(task), 0).screen_source == "scrcpy frame (4 looks)"
+    assert "screenSource" not in task_record(AgentTask("t2", "goal", 0))  # only when it was said

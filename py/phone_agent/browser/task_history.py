@@ -68,6 +68,7 @@ def task_from_record(data: dict[str, Any], now_ms: int, keep_running: bool = Fal
         error=data.get("error"),
         started_at=data.get("startedAt"),
         finished_at=data.get("finishedAt"),
+        screen_source=data.get("screenSource"),
     )
     if not task.done and not keep_running:
         for step in task.steps:
