@@ -8,6 +8,10 @@ Three figures, from one run:
   drawn a frame that shows it (a pixel of the canvas polled in the page); p50 and p90;
 - a tap through the control socket (ScrcpyDevice.tap, until the phone has applied it) against
   ``adb shell input tap`` (AdbDevice.tap), both from CPython over TCP to the same sim.
+- the agent's look (the picture part of an observation: take it, scale it for the model, its
+  thumbnail) in the page from the live view's latest decoded frame against ``screencap``, interleaved
+  (``window.phoneAgent.measureLooks``). The sim's screencap takes tens of ms where a real phone's
+  takes 0.5–3 s: the ratio here is the least the frame saves.
 
     .venv/bin/python bench/bench_scrcpy.py [--rounds 30] [--max-size 1024] [--max-fps 30]
 """
@@ -166,6 +170,15 @@ async def bench_page(sim: SimulatedPhoneServer, rounds: int, options: ScrcpyServ
                     latencies.append((time.perf_counter() - start) * 1000)
                 await asyncio.sleep(0.3)
             print(f"glass to glass (sim changes its screen -> page has drawn it): {spread(latencies)}")
+
+            # the agent's looks: from the latest frame against screencap
+            looks = await page.evaluate("(rounds) => window.phoneAgent.measureLooks(rounds)", rounds)
+            live, cap = looks["live"][2:], looks["screencap"][2:]  # warm-up out
+            frames = f"{looks['liveSources'].count('scrcpy frame')}/{len(looks['liveSources'])} from frames"
+            ratio = statistics.median(live) / statistics.median(cap)
+            print(f"agent look from the scrcpy frame: {spread(live)} ({frames})")
+            print(f"agent look from screencap:        {spread(cap)}")
+            print(f"ratio (frame / screencap, medians): {ratio:.2f}")
             await browser.close()
     finally:
         served.stop()

@@ -71,6 +71,8 @@ def format_task_markdown(task: AgentTask) -> str:
         lines += ["", f"**Conclusion**: {task.conclusion}"]
     if task.error:
         lines += ["", f"**Error**: {task.error}"]
+    if task.screen_source:
+        lines += ["", f"**Screen**: {task.screen_source}"]
     lines += ["", f"**Task ID**: `{task.id}`"]
     if task.steps:
         lines += ["", "---"]

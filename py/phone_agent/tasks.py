@@ -140,6 +140,9 @@ class AgentTask:
     error: str | None = None
     started_at: int | None = None
     finished_at: int | None = None
+    # Where the agent's looks came from, when the page could offer scrcpy frames (agent.looks):
+    # e.g. "scrcpy frame (6 looks)"; None elsewhere (every look a screenshot, nothing to say).
+    screen_source: str | None = None
 
     def move_to(self, status: TaskStatus, now_ms: int) -> None:
         """Change state through the transition table; stamps start and finish times."""
@@ -245,6 +248,7 @@ class JsonField:
     encode: Callable[[Any], Any] = _same
     decode: Callable[[Any], Any] | None = _same
     default: Any = None
+    omit_empty: bool = False  # written only when it holds something (a key later records added)
 
 
 def _list_field(key: str, attr: str, item: type[ToolCallRecord] | type[AgentStep]) -> JsonField:
@@ -292,18 +296,33 @@ TASK_FIELDS: tuple[JsonField, ...] = (
     JsonField(TASK_CREATED_KEY, "created_at", decode=lambda value: int(value or 0)),
     JsonField("startedAt", "started_at"),
     JsonField("finishedAt", "finished_at"),
+    JsonField("screenSource", "screen_source", omit_empty=True),
     _list_field("steps", "steps", AgentStep),
 )
 _TASK_FIELD = {spec.key: spec for spec in TASK_FIELDS}
 # run_agent_task's answer on Channel B, in the specification's order.
 TASK_SUMMARY_FIELDS: tuple[JsonField, ...] = tuple(
     _TASK_FIELD[key]
-    for key in ("taskId", "status", "conclusion", "stepsCompleted", "totalSteps", "durationMs", "error")
+    for key in (
+        "taskId",
+        "status",
+        "conclusion",
+        "stepsCompleted",
+        "totalSteps",
+        "durationMs",
+        "error",
+        "screenSource",
+    )
 )
 
 
 def _encode(obj: Any, fields: Iterable[JsonField]) -> dict[str, Any]:
-    return {spec.key: spec.encode(getattr(obj, spec.attr)) for spec in fields}
+    encoded: dict[str, Any] = {}
+    for spec in fields:
+        value = getattr(obj, spec.attr)
+        if value or not spec.omit_empty:
+            encoded[spec.key] = spec.encode(value)
+    return encoded
 
 
 def _decode(data: Mapping[str, Any], fields: Iterable[JsonField]) -> dict[str, Any]:

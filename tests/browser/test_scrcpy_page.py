@@ -189,3 +189,71 @@ async def _new_server(sim, old) -> bool:
 
 async def _no_server(sim) -> bool:
     return not sim.scrcpy.running()
+
+
+# The page's real VideoDecoders, made observable (every one the page creates is kept, to read its
+# state), and every line the live view's reason line showed.
+WATCH_DECODERS = """(() => {
+  const Real = window.VideoDecoder;
+  window.__decoders = [];
+  window.VideoDecoder = class extends Real {
+    constructor(init) { super(init); window.__decoders.push(this); }
+  };
+  window.__sources = [];
+  new MutationObserver(() => {
+    const node = document.getElementById("live-source");
+    const seen = window.__sources;
+    if (node && seen[seen.length - 1] !== node.textContent) seen.push(node.textContent);
+  }).observe(document, { subtree: true, childList: true, characterData: true });
+})();"""
+
+
+async def test_a_corrupt_frame_and_a_truncated_stream_restart_scrcpy_and_close_the_old_decoder(
+    browser, served
+):
+    import random
+
+    sim = await started_sim(scrcpy=True)
+    garbage = b"\x00\x00\x00\x01\x65" + random.Random(12).randbytes(3000)  # a key frame's NAL, then noise
+    try:
+        url = f"{served.base}/?device=tcp:127.0.0.1:{sim.port}&scrcpyMaxSize=480&scrcpyMaxFps=10"
+        async with open_page(browser, url, init_script=WATCH_DECODERS) as (page, _watch):
+            await page.wait_for_selector(
+                "canvas#screen[data-source=scrcpy]", state="attached", timeout=30_000
+            )
+            await eventually(lambda: _fps_above(page, 0.5))
+            (first,) = sim.scrcpy.running()
+
+            # a corrupt frame: Chromium's decoder fails on it; the page says so and starts scrcpy again
+            first.inject(garbage)
+            await eventually(lambda: _source_seen(page, "the video decoder failed"), timeout_s=10)
+            assert any("restarting" in line for line in await page.evaluate("window.__sources"))
+            await eventually(lambda: _new_server(sim, first), timeout_s=15)
+            assert first.ended.is_set()  # the old server was hung up on
+            await eventually(lambda: _fps_above(page, 0.5), timeout_s=15)
+            await eventually(lambda: _old_decoders_closed(page, 2), timeout_s=5)
+
+            # a stream cut inside a packet: said, and restarted the same way
+            (second,) = sim.scrcpy.running()
+            second.inject(garbage, cut_after=12 + 100)
+            await eventually(
+                lambda: _source_seen(page, "in the middle of a packet (100 of its"), timeout_s=10
+            )
+            await eventually(lambda: _new_server(sim, second), timeout_s=15)
+            await page.wait_for_selector(
+                "canvas#screen[data-source=scrcpy]", state="attached", timeout=15_000
+            )
+            await eventually(lambda: _old_decoders_closed(page, 3), timeout_s=15)
+            assert await page.get_attribute("#screen", "data-fallback-reason") is None
+    finally:
+        await sim.close()
+
+
+async def _source_seen(page, text: str) -> bool:
+    return any(text in line for line in await page.evaluate("window.__sources"))
+
+
+async def _old_decoders_closed(page, count: int) -> bool:
+    """``count`` decoders made so far: every one but the newest closed, the newest decoding."""
+    states = await page.evaluate("window.__decoders.map(decoder => decoder.state)")
+    return len(states) == count and states[:-1] == ["closed"] * (count - 1) and states[-1] == "configured"

@@ -155,6 +155,18 @@ def test_garbage_is_refused():
         )
 
 
+def test_a_stream_cut_short_says_inside_what():
+    parser = VideoStreamParser()
+    parser.receive_data(b"\0" + NAME + META)
+    assert parser.cut_short() is None  # between packets: a clean end
+    frame = encode_packet(b"\x00\x00\x00\x01\x65" + bytes(95), 1000, key_frame=True)
+    parser.receive_data(frame[:5])
+    assert parser.cut_short() == "a header (5 bytes of it came)"
+    parser.receive_data(frame[5:40])
+    assert parser.cut_short() == "a packet (28 of its 100 bytes came)"
+    assert len(parser.receive_data(frame[40:])) == 1 and parser.cut_short() is None
+
+
 def test_the_config_packet_goes_in_front_of_the_next_frame_only():
     merger = ConfigMerger()
     assert merger.push(EXPECTED[2]) is None

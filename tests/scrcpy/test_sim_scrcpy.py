@@ -217,3 +217,26 @@ async def test_the_phone_closing_the_sockets_ends_the_stream_and_the_control_soc
     finally:
         await scrcpy.close()
     assert b"app_process" not in (await shell(client, "ps -A")).stdout
+
+
+async def test_a_stream_cut_inside_a_packet_says_so_and_an_injected_packet_arrives_as_sent(client, sim, jar):
+    from phone_agent.scrcpy.client import ScrcpyClosed
+
+    scrcpy = ScrcpyClient(client, jar, ScrcpyServerOptions(max_size=320))
+    await scrcpy.start()
+    try:
+        await scrcpy.read_packets()
+        (process,) = sim.scrcpy.running()
+        garbage = bytes(range(256)) * 8
+        process.inject(garbage, key_frame=True)  # a corrupt frame: the client passes it on untouched
+        async with asyncio.timeout(5):
+            while not any(p.data == garbage for p in await scrcpy.read_packets()):
+                pass
+        process.inject(garbage, cut_after=12 + 100)  # the 12-byte header and 100 bytes of 2048
+        with pytest.raises(ScrcpyClosed, match=r"in the middle of a packet \(100 of its 2048 bytes came\)"):
+            async with asyncio.timeout(5):
+                while True:
+                    await scrcpy.read_packets()
+    finally:
+        await scrcpy.close()
+    assert b"app_process" not in (await shell(client, "ps -A")).stdout

@@ -40,6 +40,7 @@ from .actions import (
     validate_plan,
 )
 from .extract import ExtractConfig, ExtractionError, extract_scrolling_content
+from .looks import LiveScreen, LookTally
 from .model import ChatModel, Message, ModelError, ModelTurn, ToolCall, ToolSchema, collect_turn
 from .ports import Clock, ImageCodec, wall_clock_ms
 from .progress import Listener, ProgressReporter, ProgressSink
@@ -132,8 +133,13 @@ class PlanAndResolveAgent:
         config: AgentConfig | None = None,
         clock: Clock = wall_clock_ms,
         sleep: Sleep = asyncio.sleep,
+        live: LiveScreen | None = None,
     ) -> None:
         self.model_source = model
+        # The page's scrcpy view: looks come from its latest frame when fresh (looks.take_look), and
+        # the task's report says which source its looks came from.
+        self.live = live
+        self._looks: LookTally | None = None
         self.codec = codec
         self.config = config or AgentConfig()
         self.clock = clock
@@ -186,6 +192,7 @@ class PlanAndResolveAgent:
         for listener in self._listeners:
             reporter.subscribe(listener)
         self._abort_reason = self._fail_reason = None
+        self._looks = self._tally(task, reporter)
         inner = asyncio.ensure_future(self._drive(task, device, model, reporter))
         self._inner = inner
         try:
@@ -296,7 +303,7 @@ class PlanAndResolveAgent:
     async def _observe(self, device: Device, previous: Observation | None = None) -> Observation:
         """The screen now; ``previous`` is the last look, whose scaled image serves again if nothing moved."""
         config = self.config
-        return await observe(
+        observation = await observe(
             device,
             self.codec,
             max_side=config.image_max_side,
@@ -305,7 +312,22 @@ class PlanAndResolveAgent:
             with_nodes=config.with_ui_tree,
             with_app=config.with_current_app,
             previous=previous,
+            live=self.live,
         )
+        if self._looks is not None:
+            self._looks.add(observation.source, observation.source_reason)
+        return observation
+
+    def _tally(self, task: AgentTask, reporter: ProgressReporter) -> LookTally | None:
+        """Counts the task's looks by source into ``task.screen_source`` (only when live frames are
+        offered: elsewhere every look is a screenshot and the report stays as it was)."""
+        if self.live is None:
+            return None
+
+        def keep(summary: str | None) -> None:
+            task.screen_source = summary
+
+        return LookTally(reporter.on_screen, keep)
 
     async def _ask(
         self,

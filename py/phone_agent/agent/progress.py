@@ -23,7 +23,7 @@ THINKING_CHARS = 1_000  # a flushed 💭 line keeps the end of longer thinking
 @dataclass(frozen=True)
 class ProgressEvent:
     """One lifecycle event. ``kind`` is planned, step_start, step_text, tool_call, tool_result,
-    step_end, thinking, error or done; ``text`` is the line sent to the relay (None: not sent)."""
+    step_end, thinking, screen, error or done; ``text`` is the line sent to the relay (None: not sent)."""
 
     kind: str
     text: str | None = None
@@ -127,6 +127,11 @@ class ProgressReporter:
             )
         )
         self._step = None
+
+    def on_screen(self, line: str) -> None:
+        """The agent's looks switched source (scrcpy frame ↔ screencap): ``line`` says to which, why."""
+        self.flush()
+        self._emit(ProgressEvent("screen", line, self._step, {"line": line}))
 
     def on_error(self, message: str) -> None:
         self.flush()

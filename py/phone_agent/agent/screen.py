@@ -14,9 +14,10 @@ import base64
 from dataclasses import dataclass, field
 
 from ..device import Device, UiNode
-from ..errors import DeviceError, screenshot_not_png
+from ..errors import DeviceError
 from ..locators import ScreenSnapshot
-from .ports import ImageCodec, png_size
+from .looks import SCREENCAP, LiveScreen, take_look
+from .ports import ImageCodec
 
 THUMB_WIDTH = 48
 THUMB_HEIGHT = 96
@@ -78,6 +79,8 @@ class Observation:
     snapshot: ScreenSnapshot | None = None  # the elements behind the refs the model is shown
     nodes_error: str | None = None
     current_app: str | None = None  # the foreground app, when asked for and known
+    source: str = SCREENCAP  # where ``png`` came from: looks.SCREENCAP or looks.SCRCPY (a live frame)
+    source_reason: str = ""  # why screencap, when a live frame was possible
 
     def data_url(self) -> str:
         return f"data:{self.image_mime};base64,{base64.b64encode(self.image).decode('ascii')}"
@@ -128,8 +131,13 @@ async def observe(
     with_nodes: bool = True,
     with_app: bool = False,
     previous: Observation | None = None,
+    live: LiveScreen | None = None,
 ) -> Observation:
     """Screenshot, scale for the model, read the UI tree and the foreground app.
+
+    With ``live`` (the page's scrcpy view) the picture is its latest frame when fresh, else the
+    phone's screenshot (``looks.take_look``); either way the model's image has the size a screenshot
+    would give and maps to device pixels the same way.
 
     The phone's three answers are asked for at once (each is its own ADB stream; on a real phone
     ``screencap`` and ``uiautomator dump`` take 1–3 s each), and the screenshot is scaled while the UI
@@ -140,19 +148,18 @@ async def observe(
     nodes_task = asyncio.ensure_future(device.ui_nodes()) if with_nodes else None
     app_task = asyncio.ensure_future(device.current_app()) if with_app else None
     try:
-        png = await device.screenshot_png()
-        try:
-            width, height = png_size(png)
-        except ValueError:
-            raise screenshot_not_png() from None
-        mapping = ScreenMapping.fit(width, height, max_side)
+        look = await take_look(device, live)
+        png = look.png
+        mapping = ScreenMapping.fit(look.device_width, look.device_height, max_side)
         if previous is not None and previous.png == png and previous.mapping == mapping:
             image, thumb = previous.image, previous.thumb
         else:
             image = await codec.scale(png, mapping.image_width, mapping.image_height, mime, quality)
             # From the small scaled image, not the full PNG: decoding that again costs as much as scaling.
             thumb = (await codec.decode(image, THUMB_WIDTH, THUMB_HEIGHT)).data
-        observation = Observation(png, mapping, image, mime, thumb=thumb)
+        observation = Observation(
+            png, mapping, image, mime, thumb=thumb, source=look.source, source_reason=look.reason
+        )
         if nodes_task is not None:
             try:
                 snapshot = ScreenSnapshot.from_nodes(

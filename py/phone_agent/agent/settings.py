@@ -1,14 +1,17 @@
-"""Model settings: which provider, URL, key and model the agent asks, and which settings win.
+"""The page's Settings: which provider, URL, key and model the agent asks, and which settings win;
+and the screen settings (scrcpy's live view and whether the agent looks at its frames).
 
 The page's own Settings win over the defaults the server hands the page (``phone-agent serve
 --model-base-url … --model …``). The API key is kept out of ``repr`` and ``to_public_json`` so it
-never reaches a log.
+never reaches a log. The page's URL (``?scrcpy=0``, ``?scrcpyMaxSize=``, ``?scrcpyMaxFps=``) wins
+over the stored screen settings.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 # provider id -> (label, default base URL, how to let the page's origin in)
 PROVIDERS: dict[str, tuple[str, str, str]] = {
@@ -125,3 +128,94 @@ def resolve_model_settings(
             model=page_settings.model or server_settings.model,
         )
     return None
+
+
+# scrcpy's max_size (0: the phone's own size) and max_fps as the Settings accept them.
+MAX_SIZE_LIMITS = (0, 4096)
+MIN_MAX_SIZE = 128  # smaller than this (but not 0) makes a useless picture
+MAX_FPS_LIMITS = (1, 120)
+
+
+def _whole(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return None
+
+
+def valid_max_size(value: Any) -> int | None:
+    """``value`` as scrcpy's max_size when it is one (0, or 128–4096), else None."""
+    number = _whole(value)
+    if number is None or number > MAX_SIZE_LIMITS[1] or 0 < number < MIN_MAX_SIZE:
+        return None
+    return number
+
+
+def valid_max_fps(value: Any) -> int | None:
+    """``value`` as scrcpy's max_fps when it is one (1–120), else None."""
+    number = _whole(value)
+    if number is None or not MAX_FPS_LIMITS[0] <= number <= MAX_FPS_LIMITS[1]:
+        return None
+    return number
+
+
+@dataclass(frozen=True)
+class ScreenSettings:
+    """The live view and the agent's looks. ``live_looks``: while scrcpy runs, the agent takes its
+    looks from the stream's latest frame instead of ``screencap`` (agent.looks). ``scrcpy``: the live
+    view streams through scrcpy (else it polls ``screencap``), at most ``max_size`` pixels on the long
+    side (0: the phone's own size) and ``max_fps`` frames a second."""
+
+    live_looks: bool = True
+    scrcpy: bool = True
+    max_size: int = 1024
+    max_fps: int = 30
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "liveLooks": self.live_looks,
+            "scrcpy": self.scrcpy,
+            "scrcpyMaxSize": self.max_size,
+            "scrcpyMaxFps": self.max_fps,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any] | None) -> ScreenSettings:
+        """From the stored settings; a missing or invalid value keeps its default."""
+        data = data if isinstance(data, dict) else {}
+        default = cls()
+        size = valid_max_size(data.get("scrcpyMaxSize"))
+        fps = valid_max_fps(data.get("scrcpyMaxFps"))
+        return cls(
+            live_looks=data.get("liveLooks") is not False,
+            scrcpy=data.get("scrcpy") is not False,
+            max_size=default.max_size if size is None else size,
+            max_fps=default.max_fps if fps is None else fps,
+        )
+
+    def with_query(self, page_url: str) -> ScreenSettings:
+        """With the page's URL applied: ``?scrcpy=0`` turns scrcpy off, ``?scrcpyMaxSize=N`` and
+        ``?scrcpyMaxFps=N`` set the stream (invalid values are ignored)."""
+        query = parse_qs(urlsplit(page_url).query)
+
+        def first(name: str) -> str | None:
+            values = query.get(name)
+            return values[0] if values else None
+
+        changes: dict[str, Any] = {}
+        if (first("scrcpy") or "1") in ("0", "false", "off"):
+            changes["scrcpy"] = False
+        size, fps = valid_max_size(first("scrcpyMaxSize")), valid_max_fps(first("scrcpyMaxFps"))
+        if size is not None:
+            changes["max_size"] = size
+        if fps is not None:
+            changes["max_fps"] = fps
+        return replace(self, **changes)
+
+    def overridden_by(self, page_url: str) -> list[str]:
+        """The URL parameters that override these settings (for the card to say so)."""
+        query = parse_qs(urlsplit(page_url).query)
+        return [name for name in ("scrcpy", "scrcpyMaxSize", "scrcpyMaxFps") if name in query]

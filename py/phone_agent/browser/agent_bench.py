@@ -124,3 +124,29 @@ async def probe_codec(png: bytes, repeats: int = 10) -> dict[str, float]:
         await CanvasImageCodec().scale(png, 461, 1024, "image/jpeg", 0.8)
         mark("codec.scale", total)
     return {name: statistics.median(values) for name, values in stages.items()}
+
+
+async def measure_looks(device: Device, live: Any, rounds: int, max_side: int = 1024) -> dict[str, Any]:
+    """The picture part of the agent's looks (take it, scale it for the model, its thumbnail) on the
+    connected phone, interleaved: from the live view's latest scrcpy frame (``live``) and from
+    ``screencap``; each in ms, and the source each live look really had (bench/bench_scrcpy.py)."""
+    from ..agent.screen import observe
+
+    codec = CanvasImageCodec()
+    times: dict[str, list[float]] = {"live": [], "screencap": []}
+    sources: list[str] = []
+    for round_ in range(2 * rounds):
+        which = "live" if round_ % 2 == 0 else "screencap"
+        started = time.perf_counter()
+        observation = await observe(
+            device,
+            codec,
+            max_side=max_side,
+            with_nodes=False,
+            with_app=False,
+            live=live if which == "live" else None,
+        )
+        times[which].append((time.perf_counter() - started) * 1000)
+        if which == "live":
+            sources.append(observation.source)
+    return {**times, "liveSources": sources}

@@ -49,7 +49,7 @@ from .canvas_codec import CanvasImageCodec
 from .chat_panel import ChatPanel
 from .fetch_http import FetchHttpClient
 from .interop import is_nullish, to_js_json
-from .phone import PhoneLink, lost_message, query_param
+from .phone_link import PhoneLink, lost_message, query_param
 from .prompt_api import PromptApiModel
 from .storage import IndexedDbStore
 from .task_history import (

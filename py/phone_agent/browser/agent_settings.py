@@ -4,6 +4,11 @@ IndexedDB ("settings" store) and resolved against the defaults the server hands 
 
 The API key lives in a password field and in IndexedDB only; what the card shows and logs is
 ``ModelSettings.to_public_json`` (whether a key is set, never the key).
+
+The card's Screen part (``ScreenSettings``: scrcpy on or off, its max size and frame rate, whether the
+agent looks at its frames) is kept under its own key and saved by the same Save; "Use server
+defaults" leaves it alone. A change is handed to ``on_screen_change`` (the Phone card restarts the
+stream); the page's URL parameters still win, and the card says so.
 """
 
 from __future__ import annotations
@@ -14,12 +19,13 @@ from typing import Any
 
 import js  # type: ignore[import-not-found]
 
-from ..agent.settings import PROVIDERS, ModelSettings, resolve_model_settings
+from ..agent.settings import PROVIDERS, ModelSettings, ScreenSettings, resolve_model_settings
 from .dom import PanelEvents
 from .prompt_api import builtin_availability, unavailable_text
 from .storage import IndexedDbStore
 
 SETTINGS_KEY = "model"
+SCREEN_KEY = "screen"
 STORE_LIMIT_S = 10.0  # IndexedDB answers in milliseconds; a stuck store must not stall the page
 FIELDS = ("provider", "baseUrl", "apiKey", "model")
 FIELD_IDS = {
@@ -39,6 +45,8 @@ class SettingsCard:
         self._server = server_defaults if isinstance(server_defaults, dict) else None
         self._page: dict[str, Any] | None = None
         self._on_change = on_change
+        self.screen = ScreenSettings()
+        self.on_screen_change: Callable[[ScreenSettings], None] | None = None
         self._events = PanelEvents()
         self.builtin = "unknown"
         select = self._field("provider")
@@ -73,6 +81,13 @@ class SettingsCard:
         self._page = stored if isinstance(stored, dict) else None
         self._fill(self._page or {})
         self._show()
+        try:
+            screen = await asyncio.wait_for(self._store.get(SCREEN_KEY), STORE_LIMIT_S)
+        except Exception as exc:  # the defaults apply
+            js.console.warn(f"[settings] could not read the stored screen settings: {exc}")
+            screen = None
+        self.screen = ScreenSettings.from_json(screen if isinstance(screen, dict) else None)
+        self._fill_screen()
         self._events.spawn(self._check_builtin())  # in the background: the page's start never waits on it
 
     async def save(self, values: dict[str, Any]) -> None:
@@ -84,6 +99,19 @@ class SettingsCard:
         self._show()
         self._on_change()
         await self._keep(self._store.put(SETTINGS_KEY, page))
+        screen = values.get("screen")
+        if isinstance(screen, dict):
+            await self.save_screen(screen)
+
+    async def save_screen(self, values: dict[str, Any]) -> None:
+        """Use these screen settings from now on (invalid numbers keep their defaults), and keep them."""
+        screen = ScreenSettings.from_json(values)
+        changed = screen != self.screen
+        self.screen = screen
+        self._fill_screen()
+        if changed and self.on_screen_change is not None:
+            self.on_screen_change(screen)
+        await self._keep(self._store.put(SCREEN_KEY, screen.to_json()))
 
     async def clear(self) -> None:
         """Forget this page's settings: the server's defaults apply again."""
@@ -106,6 +134,12 @@ class SettingsCard:
         event.preventDefault()
         values: dict[str, Any] = {name: str(self._field(name).value) for name in FIELDS}
         values["stream"] = bool(self._doc.getElementById("settings-stream").checked)
+        values["screen"] = {
+            "liveLooks": bool(self._doc.getElementById("settings-live-looks").checked),
+            "scrcpy": bool(self._doc.getElementById("settings-scrcpy").checked),
+            "scrcpyMaxSize": str(self._doc.getElementById("settings-scrcpy-max-size").value),
+            "scrcpyMaxFps": str(self._doc.getElementById("settings-scrcpy-max-fps").value),
+        }
         self._events.spawn(self.save(values))
 
     def _provider_changed(self) -> None:
@@ -135,6 +169,31 @@ class SettingsCard:
         chrome = self._field("provider").value == "chrome"
         for name in ("baseUrl", "apiKey", "model"):
             self._field(name).disabled = chrome
+
+    def _fill_screen(self) -> None:
+        screen = self.screen
+        self._doc.getElementById("settings-live-looks").checked = screen.live_looks
+        self._doc.getElementById("settings-scrcpy").checked = screen.scrcpy
+        self._doc.getElementById("settings-scrcpy-max-size").value = str(screen.max_size)
+        self._doc.getElementById("settings-scrcpy-max-fps").value = str(screen.max_fps)
+        url = str(js.location.href)
+        used = screen.with_query(url)
+        if used.scrcpy:
+            size = f"at most {used.max_size} px" if used.max_size else "at the phone's size"
+            text = f"Live view: scrcpy, {size}, {used.max_fps} fps"
+        else:
+            text = "Live view: screenshots (scrcpy off)"
+        text += "; the agent looks at " + (
+            "the latest scrcpy frame when fresh." if used.live_looks and used.scrcpy else "screenshots."
+        )
+        overridden = screen.overridden_by(url)
+        if overridden:
+            text += " The page's URL sets " + ", ".join(f"?{name}" for name in overridden) + "."
+        node = self._doc.getElementById("settings-screen-state")
+        node.textContent = text
+        node.dataset.maxSize = str(used.max_size)
+        node.dataset.maxFps = str(used.max_fps)
+        node.dataset.scrcpy = "on" if used.scrcpy else "off"
 
     async def _check_builtin(self) -> None:
         self.builtin = await builtin_availability()

@@ -91,11 +91,14 @@ async def start() -> PhoneAgentPage:
     webmcp = WebMcpService(context)
     ui.set_webmcp_status(await webmcp.register(), webmcp.registered, str(context.profile))
     relay.connect()
-    phone = PhonePanel(context, (server_config or {}).get("adbBridge"))
+    phone = PhonePanel(context, (server_config or {}).get("adbBridge"), agent.settings.screen)
+    # The Settings' screen part drives the live view's scrcpy; the agent looks at its frames.
+    agent.settings.on_screen_change = phone.live.apply_screen_settings
+    agent.agent.live = phone.live.looks(lambda: agent.settings.screen.live_looks)
     live_controls = LiveViewControls(context)
     sim_offer = SimOffer((server_config or {}).get("simOnDemand"), phone.connect_tcp)
-    agent.runner.on_running = phone.agent_running
-    agent.runner.on_frame = phone.show_agent_frame
+    agent.runner.on_running = phone.live.agent_running
+    agent.runner.on_frame = phone.live.show_agent_frame
     page = PhoneAgentPage(context, ui, webmcp, relay, phone, agent, live_controls, sim_offer)
     page.phone_connecting = asyncio.ensure_future(phone.connect_at_load((server_config or {}).get("device")))
     # ?farm=ws://USER:PASSWORD@HOST:PORT, else the Settings card's Farm field (docs/farm.md).
@@ -273,6 +276,15 @@ def expose_console_api(page: PhoneAgentPage) -> None:
         stats.sort_stats("cumulative").print_stats(int(rows))
         return out.getvalue()
 
+    async def measure_looks(rounds: int) -> Any:
+        """The agent's looks from the scrcpy frame against screencap (bench/bench_scrcpy.py)."""
+        from .agent_bench import measure_looks as measure  # only the benchmark loads it
+
+        device = page.context.device
+        if device is None:
+            raise RuntimeError("no phone is connected")
+        return to_js_json(await measure(device, page.agent.agent.live, int(rounds)))
+
     for name, method in (
         ("profileFor", profile_for),
         ("benchAgent", bench_agent),
@@ -282,6 +294,7 @@ def expose_console_api(page: PhoneAgentPage) -> None:
         ("measurePull", measure_pull),
         ("measureDispatch", measure_dispatch),
         ("measureDevice", measure_device),
+        ("measureLooks", measure_looks),
     ):
         setattr(api, name, create_proxy(method))
     js.window.phoneAgent = api

@@ -39,6 +39,17 @@ async def _encode(canvas: Any, mime: str, quality: float) -> bytes:
     return buffer.to_bytes()
 
 
+async def canvas_png(source: Any) -> bytes:
+    """A canvas's pixels (the live view's latest scrcpy frame) as a PNG at its own size."""
+    bitmap = await js.createImageBitmap(source)
+    try:
+        canvas, context = _canvas(bitmap.width, bitmap.height, "low")
+        context.drawImage(bitmap, 0, 0)
+    finally:
+        bitmap.close()
+    return await _encode(canvas, "image/png", 1.0)
+
+
 class CanvasImageCodec:
     """``ImageCodec`` over createImageBitmap and OffscreenCanvas."""
 

@@ -138,6 +138,8 @@ class ChatPanel:
         if not is_nullish(item):
             item.dataset.status = str(task.status)
             item.append(element("p", text, f"chat-task__end chat-task__end--{task.status}"))
+            if task.screen_source:  # where the agent's looks came from (scrcpy frames or screencap)
+                item.append(element("p", f"📷 Screen: {task.screen_source}", "chat-task__screen muted small"))
         self._thinking = None
         self._lines = None
         self._current = None

@@ -1,6 +1,9 @@
 """The page's phone: connect it (USB, a network adbd through the bridge, or the host's adb server),
 show its state and a live view of its screen, and hand it to the tools as ``context.device``.
 
+``PhonePanel`` is the connection's lifecycle; the card's DOM is ``phone_card.PhoneCard``, the live
+view ``live_view.LiveView``, and what the tools hold ``phone_link.PhoneLink``.
+
 Which phone at load: ``?device=tcp:HOST:PORT`` wins; else a USB phone this page was allowed before
 (no prompt); else the server's default (``phone-agent serve --sim`` names its simulated phone).
 
@@ -14,22 +17,18 @@ ends at once, failed, with it. Only the Disconnect button or choosing another ph
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import time
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
-from urllib.parse import parse_qs, urlsplit
+from typing import Any
 
 import js  # type: ignore[import-not-found]
-from pyodide.ffi import create_proxy, to_js  # type: ignore[import-not-found]
+from pyodide.ffi import create_proxy  # type: ignore[import-not-found]
 
 from ..adb.client import AdbClient, AdbError
 from ..adb.device import AdbDevice
 from ..adb.host import ConnectionState
 from ..adb.smart_socket import AdbServerClient
+from ..agent.settings import ScreenSettings
 from ..context import McpServiceContext
-from ..device_wrapper import DeviceWrapper
-from ..errors import DeviceError, ErrorCode, ToolError, no_device
+from ..errors import ToolError
 from .adb_key import KEY_COMMENT, load_or_create_browser_key
 from .adb_transports import (
     WebSocketAdbTransport,
@@ -38,113 +37,35 @@ from .adb_transports import (
     request_usb_device,
 )
 from .dom import PanelEvents
-from .interop import is_nullish, to_js_json
-from .scrcpy_view import ScrcpyLiveView, scrcpy_options_from_query
+from .interop import is_nullish
+from .live_view import LiveView
+from .phone_card import PhoneCard
+from .phone_link import PhoneLink, lost_message, parse_device_spec, query_param
 
 ADB_SERVER_TARGET = "127.0.0.1:5037"
-LIVE_VIEW_IDLE_S = 0.05
-LIVE_VIEW_RETRY_S = 1.0
 RECONNECT_FIRST_S = 0.5  # the first try after a drop; each failed try doubles the wait…
 RECONNECT_MAX_S = 8.0  # …up to this
-T = TypeVar("T")
-
-
-def query_param(page_url: str, name: str) -> str | None:
-    values = parse_qs(urlsplit(page_url).query).get(name)
-    return values[0] if values else None
-
-
-def parse_device_spec(spec: str) -> tuple[str, str]:
-    """``tcp:HOST:PORT`` → ("tcp", "HOST:PORT"); ``adb-server:SERIAL`` → ("adb-server", SERIAL)."""
-    kind, sep, rest = spec.partition(":")
-    if not sep or kind not in ("tcp", "adb-server") or not rest:
-        raise ValueError(f"unknown device {spec!r}: use tcp:HOST:PORT or adb-server:SERIAL")
-    return kind, rest
-
-
-def lost_message(reason: str) -> str:
-    """What the page, the tools and the agent say about a link that dropped."""
-    return f"The phone was disconnected ({reason.rstrip('.')})."
-
-
-class _NoPhone:
-    """Stands in for the phone while its link is down: every call fails at once with the reason."""
-
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
-
-    def __getattr__(self, name: str) -> Callable[..., Awaitable[Any]]:
-        async def call(*_args: Any, **_kwargs: Any) -> Any:
-            raise DeviceError(
-                f"{lost_message(self.reason)} The page is reconnecting by itself.",
-                remedy="Wait a few seconds and call again (get_device_status says when the phone is "
-                "back), or reconnect the phone in the phone-agent page.",
-            )
-
-        return call
-
-
-class PhoneLink(DeviceWrapper):
-    """What ``context.device`` holds while a phone is chosen: the connected AdbDevice, or, while its
-    link is down, a stand-in that answers ``device_error`` with why it dropped. The object stays the
-    same across a drop, so a call in flight answers that reason instead of "No phone device
-    connected."; get_device_status still answers ``connected: false``."""
-
-    def __init__(self, device: AdbDevice) -> None:
-        super().__init__(device)
-        self.lost_reason: str | None = None
-        self._watchers: list[Callable[[str], None]] = []
-
-    def attach(self, device: AdbDevice) -> None:
-        self.device, self.lost_reason = device, None
-
-    def lose(self, reason: str) -> None:
-        self.device, self.lost_reason = _NoPhone(reason), reason  # type: ignore[assignment]
-        for watcher in list(self._watchers):
-            with contextlib.suppress(Exception):
-                watcher(reason)
-
-    def watch(self, on_lost: Callable[[str], None]) -> Callable[[], None]:
-        """Be told (once per drop) when the link drops; returns the function that stops it."""
-        self._watchers.append(on_lost)
-        return lambda: self._watchers.remove(on_lost) if on_lost in self._watchers else None
-
-    async def info(self) -> dict[str, Any]:
-        if self.lost_reason is not None:
-            raise no_device()
-        return await self.device.info()
-
-    async def _around(self, call: Awaitable[T]) -> T:
-        try:
-            return await call
-        except ToolError as exc:
-            # The ADB client knows why the link ended: say it (device_error), not only "no phone".
-            if exc.code is ErrorCode.NO_DEVICE and exc.details.get("reason"):
-                raise DeviceError(lost_message(str(exc.details["reason"]))) from None
-            raise
 
 
 class PhonePanel:
-    """Connection manager and the Phone card of the page."""
+    """The phone's connection lifecycle: connect, adopt, lose and reconnect, forget; it tells the
+    card (``card``) what to show and the live view (``live``) when to run."""
 
-    def __init__(self, context: McpServiceContext, bridge_path: str | None) -> None:
+    def __init__(
+        self, context: McpServiceContext, bridge_path: str | None, screen: ScreenSettings | None = None
+    ) -> None:
         self.context = context
         self.bridge_path = bridge_path
-        self._doc = js.document
+        self.card = PhoneCard()
         self._client: AdbClient | None = None
         self._transport: Any = None
         self._device: AdbDevice | None = None
-        self._live: asyncio.Task[None] | None = None
-        # While an agent task runs, the live view shows the agent's screenshots and takes none itself.
-        self._agent_running = False
-        self._live_wake = asyncio.Event()
         self._busy = False
         self._link: PhoneLink | None = None
         # What a dropped link reconnects to: ("tcp", "HOST:PORT") or ("usb", serial number).
         self._target: tuple[str, str] | None = None
         self._reconnecting: asyncio.Task[None] | None = None
         self._usb_plugged = asyncio.Event()
-        self._screen_url: str | None = None
         self._events = PanelEvents()
         self._events.listen("connect-usb", "click", lambda _e: self._events.spawn(self.connect_usb_prompt()))
         self._events.listen("connect-tcp", "submit", self._on_tcp_submit)
@@ -154,26 +75,16 @@ class PhonePanel:
         self._events.listen(
             "disconnect", "click", lambda _e: self._events.spawn(self.disconnect("Disconnected."))
         )
-        self._events.listen("live-toggle", "change", lambda _e: self._sync_live_view())
         if is_nullish(getattr(js.navigator, "usb", None)):
-            button = self._doc.getElementById("connect-usb")
-            button.disabled = True
-            button.title = "This browser has no WebUSB: use Chrome or Edge on a desktop"
+            self.card.no_usb()
         else:
             self._usb_connect_proxy = create_proxy(lambda _event: self._usb_plugged.set())
             js.navigator.usb.addEventListener("connect", self._usb_connect_proxy)
         if not bridge_path:
-            for element_id in ("connect-tcp-button", "connect-adb-server"):
-                node = self._doc.getElementById(element_id)
-                node.disabled = True
-                node.title = "Needs the page to be served by phone-agent (its ADB bridge)"
+            self.card.no_bridge()
         # ?adbServer=HOST:PORT when the host's adb server is not on its usual port.
         self.adb_server_target = query_param(str(js.location.href), "adbServer") or ADB_SERVER_TARGET
-        # The live view tries scrcpy first (?scrcpy=0: never) and falls back to screencap polling.
-        self._scrcpy_options = scrcpy_options_from_query(str(js.location.href))
-        self._scrcpy = ScrcpyLiveView(
-            self._use_scrcpy_device, self._scrcpy_options, say=self._say_live_source
-        )
+        self.live = LiveView(lambda: self._device, lambda: self._link, screen, self._events)
 
     @property
     def device(self) -> AdbDevice | None:
@@ -184,13 +95,10 @@ class PhonePanel:
 
     def _on_tcp_submit(self, event: Any) -> None:
         event.preventDefault()
-        target = str(self._doc.getElementById("tcp-target").value).strip()
-        self._events.spawn(self.connect_tcp(target))
+        self._events.spawn(self.connect_tcp(self.card.tcp_target()))
 
     def _say(self, text: str, kind: str = "") -> None:
-        node = self._doc.getElementById("device-state")
-        node.textContent = text
-        node.className = f"device-state device-state--{kind}" if kind else "device-state"
+        self.card.say(text, kind)
 
     def _bridge_url(self, target: str) -> str:
         location = js.location
@@ -316,24 +224,8 @@ class PhonePanel:
             self._link.attach(device)
             self.context.device = None
         self.context.device = self._link
-        self._say(f"Connected: {info.model} ({description})", "ok")
-        facts = self._doc.getElementById("device-facts")
-        facts.replaceChildren()
-        for label, value in (
-            ("Model", f"{info.brand} {info.model}"),
-            ("Android", f"{info.release} (SDK {info.sdk})"),
-            ("Serial", info.serial),
-            ("Screen", f"{info.screen_width}×{info.screen_height}"),
-            ("Link", info.transport),
-        ):
-            term = self._doc.createElement("dt")
-            term.textContent = label
-            detail = self._doc.createElement("dd")
-            detail.textContent = value
-            facts.append(term, detail)
-        self._doc.documentElement.dataset.phone = "connected"
-        self._doc.getElementById("disconnect").hidden = False
-        self._sync_live_view()
+        self.card.show_phone(info, description)
+        self.live.sync()
 
     # -- losing it ----------------------------------------------------------------------------
 
@@ -420,14 +312,9 @@ class PhonePanel:
             self._say(message if was_connected else "No phone connected.")
 
     async def _forget_screen(self) -> None:
-        if self._live is not None:
-            self._live.cancel()
-            self._live = None
+        self.live.forget()
         await self._drop()
-        self._doc.documentElement.dataset.phone = "none"
-        self._doc.getElementById("disconnect").hidden = self._link is None
-        self._doc.getElementById("device-facts").replaceChildren()
-        self._set_screen(None)
+        self.card.show_no_phone(chosen=self._link is not None)
 
     async def _drop(self) -> None:
         client, transport = self._client, self._transport
@@ -439,84 +326,3 @@ class PhonePanel:
                 await asyncio.wait_for(transport.close(), 5)
         except Exception:
             pass
-
-    # -- the live view ------------------------------------------------------------------------
-
-    def _sync_live_view(self) -> None:
-        wanted = bool(self._doc.getElementById("live-toggle").checked) and self._device is not None
-        if wanted and (self._live is None or self._live.done()):
-            self._live = asyncio.ensure_future(self._live_loop())
-        elif not wanted and self._live is not None:
-            self._live.cancel()
-            self._live = None
-
-    def agent_running(self, running: bool) -> None:
-        """An agent task started or ended: the live view stops or resumes taking screenshots."""
-        self._agent_running = running
-        if bool(self._doc.getElementById("live-toggle").checked):
-            self._doc.getElementById("fps").textContent = "the agent's view" if running else ""
-        if not running:
-            self._live_wake.set()
-
-    def show_agent_frame(self, png: bytes) -> None:
-        """A screenshot the agent took, shown in the live view when it is on."""
-        if self._device is not None and bool(self._doc.getElementById("live-toggle").checked):
-            self._set_screen(png)
-
-    def _use_scrcpy_device(self, device: Any) -> None:
-        """While scrcpy runs the tools' device is its ScrcpyDevice; after, the plain one again."""
-        if self._device is not None:
-            self.context.device = device if device is not None else self._device
-
-    def _say_live_source(self, text: str) -> None:
-        self._scrcpy.show_source(text)
-
-    async def _live_loop(self) -> None:
-        if self._scrcpy_options is not None:
-            await self._scrcpy.run_while_possible(lambda: self._device)
-        else:
-            self._scrcpy.fall_back("turned off by ?scrcpy=0")
-        frames: list[float] = []
-        fps_node = self._doc.getElementById("fps")
-        while self._device is not None:
-            device = self._device
-            if self._agent_running:
-                fps_node.textContent = "the agent's view"
-                self._live_wake.clear()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._live_wake.wait(), LIVE_VIEW_RETRY_S)
-                frames = []
-                continue
-            if js.document.visibilityState != "visible":
-                await asyncio.sleep(LIVE_VIEW_RETRY_S)
-                continue
-            try:
-                png = await device.screenshot_png()
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                await asyncio.sleep(LIVE_VIEW_RETRY_S)
-                continue
-            if self._device is not device:
-                return
-            self._set_screen(png)
-            now = time.monotonic()
-            frames = [t for t in frames if now - t < 3.0] + [now]
-            if len(frames) > 1:
-                fps = (len(frames) - 1) / (frames[-1] - frames[0])
-                fps_node.textContent = f"{fps:.1f} fps"
-                self._doc.getElementById("screen").dataset.fps = f"{fps:.1f}"
-            await asyncio.sleep(LIVE_VIEW_IDLE_S)
-
-    def _set_screen(self, png: bytes | None) -> None:
-        image = self._doc.getElementById("screen")
-        if self._screen_url is not None:
-            js.URL.revokeObjectURL(self._screen_url)
-            self._screen_url = None
-        if png is None:
-            image.removeAttribute("src")
-            self._doc.getElementById("fps").textContent = ""
-            return
-        blob = js.Blob.new(to_js([to_js(png)]), to_js_json({"type": "image/png"}))
-        self._screen_url = js.URL.createObjectURL(blob)
-        image.src = self._screen_url

@@ -5,10 +5,14 @@ phone's input through scrcpy's control socket while it runs.
 page's ADB link), swaps the ``<img id="screen">`` for a ``<canvas id="screen">`` (same id, same
 place; ``data-source="scrcpy"``, ``data-fps`` the measured rate), hands each packet to a
 ``VideoDecoder`` through ``WebCodecsVideo`` (the thin adapter, ``avc1.PPCCLL`` from the stream's
-SPS) and installs a ``ScrcpyDevice`` as the tools' device. It returns the reason it stopped (scrcpy
-could not start, the stream ended or broke, the decoder failed, the page was hidden) after putting
-everything back: the image, the plain device, a closed decoder and destroyed proxies. The caller
-(the Phone card) then polls ``screencap`` and shows the reason.
+SPS) and hands a ``ScrcpyDevice`` to ``install_device`` (the live view routes the tools' calls
+through it). It returns the reason it stopped (scrcpy could not start, the stream ended or broke,
+the decoder failed, the page was hidden) after putting everything back: the image, the plain device,
+a closed decoder and destroyed proxies. The caller (the live view) then polls ``screencap`` and
+shows the reason. ``restart`` ends a run at once (the
+Settings changed the stream): ``run_while_possible`` starts the next with the new options.
+
+``ScrcpyLooks`` offers the latest drawn frame to the agent (``agent.looks.LiveScreen``).
 """
 
 from __future__ import annotations
@@ -18,17 +22,19 @@ import contextlib
 import time
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 import js  # type: ignore[import-not-found]
 from pyodide.ffi import create_proxy, to_js  # type: ignore[import-not-found]
 
 from ..adb.client import AdbError, ServiceOpener
+from ..agent.looks import FrameState
+from ..agent.settings import ScreenSettings
 from ..device import Device
 from ..scrcpy.client import ScrcpyClient, ScrcpyClosed, ScrcpyStartError
 from ..scrcpy.device import ScrcpyDevice
 from ..scrcpy.h264 import avc_codec_string
 from ..scrcpy.protocol import ScrcpyProtocolError, ScrcpyServerOptions, VideoPacket
+from .canvas_codec import canvas_png
 from .interop import is_nullish, to_js_json
 
 JAR_URL = "./static/vendor/scrcpy/scrcpy-server"
@@ -39,20 +45,14 @@ RESTART_DELAY_S = 1.0
 FPS_WINDOW_S = 3.0
 MAX_DECODE_QUEUE = 30  # frames waiting in the decoder: past that the page cannot keep up
 HIDDEN_POLL_S = 0.25
+TURNED_OFF = "turned off in Settings"
 
 
-def scrcpy_options_from_query(page_url: str) -> ScrcpyServerOptions | None:
-    """``?scrcpy=0`` turns scrcpy off (None); ``?scrcpyMaxSize=`` and ``?scrcpyMaxFps=`` set its
-    stream (default 1024 px on the long side, 30 fps)."""
-    query = parse_qs(urlsplit(page_url).query)
-
-    def number(name: str, default: int) -> int:
-        value = (query.get(name) or [""])[0]
-        return int(value) if value.isdigit() else default
-
-    if (query.get("scrcpy") or ["1"])[0] in ("0", "false", "off"):
+def server_options(settings: ScreenSettings) -> ScrcpyServerOptions | None:
+    """The stream the screen settings ask for (the page's URL already applied); None: scrcpy off."""
+    if not settings.scrcpy:
         return None
-    return ScrcpyServerOptions(max_size=number("scrcpyMaxSize", 1024), max_fps=number("scrcpyMaxFps", 30))
+    return ScrcpyServerOptions(max_size=settings.max_size, max_fps=settings.max_fps)
 
 
 async def fetch_server_jar() -> bytes:
@@ -98,12 +98,20 @@ class WebCodecsVideo:
         return int(self._decoder.decodeQueueSize)
 
     def decode(self, packet: VideoPacket) -> None:
-        if self.codec is None:
-            if not packet.key_frame:
-                return  # nothing to decode from until the first key frame (it carries the SPS)
-            self.codec = avc_codec_string(packet.data)
-            self._decoder.configure(to_js_json({"codec": self.codec, "optimizeForLatency": True}))
-        self._decoder.decode(js.EncodedVideoChunk.new(_chunk(packet)))
+        """Hand the packet to the decoder; a decoder that refuses it (it throws: closed, or a chunk
+        it will not take) fails the run like its error callback does."""
+        try:
+            if self.codec is None:
+                if not packet.key_frame:
+                    return  # nothing to decode from until the first key frame (it carries the SPS)
+                codec = avc_codec_string(packet.data)
+                self._decoder.configure(to_js_json({"codec": codec, "optimizeForLatency": True}))
+                self.codec = codec
+            self._decoder.decode(js.EncodedVideoChunk.new(_chunk(packet)))
+        except ValueError:
+            raise  # a key frame without a usable SPS: the stream broke (the caller says so)
+        except Exception as exc:
+            self._fail(exc)
 
     def close(self) -> None:
         with contextlib.suppress(Exception):
@@ -148,6 +156,12 @@ class ScrcpyLiveView:
         self.started = False  # the last run got as far as a stream
         self.frames_total = 0
         self.fallback_reason: str | None = None
+        # For the agent's looks: the canvas drawn into, when its last frame came, the phone's size.
+        self.canvas: Any = None
+        self.last_frame_at: float | None = None
+        self.device_size: tuple[int, int] | None = None
+        self._restart: asyncio.Event = asyncio.Event()
+        self._restart_reason = ""
 
     # ----- the Phone card's side
 
@@ -165,11 +179,15 @@ class ScrcpyLiveView:
                 continue
             info = await device.device_info()
             frames_before = self.frames_total
+            self._restart.clear()
             reason = await self.run(device.opener, device, (info.screen_width, info.screen_height))
             if current() is not device:
                 return reason
             if reason == HIDDEN:
                 self.show_source("scrcpy paused while the page is hidden")
+                continue
+            if reason == self._restart_reason and self._restart.is_set():
+                failures = 0  # asked for (the Settings changed the stream): at once, with the new options
                 continue
             failures = 1 if self.frames_total > frames_before else failures + 1
             if not self.started or failures > MAX_RESTARTS:
@@ -177,6 +195,12 @@ class ScrcpyLiveView:
                 return reason
             self.show_source(f"scrcpy stopped ({reason}); restarting")
             await asyncio.sleep(RESTART_DELAY_S)
+
+    def restart(self, reason: str) -> None:
+        """End the running stream now; ``run_while_possible`` starts it again (with ``self.options``
+        as they are then)."""
+        self._restart_reason = reason
+        self._restart.set()
 
     def fall_back(self, reason: str) -> None:
         """Mark the live view as screencap polling, saying why scrcpy is not used."""
@@ -213,6 +237,7 @@ class ScrcpyLiveView:
             image = js.document.getElementById("screen")
             canvas = self._canvas_for(image, client.video_size)
             video = WebCodecsVideo(canvas, self._count_frame)
+            self.canvas, self.device_size, self.last_frame_at = canvas, screen_size, None
             self.device = ScrcpyDevice(plain, client, screen_size, on_fallback=self._say)
             self._install_device(self.device)
             canvas.dataset.deviceWidth, canvas.dataset.deviceHeight = str(screen_size[0]), str(screen_size[1])
@@ -230,6 +255,7 @@ class ScrcpyLiveView:
             return f"the scrcpy stream broke: {exc}"
         finally:
             self.running = False
+            self.canvas = self.last_frame_at = None
             if self.device is not None:
                 self._install_device(None)
                 self.device = None
@@ -242,21 +268,27 @@ class ScrcpyLiveView:
 
     async def _pump(self, client: ScrcpyClient, video: WebCodecsVideo) -> str:
         failed = asyncio.ensure_future(video.failed.wait())
+        restart = asyncio.ensure_future(self._restart.wait())
         reading: asyncio.Future[list[VideoPacket]] | None = None
         try:
             while True:
                 if js.document.visibilityState != "visible":
                     return HIDDEN
                 reading = asyncio.ensure_future(client.read_packets())
-                done, _ = await asyncio.wait({reading, failed}, return_when=asyncio.FIRST_COMPLETED)
+                done, _ = await asyncio.wait(
+                    {reading, failed, restart}, return_when=asyncio.FIRST_COMPLETED
+                )
                 if failed in done:
                     return video.error or "the video decoder failed"
+                if restart in done:
+                    return self._restart_reason
                 for packet in reading.result():
                     video.decode(packet)
                 if video.queued > MAX_DECODE_QUEUE:
                     return f"the page could not decode fast enough ({video.queued} frames behind)"
         finally:
             failed.cancel()
+            restart.cancel()
             if reading is not None and not reading.done():
                 reading.cancel()
 
@@ -275,6 +307,7 @@ class ScrcpyLiveView:
     def _count_frame(self) -> None:
         self.frames_total += 1
         now = time.monotonic()
+        self.last_frame_at = now
         self._frames = [t for t in self._frames if now - t < FPS_WINDOW_S] + [now]
         canvas = js.document.getElementById("screen")
         if len(self._frames) > 1 and not is_nullish(canvas):
@@ -283,3 +316,23 @@ class ScrcpyLiveView:
             fps_node = js.document.getElementById("fps")
             if not is_nullish(fps_node):
                 fps_node.textContent = f"{fps:.1f} fps"
+
+
+class ScrcpyLooks:
+    """The agent's ``LiveScreen``: the live view's latest frame, when the Settings allow it."""
+
+    def __init__(self, view: ScrcpyLiveView, enabled: Callable[[], bool]) -> None:
+        self._view = view
+        self._enabled = enabled
+
+    def frame_state(self) -> FrameState:
+        view = self._view
+        running = view.running and view.canvas is not None and bool(view.canvas.isConnected)
+        age = None if view.last_frame_at is None else time.monotonic() - view.last_frame_at
+        return FrameState(self._enabled(), running, age, view.device_size)
+
+    async def frame_png(self) -> bytes:
+        canvas = self._view.canvas
+        if canvas is None:
+            raise ScrcpyClosed("the stream stopped")
+        return await canvas_png(canvas)

@@ -211,10 +211,16 @@ class ScrcpyClient:
                 raise ScrcpyClosed("scrcpy is not running")
             chunk = await self._video.read(VIDEO_READ_TIMEOUT)
             if not chunk:
-                raise ScrcpyClosed(self._server_failed() or "the phone closed the video stream")
+                raise ScrcpyClosed(self._server_failed() or self._why_closed())
             self._pending += self._feed(chunk)
         packets, self._pending = self._pending, []
         return packets
+
+    def _why_closed(self) -> str:
+        inside = self._parser.cut_short()
+        if inside is not None:  # truncated: a header (or part of one) came, and not all it announced
+            return f"the phone closed the video stream in the middle of {inside}"
+        return "the phone closed the video stream"
 
     async def send(self, message: bytes) -> None:
         if self._control is None or self.closed:

@@ -267,6 +267,14 @@ class VideoStreamParser:
     def buffered(self) -> int:
         return len(self._buffer)
 
+    def cut_short(self) -> str | None:
+        """What the stream would end inside of if it ended now; None: between two packets."""
+        if self._header is not None:
+            return f"a packet ({len(self._buffer)} of its {self._header[1]} bytes came)"
+        if self._buffer:
+            return f"a header ({len(self._buffer)} bytes of it came)"
+        return None
+
     def receive_data(self, data: bytes | bytearray | memoryview) -> list[VideoEvent]:
         if self.ended:
             raise ScrcpyProtocolError("data after the stream was disabled")

@@ -9,6 +9,10 @@ once a second) and applies control messages to the virtual UI as ``input`` would
 ``app_process`` while it runs. It ends when a socket or the shell stream closes (adbd hangs up the
 process). A wrong version or another jar fails as the real server does: a message on stderr, exit 1.
 With scrcpy disabled the phone has no ``app_process`` at all (a phone scrcpy cannot run on).
+
+For tests of bad input, ``ScrcpyServerProcess.inject`` sends a packet of the test's bytes next (a
+corrupt frame for the client's decoder), or only its first bytes before hanging up (a truncated
+stream).
 """
 
 from __future__ import annotations
@@ -121,6 +125,7 @@ class ScrcpyServerProcess:
         self.control_messages = 0
         self._touch: tuple[float, float, float] | None = None  # down point (physical) and time
         self._touch_last: tuple[float, float] = (0.0, 0.0)
+        self._injected: list[tuple[bytes, bool, int | None]] = []
         width, height = host.screen_size()
         self.video_width, self.video_height = video_size(width, height, options.max_size)
 
@@ -185,6 +190,22 @@ class ScrcpyServerProcess:
 
     # ----- video
 
+    def inject(self, data: bytes, *, key_frame: bool = False, cut_after: int | None = None) -> None:
+        """Send ``data`` as the next video packet (frame header and all), instead of waiting for the
+        screen to change; with ``cut_after``, only that many bytes of it, header included, and then
+        the process ends (its sockets close) — a stream truncated inside a packet."""
+        self._injected.append((data, key_frame, cut_after))
+
+    async def _send_injected(self, stream: AdbdStream, pts: int) -> None:
+        data, key_frame, cut_after = self._injected.pop(0)
+        packet = encode_packet(data, pts, key_frame=key_frame) if self.options.send_frame_meta else data
+        if cut_after is None:
+            await stream.write(packet)
+            return
+        await stream.write(packet[:cut_after])
+        await asyncio.sleep(0.05)  # the bytes leave before the hang-up
+        self.stop()
+
     async def _stream_video(self, stream: AdbdStream) -> None:
         from phone_agent.sim.screen_encoder import ScreenEncoder  # PyAV loads only when used
 
@@ -200,6 +221,9 @@ class ScrcpyServerProcess:
         try:
             while not stream.closed:
                 now = time.monotonic()
+                if self._injected:
+                    await self._send_injected(stream, int((now - start) * 1_000_000))
+                    continue
                 key = self.host.screen_key()
                 if key != last_key or now - last_sent >= REPEAT_INTERVAL:
                     last_key, last_sent = key, now
