@@ -8,7 +8,7 @@ import pytest
 
 from phone_agent.agent.benchkit import InstantPhone
 from phone_agent.browser.phone_link import PhoneLink, lost_message, parse_device_spec, query_param
-from phone_agent.device import DeviceError
+from phone_agent.errors import DeviceError
 
 
 async def test_calls_go_through_the_device_it_routes_through_until_the_link_drops():
