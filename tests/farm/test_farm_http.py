@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -26,7 +27,7 @@ from tests.server.harness import (
     stop_server,
     token,
 )
-from tests.support import eventually, mcp_stdio_session, result_text
+from tests.support import eventually, mcp_stdio_session, phone_agent_command, result_text
 
 SERIALS = ("http-a", "http-b")
 
@@ -170,6 +171,28 @@ async def test_the_stdio_front_relays_to_a_farm_router_on_its_port(
     finally:
         await page.close()
     assert farm_serve.process.poll() is None  # the front leaves the server running
+
+
+async def test_the_stdio_front_does_not_send_its_user_to_open_a_farm_router_in_chrome(
+    farm_serve: ServeProcess, tmp_path: Path
+):
+    """A farm router serves no page: the front names the server it uses and nothing to open."""
+    from mcp import StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(
+        command=phone_agent_command(), args=["mcp", "--port", str(farm_serve.port)], env=dict(os.environ)
+    )
+    err_path = tmp_path / "front.err"
+    with err_path.open("w") as errlog:
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            assert (await session.list_tools()).tools[-1].name == "list_devices"
+    err = err_path.read_text()
+    assert f"using the phone-agent server on port {farm_serve.port}" in err
+    assert "in Chrome" not in err
 
 
 async def _status(session: ClientSession, serial: str):

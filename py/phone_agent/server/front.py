@@ -116,7 +116,9 @@ class Upstream:
                     self.options.port,
                 )
         host = background.connect_host(self.options.host)
-        print(f"phone-agent: open http://{host}:{self.options.port}/ in Chrome", file=sys.stderr, flush=True)
+        if not found.identity.get("farm"):  # a farm router (serve --farm) serves no page to open
+            page = f"http://{host}:{self.options.port}/"
+            print(f"phone-agent: open {page} in Chrome", file=sys.stderr, flush=True)
         return token
 
     async def _hold(self, token: str, ready: asyncio.Future[ClientSession]) -> None:
