@@ -9,6 +9,8 @@ import random
 import time
 from contextlib import AsyncExitStack
 
+import jsonschema
+
 from phone_agent.tools import tools_for_profile
 from tests.farm.support import PAGE_USERS, FarmBroker, PythonPage, farm_mcp, structured
 from tests.support import eventually, result_text
@@ -32,6 +34,7 @@ async def test_every_tool_is_offered_with_a_device_and_list_devices(broker: Farm
     async with farm_mcp(broker) as session:
         tools = {tool.name: tool for tool in (await session.list_tools()).tools}
         assert list(tools) == [spec.name for spec in tools_for_profile()] + ["list_devices"]
+        assert [name for name, tool in tools.items() if not tool.output_schema] == []
         for spec in tools_for_profile():
             schema = tools[spec.name].input_schema
             assert schema["properties"]["device"]["type"] == "string"
@@ -39,6 +42,27 @@ async def test_every_tool_is_offered_with_a_device_and_list_devices(broker: Farm
         empty = await session.call_tool("get_device_status", {})
         assert empty.is_error and empty.structured_content["code"] == "no_device"
         assert await listed(session) == []
+
+
+async def test_list_devices_answers_what_its_output_schema_says(broker: FarmBroker):
+    page = PythonPage(broker, PAGE_USERS[0], SERIALS[0])
+    await page.start()
+    try:
+        async with farm_mcp(broker) as session:
+            tools = (await session.list_tools()).tools
+            schema = next(t for t in tools if t.name == "list_devices").output_schema
+            devices = await eventually(lambda: _one(session), timeout_s=10)
+            answer = structured(await session.call_tool("list_devices", {}))
+            jsonschema.validate(answer, schema)
+            assert devices[0]["serial"] == SERIALS[0] and devices[0]["state"] == "idle"
+            assert isinstance(devices[0]["since"], int) and devices[0]["since"] > 0
+    finally:
+        await page.close()
+
+
+async def _one(session) -> list[dict] | None:
+    devices = await listed(session)
+    return devices if len(devices) == 1 else None
 
 
 async def test_calls_land_on_the_phone_they_name_from_two_servers(broker: FarmBroker):

@@ -41,6 +41,28 @@ LIST_DEVICES = types.Tool(
     "page that holds it, busy or idle, and since when (ms since the epoch). Use a serial as the "
     '"device" argument of any other tool.',
     input_schema={"type": "object", "properties": {}, "additionalProperties": False},
+    output_schema={
+        "type": "object",
+        "properties": {
+            "devices": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "serial": {"type": "string"},
+                        "model": {"type": "string"},
+                        "release": {"type": "string"},
+                        "screen": {"type": "string"},
+                        "host": {"type": "string"},
+                        "state": {"type": "string", "enum": ["idle", "busy"]},
+                        "since": {"type": "integer"},
+                    },
+                    "required": ["serial", "model", "release", "screen", "host", "state", "since"],
+                },
+            },
+        },
+        "required": ["devices"],
+    },
     annotations=types.ToolAnnotations(title="List the farm's phones", read_only_hint=True),
 )
 
