@@ -210,6 +210,12 @@ def test_screen_settings_persist_validate_and_yield_to_the_url():
     assert stored.overridden_by(url) == ["scrcpyMaxSize", "scrcpyMaxFps"]
     assert not stored.with_query("http://h/?scrcpy=0").scrcpy
     assert stored.with_query("http://h/?scrcpyMaxSize=abc") == stored
+    # The card says the URL overrides only what it really changes: invalid values are ignored.
+    assert stored.overridden_by("http://h/?scrcpyMaxSize=abc&scrcpyMaxFps=-5&scrcpy=1") == []
+    assert stored.overridden_by("http://h/?scrcpy=0&scrcpyMaxFps=500&scrcpyMaxSize=640") == [
+        "scrcpy",
+        "scrcpyMaxSize",
+    ]
 
 
 def test_the_screen_source_survives_the_page_history():

@@ -199,23 +199,29 @@ class ScreenSettings:
     def with_query(self, page_url: str) -> ScreenSettings:
         """With the page's URL applied: ``?scrcpy=0`` turns scrcpy off, ``?scrcpyMaxSize=N`` and
         ``?scrcpyMaxFps=N`` set the stream (invalid values are ignored)."""
-        query = parse_qs(urlsplit(page_url).query)
-
-        def first(name: str) -> str | None:
-            values = query.get(name)
-            return values[0] if values else None
-
-        changes: dict[str, Any] = {}
-        if (first("scrcpy") or "1") in ("0", "false", "off"):
-            changes["scrcpy"] = False
-        size, fps = valid_max_size(first("scrcpyMaxSize")), valid_max_fps(first("scrcpyMaxFps"))
-        if size is not None:
-            changes["max_size"] = size
-        if fps is not None:
-            changes["max_fps"] = fps
+        changes = {field: value for field, (_name, value) in _query_changes(page_url).items()}
         return replace(self, **changes)
 
     def overridden_by(self, page_url: str) -> list[str]:
-        """The URL parameters that override these settings (for the card to say so)."""
-        query = parse_qs(urlsplit(page_url).query)
-        return [name for name in ("scrcpy", "scrcpyMaxSize", "scrcpyMaxFps") if name in query]
+        """The URL parameters that override these settings (for the card to say so): only those that
+        take effect (an invalid ``?scrcpyMaxSize=abc`` is ignored, so it overrides nothing)."""
+        return [name for name, _value in _query_changes(page_url).values()]
+
+
+def _query_changes(page_url: str) -> dict[str, tuple[str, Any]]:
+    """What the page's URL changes in the screen settings: field -> (URL parameter, value)."""
+    query = parse_qs(urlsplit(page_url).query)
+
+    def first(name: str) -> str | None:
+        values = query.get(name)
+        return values[0] if values else None
+
+    changes: dict[str, tuple[str, Any]] = {}
+    if (first("scrcpy") or "1") in ("0", "false", "off"):
+        changes["scrcpy"] = ("scrcpy", False)
+    size, fps = valid_max_size(first("scrcpyMaxSize")), valid_max_fps(first("scrcpyMaxFps"))
+    if size is not None:
+        changes["max_size"] = ("scrcpyMaxSize", size)
+    if fps is not None:
+        changes["max_fps"] = ("scrcpyMaxFps", fps)
+    return changes
