@@ -42,6 +42,10 @@ async def test_every_tool_is_offered_with_a_device_and_list_devices(broker: Farm
         empty = await session.call_tool("get_device_status", {})
         assert empty.is_error and empty.structured_content["code"] == "no_device"
         assert await listed(session) == []
+        for wrong in ({"device": "farm-a"}, {"verbose": True}):  # list_devices takes no argument
+            refused = await session.call_tool("list_devices", wrong)
+            assert refused.is_error and refused.structured_content["code"] == "invalid_argument"
+            assert refused.structured_content["details"]["field"] == next(iter(wrong))
 
 
 async def test_list_devices_answers_what_its_output_schema_says(broker: FarmBroker):

@@ -29,7 +29,7 @@ from nats.aio.msg import Msg
 from nats.js.errors import BucketNotFoundError
 from nats.js.kv import KeyValue
 
-from ..errors import ErrorCode, ToolError, bad_device_argument, gone_device
+from ..errors import ErrorCode, ToolError, bad_argument, bad_device_argument, gone_device
 from ..farm_frames import (
     DISCOVER_SUBJECT,
     PRESENCE_PREFIX,
@@ -256,6 +256,10 @@ class FarmRouter:
             return bad_device_argument().to_result()
         await self._wait_for_discovery()
         if tool == "list_devices":
+            extra = sorted(args) + (["device"] if device is not None else [])
+            if extra:  # it takes no argument, as its schema says
+                problem = "is not a parameter of this tool (it takes none)"
+                return bad_argument(tool, extra[0], problem, "none").to_result()
             return self.list_devices()
         try:  # a bad call is answered before any phone is chosen (the page would refuse it anyway)
             validate_arguments(get_tool(tool), args)
