@@ -12,7 +12,7 @@ from PIL import Image, ImageChops, ImageStat
 
 from phone_agent.adb.services import SyncClient, shell
 from phone_agent.scrcpy import control as ctl
-from phone_agent.scrcpy.client import ScrcpyClient, ScrcpyStartError
+from phone_agent.scrcpy.client import ScrcpyClient, ScrcpyClosed, ScrcpyStartError
 from phone_agent.scrcpy.h264 import avc_codec_string
 from phone_agent.scrcpy.protocol import CODEC_H264, DEVICE_PATH, ScrcpyServerOptions
 
@@ -239,4 +239,22 @@ async def test_a_stream_cut_inside_a_packet_says_so_and_an_injected_packet_arriv
                     await scrcpy.read_packets()
     finally:
         await scrcpy.close()
+    assert b"app_process" not in (await shell(client, "ps -A")).stdout
+
+
+async def test_kill_of_app_process_ends_the_server_and_closes_its_sockets(client, jar):
+    scrcpy = ScrcpyClient(client, jar, ScrcpyServerOptions(max_size=480, max_fps=10))
+    await scrcpy.start()
+    try:
+        await scrcpy.read_packets()
+        ps = (await shell(client, "ps -A")).stdout.decode().splitlines()
+        pid = next(line.split()[1] for line in ps if line.endswith(" app_process"))
+        assert (await shell(client, f"kill {pid}")).exit_code == 0
+        with pytest.raises(ScrcpyClosed):
+            async with asyncio.timeout(5):
+                while True:
+                    await scrcpy.read_packets()
+    finally:
+        await scrcpy.close()
+    await asyncio.sleep(0.2)
     assert b"app_process" not in (await shell(client, "ps -A")).stdout

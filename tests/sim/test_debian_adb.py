@@ -224,3 +224,33 @@ async def test_stdin_through_shell_v2_and_exec_in(debian_adb, connected):
 async def test_commands_from_stdin_without_a_terminal(debian_adb, connected):
     code, out, _ = await debian_adb.run("-s", connected, "shell", stdin=b"echo from stdin\nexit 5\n")
     assert (code, out) == (5, b"from stdin\n")
+
+
+async def test_first_connect_succeeds_with_this_computers_key(make_sim, debian_adb, monkeypatch):
+    """A sim in accept mode knows the local user's adb key (as a phone paired with this computer):
+    the first ``adb connect`` says "connected to", not "failed to authenticate"."""
+    assert (debian_adb.home / ".android" / "adbkey.pub").exists()
+    monkeypatch.setenv("HOME", str(debian_adb.home))  # the sim and adb: one user, one key
+    for name in ("ANDROID_USER_HOME", "ANDROID_SDK_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    sim = await make_sim(auth="accept")
+    serial = f"127.0.0.1:{sim.port}"
+    try:
+        _code, out, _ = await debian_adb.run("connect", serial)
+        assert out.decode().strip() == f"connected to {serial}"
+        assert await debian_adb.wait_for_state(serial, "device") == "device"
+        assert len(sim.trusted_keys) == 1
+    finally:
+        await debian_adb.run("disconnect", serial)
+
+
+async def test_prompt_mode_does_not_trust_this_computers_key(make_sim, debian_adb, monkeypatch):
+    monkeypatch.setenv("HOME", str(debian_adb.home))
+    sim = await make_sim(auth="prompt")
+    serial = f"127.0.0.1:{sim.port}"
+    try:
+        await debian_adb.run("connect", serial)
+        assert await debian_adb.wait_for_state(serial, "unauthorized") == "unauthorized"
+        assert not sim.trusted_keys
+    finally:
+        await debian_adb.run("disconnect", serial)

@@ -35,7 +35,8 @@ def add_sim_arguments(parser: argparse.ArgumentParser) -> None:
         "--auth",
         choices=("accept", "prompt", "none"),
         default="accept",
-        help="accept: trust any key a host offers (default); prompt: keep it unauthorized until "
+        help="accept: trust any key a host offers, and this computer's own adb key from the start, so "
+        "the first adb connect succeeds (default); prompt: keep it unauthorized until "
         "approved on the control endpoint (POST /auth/approve); none: no authentication",
     )
     parser.add_argument(

@@ -151,6 +151,8 @@ class ScrcpyServerProcess:
         phone = self.host.server.phone
         self.host.processes[self.pid] = self
         getattr(phone, "processes", {})[self.pid] = "app_process"
+        loop = asyncio.get_running_loop()  # `kill` runs in the shell's worker thread
+        getattr(phone, "process_stoppers", {})[self.pid] = lambda: loop.call_soon_threadsafe(self.stop)
         try:
             await self._ready.wait()
             sockets = list(self._accepted)
@@ -184,6 +186,7 @@ class ScrcpyServerProcess:
         self._ready.set()
         self.host.processes.pop(self.pid, None)
         getattr(self.host.server.phone, "processes", {}).pop(self.pid, None)
+        getattr(self.host.server.phone, "process_stoppers", {}).pop(self.pid, None)
         for stream in self._accepted:
             if not stream.closed:
                 stream.connection.close_stream(stream)

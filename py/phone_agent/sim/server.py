@@ -12,9 +12,11 @@ import asyncio
 import contextlib
 import functools
 import logging
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from phone_agent.adb.connection import Side, make_banner
@@ -30,6 +32,26 @@ T = TypeVar("T")
 # Only what this adbd implements; the host uses a feature only when both sides list it.
 FEATURES = ("shell_v2", "cmd", "stat_v2", "ls_v2", "fixed_push_mkdir", "delayed_ack")
 BANNER_PROPS = ("ro.product.name", "ro.product.model", "ro.product.device")
+
+
+def local_adb_keys(environ: Mapping[str, str] | None = None) -> list[AdbPublicKey]:
+    """The public keys of this computer's user's adb, from ``adbkey.pub`` where adb keeps it
+    ($ANDROID_USER_HOME, $ANDROID_SDK_HOME/.android, $HOME/.android); unreadable ones are skipped."""
+    env = os.environ if environ is None else environ
+    places = [
+        Path(env["ANDROID_USER_HOME"]) if env.get("ANDROID_USER_HOME") else None,
+        Path(env["ANDROID_SDK_HOME"]) / ".android" if env.get("ANDROID_SDK_HOME") else None,
+        Path(env["HOME"]) / ".android" if env.get("HOME") else None,
+    ]
+    keys: list[AdbPublicKey] = []
+    for place in places:
+        if place is None:
+            continue
+        try:
+            keys.append(AdbPublicKey.decode((place / "adbkey.pub").read_bytes()))
+        except (OSError, ValueError):  # AdbKeyError is one
+            continue
+    return keys
 
 
 @dataclass
@@ -192,6 +214,14 @@ class SimulatedPhoneServer:
         for key in self.trusted_keys.values():
             if key.verify(token, signature):
                 return key
+        if self.auth == "accept":
+            # Like a phone already paired with this computer: the local user's adb key is known, so
+            # the first ``adb connect`` says "connected to" (any other key is trusted once offered).
+            for key in local_adb_keys():
+                if key.verify(token, signature):
+                    log.info("trusting this computer's adb key %s", key.fingerprint)
+                    self.trust_key(key)
+                    return key
         return None
 
     def _offer_key(self, key: AdbPublicKey, connection: AdbdConnection) -> bool:

@@ -54,6 +54,7 @@ class AndroidPhone(Protocol):
     battery: int
     version: int
     processes: dict[int, str]
+    process_stoppers: dict[int, Callable[[], None]]
     wifi: bool
     bluetooth: bool
     settings: dict[str, dict[str, str]]

@@ -49,6 +49,7 @@ class VirtualPhone:
         self._lock = threading.RLock()
         self.version = 0
         self.processes: dict[int, str] = {}  # pid → name of what runs besides Android (`ps`)
+        self.process_stoppers: dict[int, Callable[[], None]] = {}  # pid → how `kill` ends it
         self._cache_key: tuple[int, str] | None = None
         self._cache: dict[str, Any] = {}
         self._reset_state()

@@ -15,7 +15,7 @@ from .capture import screencap, uiautomator
 from .dumpsys import dumpsys
 from .input import input_
 from .packages import cmd, pm
-from .process import ps
+from .process import kill, ps
 from .system import getprop, ime, settings, svc, wm
 
 HANDLERS: dict[str, Handler] = {
@@ -25,6 +25,7 @@ HANDLERS: dict[str, Handler] = {
     "getprop": getprop,
     "ime": ime,
     "input": input_,
+    "kill": kill,
     "monkey": monkey,
     "pm": pm,
     "ps": ps,

@@ -1,10 +1,11 @@
-"""`ps`: toybox's process list — a few of Android's own processes plus what runs now (the scrcpy
-server started through `app_process` registers itself in ``phone.processes`` while it runs)."""
+"""`ps` and `kill`: toybox's process list — a few of Android's own processes plus what runs now (the
+scrcpy server started through `app_process` registers itself in ``phone.processes`` while it runs,
+and how to end it in ``phone.process_stoppers``) — and ending one of those as the shell user may."""
 
 from __future__ import annotations
 
 from ..contract import AndroidPhone, FileStore, ShellResult
-from .base import ok
+from .base import fail, ok
 
 HEADER = "USER           PID  PPID        VSZ    RSS WCHAN            ADDR S NAME                       \n"
 SYSTEM = [
@@ -28,3 +29,32 @@ def ps(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> She
     if not any(a in ("-A", "-e") for a in args):
         rows = [row for row in rows if row[0] == "shell"]  # without -A: this session's user only
     return ok(HEADER + "".join(_line(*row) for row in rows))
+
+
+def kill(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> ShellResult:
+    """``kill [-SIGNAL|-s SIGNAL] PID…``: ends what the shell user started; Android's own processes
+    are not the shell's to kill (toybox's "Operation not permitted")."""
+    pids = [arg for arg in args if not arg.startswith("-")]
+    if "-s" in args:  # -s SIGNAL: the word after it is the signal, not a pid
+        signal_at = args.index("-s") + 1
+        pids = [arg for i, arg in enumerate(args) if not arg.startswith("-") and i != signal_at]
+    if not pids:
+        return fail("usage: kill [-s SIGNAL | -SIGNAL] PID...\n")
+    errors, code = [], 0
+    system = {pid for _user, pid, _ppid, _name in SYSTEM}
+    for text in pids:
+        if not text.isdigit():
+            errors.append(f"kill: bad pid '{text}'\n")
+            code = 1
+            continue
+        pid = int(text)
+        stop = phone.process_stoppers.get(pid)
+        if stop is not None:
+            stop()
+        elif pid in system:
+            errors.append(f"kill: {pid}: Operation not permitted\n")
+            code = 1
+        else:
+            errors.append(f"kill: {pid}: No such process\n")
+            code = 1
+    return fail("".join(errors), code) if code else ok()
