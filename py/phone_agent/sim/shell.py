@@ -230,6 +230,24 @@ class ShellResult:
     merged: bytes = b""
 
 
+class _Output:
+    """A command line's stdout, stderr or both merged, as the pieces written, joined once at the end: a
+    single large write (``cat`` of a 32 MiB file) is passed on as it is, not copied."""
+
+    __slots__ = ("_pieces",)
+
+    def __init__(self) -> None:
+        self._pieces: list[bytes] = []
+
+    def __iadd__(self, data: bytes | bytearray) -> _Output:
+        if data:
+            self._pieces.append(bytes(data))
+        return self
+
+    def value(self) -> bytes:
+        return b"".join(self._pieces)
+
+
 class Shell:
     """One shell session: a working directory, ``$?``, the file system and the phone's commands."""
 
@@ -248,8 +266,8 @@ class Shell:
         self.env = {"HOME": "/", "PATH": "/product/bin:/apex/com.android.runtime/bin:/system/bin"}
         self._read_stdin = read_stdin or (lambda: b"")
         self._stdin_used = False
-        self._top: tuple[bytearray, ...] = ()
-        self._merged = bytearray()
+        self._top: tuple[_Output, ...] = ()
+        self._merged = _Output()
         self.builtins: dict[str, Callable[[list[str], bytes], ShellResult]] = {
             "echo": self._echo,
             "cat": self._cat,
@@ -283,9 +301,9 @@ class Shell:
 
     def run(self, line: str) -> ShellResult:
         """Run a command line; ``exit`` ends it early with that code."""
-        out, err = bytearray(), bytearray()
+        out, err = _Output(), _Output()
         self._top = (out, err)
-        self._merged = bytearray()
+        self._merged = _Output()
         try:
             self._run_list(line, out, err)
         except ShellExit as stop:
@@ -296,9 +314,9 @@ class Shell:
             err += message
             self._merged += message
             self.status = 2
-        return ShellResult(bytes(out), bytes(err), self.status, bytes(self._merged))
+        return ShellResult(out.value(), err.value(), self.status, self._merged.value())
 
-    def _run_list(self, line: str, out: bytearray, err: bytearray) -> None:
+    def _run_list(self, line: str, out: _Output, err: _Output) -> None:
         tokens = tokenize(line)
         # Split on ; & and newlines into and-or lists; those into pipelines joined by && or ||.
         pending: list[Word | Operator] = []
@@ -348,18 +366,19 @@ class Shell:
             raise ShellSyntaxError("empty command")
         return commands
 
-    def _run_pipeline(self, tokens: list[Word | Operator], out: bytearray, err: bytearray) -> int:
+    def _run_pipeline(self, tokens: list[Word | Operator], out: _Output, err: _Output) -> int:
         commands = self._parse_pipeline(tokens)
         data: bytes | None = None  # None: the session's stdin
         code = 0
         for index, command in enumerate(commands):
-            last = index == len(commands) - 1
-            sink = out if last else bytearray()
+            if index == len(commands) - 1:
+                return self._run_simple(command, data, out, err)
+            sink = _Output()
             code = self._run_simple(command, data, sink, err)
-            data = bytes(sink)
+            data = sink.value()
         return code
 
-    def _run_simple(self, command: SimpleCommand, stdin: bytes | None, out: bytearray, err: bytearray) -> int:
+    def _run_simple(self, command: SimpleCommand, stdin: bytes | None, out: _Output, err: _Output) -> int:
         targets: dict[int, object] = {1: out, 2: err}
         for redirect in command.redirects:
             if redirect.op == ">&":
@@ -389,7 +408,7 @@ class Shell:
             target = targets.get(fd, out)
             if not data or target is None:
                 continue
-            if isinstance(target, bytearray):
+            if isinstance(target, _Output):
                 target += data
                 if any(target is top for top in self._top):
                     self._merged += data
@@ -459,6 +478,11 @@ class Shell:
             data = self._stdin(stdin)
             if not files:
                 return ShellResult(data)
+        if len(files) == 1 and len(argv) == 2:  # one file: its bytes as they are (no copy)
+            try:
+                return ShellResult(self.fs.read_file(self._path(files[0])))
+            except OSError as exc:
+                return ShellResult(b"", f"cat: {files[0]}: {_reason(exc)}\n".encode(), 1)
         out, err, code = bytearray(), bytearray(), 0
         for name in files:
             try:
