@@ -65,8 +65,13 @@ class AdbAuthError(AdbError):
 class AdbTransport(Protocol):
     """A byte pipe to the phone. ``send`` gets each packet header and each payload as its own chunk.
 
-    Optional: ``joins_packets = True`` to get each packet as one chunk instead, and
-    ``async receive_at_most(size)`` to be told how many bytes the current header or payload needs.
+    Optional: ``joins_packets = True`` to get each packet as one chunk instead,
+    ``async receive_at_most(size)`` to be told how many bytes the current header or payload needs,
+    ``send_nowait(chunk)`` when sending never waits (it raises ``ConnectionError`` like ``send``), and
+    ``deliver(on_bytes, on_end)`` for a transport that pushes what arrives: it then calls
+    ``on_bytes(data)`` from its own event for every arrival and ``on_end(None)`` at a clean end or
+    ``on_end(reason)`` on a failure, and the client runs no read loop (no trip through the event loop
+    per arrival).
     """
 
     async def send(self, chunk: bytes) -> None: ...
@@ -97,6 +102,12 @@ class ServiceOpener(Protocol):
     def features(self) -> frozenset[str]: ...
 
     async def open_stream(self, service: str, timeout: float = OPEN_TIMEOUT) -> ServiceStream: ...
+
+
+def _retrieve(task: asyncio.Task[None]) -> None:
+    """A background flush's failure is already the client's (``_fail``): only mark it seen."""
+    if not task.cancelled():
+        task.exception()
 
 
 class AdbStream:
@@ -231,6 +242,8 @@ class AdbClient:
         )
         self._streams: dict[int, AdbStream] = {}
         self._send_lock = asyncio.Lock()
+        self._joins_packets = bool(getattr(transport, "joins_packets", False))
+        self._send_nowait: Callable[[bytes], None] | None = getattr(transport, "send_nowait", None)
         self._reader: asyncio.Task[None] | None = None
         self._connected: asyncio.Future[Connected] | None = None
         self._failure: str | None = None
@@ -276,7 +289,11 @@ class AdbClient:
         self._connected = loop.create_future()
         self._protocol.connect()
         self._notify_state()
-        self._reader = loop.create_task(self._read_loop())
+        deliver = getattr(self.transport, "deliver", None)
+        if deliver is not None:
+            deliver(self._received, self._ended)
+        else:
+            self._reader = loop.create_task(self._read_loop())
         try:
             await self._flush()
             await self._wait_connected(timeout, auth_timeout)
@@ -370,10 +387,14 @@ class AdbClient:
 
     async def _flush(self) -> None:
         async with self._send_lock:
-            chunks = self._protocol.data_to_send(joined=getattr(self.transport, "joins_packets", False))
+            chunks = self._protocol.data_to_send(joined=self._joins_packets)
             if not chunks:
                 return
             try:
+                if self._send_nowait is not None:  # never waits: no timer to arm per chunk
+                    for chunk in chunks:
+                        self._send_nowait(chunk)
+                    return
                 for chunk in chunks:
                     async with asyncio.timeout(WRITE_TIMEOUT):
                         await self.transport.send(chunk)
@@ -385,6 +406,40 @@ class AdbClient:
                 )
                 self._fail(reason)
                 raise AdbConnectionLost(reason) from exc
+
+    def _received(self, data: bytes) -> None:
+        """What a pushing transport delivered, handled at once: parsed, dispatched, answered."""
+        if self._failure is not None:
+            return
+        try:
+            self._protocol.receive_data(data)
+        except AdbConnectionError as exc:
+            self._fail(str(exc))
+            return
+        self._dispatch()
+        self._flush_soon()
+
+    def _ended(self, reason: str | None) -> None:
+        """A pushing transport ended: cleanly (``None``) or with a reason."""
+        if self._failure is not None:
+            return
+        if reason is None:
+            self._protocol.receive_eof()
+            reason = self._protocol.close_reason or "the phone closed the connection"
+        self._fail(reason)
+
+    def _flush_soon(self) -> None:
+        """Send what the core has to send: at once when the transport never waits and nothing else is
+        sending, else in a task."""
+        if self._send_nowait is not None and not self._send_lock.locked():
+            try:
+                for chunk in self._protocol.data_to_send(joined=self._joins_packets):
+                    self._send_nowait(chunk)
+            except Exception as exc:
+                self._fail(f"sending to the phone failed: {exc}")
+            return
+        task = asyncio.ensure_future(self._flush())
+        task.add_done_callback(_retrieve)
 
     async def _read_loop(self) -> None:
         protocol = self._protocol
