@@ -124,10 +124,18 @@ class AdbStream:
         self._buffered = 0
         self._unacked = 0  # bytes received and not yet acknowledged (over the high-water mark)
         self._readable = asyncio.Event()
+        self._sink: Callable[[bytes], object] | None = None
+        self._sink_error: BaseException | None = None
+        self._received = 0
 
     # ----- called by the client
 
     def _on_data(self, data: bytes) -> None:
+        self._received += len(data)
+        if self._sink is not None:
+            self._give(data)
+            self.client._protocol.acknowledge(self.local_id, len(data))
+            return
         self._chunks.append(data)
         self._buffered += len(data)
         if self._buffered <= STREAM_HIGH_WATER:
@@ -143,7 +151,47 @@ class AdbStream:
             self.opened.set_result(False)
         self._readable.set()
 
+    def _give(self, data: bytes) -> None:
+        if self._sink_error is not None:
+            return
+        try:
+            assert self._sink is not None
+            self._sink(data)
+        except BaseException as exc:  # raised to whoever waits in consumed()
+            self._sink_error = exc
+            self._readable.set()
+
     # ----- used by services
+
+    def consume(self, sink: Callable[[bytes], object]) -> None:
+        """From now on hand every chunk to ``sink`` as it arrives (what is buffered first) and
+        acknowledge it at once: no task wakes up per chunk. ``await consumed()`` waits for the end."""
+        self._sink = sink
+        unacked, self._unacked = self._unacked, 0
+        while self._chunks:
+            self._give(self._chunks.popleft())
+        self._buffered = 0
+        if unacked:
+            self.client._protocol.acknowledge(self.local_id, unacked)
+            self.client._flush_soon()
+
+    async def consumed(self, timeout: float | None = None) -> None:
+        """After ``consume``: until the phone closes the stream; ``timeout`` bounds each silence (like
+        ``read``'s). Raises what the sink raised, or ``AdbConnectionLost`` when the connection went."""
+        wait = READ_TIMEOUT if timeout is None else timeout
+        while not self.closed and self._sink_error is None:
+            seen = self._received
+            self._readable.clear()
+            try:
+                async with asyncio.timeout(wait):
+                    await self._readable.wait()
+            except TimeoutError:
+                if self._received == seen:
+                    raise AdbTimeoutError(f"{self.service}: the phone sent nothing for {wait:g} s") from None
+        if self._sink_error is not None:
+            raise self._sink_error
+        if self.client._failure is not None and not self.refused:
+            raise AdbConnectionLost(f"{self.service}: {self.client._failure}")
 
     async def read(self, timeout: float | None = None) -> bytes:
         """The next chunk the phone wrote; ``b""`` once the stream is closed."""
