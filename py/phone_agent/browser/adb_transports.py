@@ -29,13 +29,14 @@ IN_USE_MESSAGE = (
 
 
 # The bridge's messages wait in JavaScript until Python takes them: Python is called when it waits
-# (``receive``: once per wait) or for every message once the ADB client has asked for them pushed
-# (``deliver``), and whatever queued up while it was busy comes over as one Uint8Array, in one copy.
-_INBOX_JS = """(socket, wake) => {
+# (``receive``: once per wait, and whatever queued up while it was busy comes over as one Uint8Array,
+# in one copy), or, once the ADB client has asked for them pushed (``deliver``), with each message.
+_INBOX_JS = """(socket, wake, push) => {
   const inbox = { parts: [], size: 0, waiting: false, pushing: false };
   const notify = () => { if (inbox.pushing || inbox.waiting) { inbox.waiting = false; wake(); } };
   socket.addEventListener("message", (event) => {
     if (typeof event.data === "string" || !event.data.byteLength) return;
+    if (inbox.pushing && !inbox.size) { push(new Uint8Array(event.data)); return; }
     inbox.parts.push(event.data);
     inbox.size += event.data.byteLength;
     notify();
@@ -60,11 +61,11 @@ _INBOX_JS = """(socket, wake) => {
 _inbox_factory: Any = None
 
 
-def _inbox(socket: Any, wake: Any) -> Any:
+def _inbox(socket: Any, wake: Any, push: Any) -> Any:
     global _inbox_factory
     if _inbox_factory is None:
         _inbox_factory = run_js(_INBOX_JS)
-    return _inbox_factory(socket, wake)
+    return _inbox_factory(socket, wake, push)
 
 
 class WebSocketAdbTransport:
@@ -112,9 +113,9 @@ class WebSocketAdbTransport:
             proxy = create_proxy(handler)
             self._proxies.append((name, proxy))
             socket.addEventListener(name, proxy)
-        wake = create_proxy(self._wake)
-        self._proxies.append(("", wake))
-        self._inbox = _inbox(socket, wake)
+        wake, push = create_proxy(self._wake), create_proxy(self._push_message)
+        self._proxies += [("", wake), ("", push)]
+        self._inbox = _inbox(socket, wake, push)
         self._socket = socket
         try:
             await asyncio.wait_for(opened, CONNECT_TIMEOUT_S)
@@ -150,6 +151,16 @@ class WebSocketAdbTransport:
         waiter, self._waiter = self._waiter, None
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
+
+    def _push_message(self, data: Any) -> None:
+        """One message, pushed straight from its event (nothing was waiting in the inbox)."""
+        try:
+            if self._on_bytes is not None:
+                self._on_bytes(data.to_bytes())
+        except Exception as exc:  # never an uncaught error in the page: the client fails instead
+            on_end, self._on_end, self._on_bytes = self._on_end, None, None
+            if on_end is not None:
+                on_end(f"the connection to the phone failed: {exc!r}")
 
     def _push(self) -> None:
         inbox = self._inbox
