@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections import deque
 from collections.abc import Callable
 from typing import Protocol
@@ -126,13 +127,13 @@ class AdbStream:
         self._readable = asyncio.Event()
         self._sink: Callable[[bytes], object] | None = None
         self._sink_error: BaseException | None = None
-        self._received = 0
+        self._last_arrival = 0.0
 
     # ----- called by the client
 
     def _on_data(self, data: bytes) -> None:
-        self._received += len(data)
         if self._sink is not None:
+            self._last_arrival = time.monotonic()
             self._give(data)
             self.client._protocol.acknowledge(self.local_id, len(data))
             return
@@ -179,15 +180,18 @@ class AdbStream:
         """After ``consume``: until the phone closes the stream; ``timeout`` bounds each silence (like
         ``read``'s). Raises what the sink raised, or ``AdbConnectionLost`` when the connection went."""
         wait = READ_TIMEOUT if timeout is None else timeout
+        self._last_arrival = time.monotonic()
         while not self.closed and self._sink_error is None:
-            seen = self._received
+            # One timer per silence, not per chunk: it ends at the last arrival plus ``wait``.
+            left = self._last_arrival + wait - time.monotonic()
+            if left <= 0:
+                raise AdbTimeoutError(f"{self.service}: the phone sent nothing for {wait:g} s")
             self._readable.clear()
             try:
-                async with asyncio.timeout(wait):
+                async with asyncio.timeout(left):
                     await self._readable.wait()
             except TimeoutError:
-                if self._received == seen:
-                    raise AdbTimeoutError(f"{self.service}: the phone sent nothing for {wait:g} s") from None
+                pass
         if self._sink_error is not None:
             raise self._sink_error
         if self.client._failure is not None and not self.refused:
