@@ -1,7 +1,7 @@
 """The page's ADB in Chromium: throughput over the server's bridge against that link's ceiling, and
 take_screenshot end to end against Debian's `adb exec-out screencap -p`. Ratios from one run.
 
-    .venv/bin/python bench/bench_page_adb.py [--mib 32] [--runs 3] [--shots 20]
+    .venv/bin/python bench/bench_page_adb.py [--mib 32] [--runs 3] [--shots 20] [--tango] [--warmup 2]
 
 1. Ceiling: plain JavaScript in the page receives the same number of bytes over the same bridge
    (`/adb?target=` to a TCP server that just sends them), binaryType arraybuffer.
@@ -223,6 +223,11 @@ async def main(args: argparse.Namespace) -> None:
                 first_byte.append(result["firstByteMs"])
 
             order = [measure_ceiling, measure_ours] + ([measure_tango] if tango is not None else [])
+            for _ in range(args.warmup):  # untimed: the first pulls grow Pyodide's memory, warm up code
+                for measure in order:
+                    await measure()
+            for figures in (ceiling, pulled, streamed, first_byte, tango_pulled, tango_streamed):
+                figures.clear()
             for index in range(args.runs):  # the order rotates: no client always goes first
                 shift = index % len(order)
                 for measure in order[shift:] + order[:shift]:
@@ -304,6 +309,7 @@ if __name__ == "__main__":
     parser.add_argument("--mib", type=int, default=32)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--shots", type=int, default=20)
+    parser.add_argument("--warmup", type=int, default=2, help="untimed rounds first (default 2)")
     parser.add_argument("--tango", action="store_true", help="pull with Tango too (bench/tango built)")
     parser.add_argument("--no-screenshot", action="store_true", help="throughput only")
     parser.add_argument(
