@@ -2,9 +2,12 @@
 
 Both are thin: the ADB protocol lives in the pure ``adb`` package, and neither reads a header. Each
 ``send`` is one chunk the core produced: WebUSB gets each header and each payload as its own transfer;
-the bridge asks for whole packets (``joins_packets``), one WebSocket message each. ``receive`` answers
-the next bytes from the phone; WebUSB's ``receive_at_most`` reads exactly what the core says the
-current header or payload still needs. A closed link raises ``ConnectionError`` from both, at once.
+the bridge asks for whole packets (``joins_packets``), one WebSocket message each, sent at once
+(``send_nowait``). ``receive`` answers the next bytes from the phone; WebUSB's ``receive_at_most`` reads
+exactly what the core says the current header or payload still needs. The bridge can also push: once
+``AdbClient`` calls ``deliver``, each message goes from its event straight into the client (in the page
+every trip through the event loop is a browser task of its own, ~0.3 ms or more when the machine is
+busy). A closed link raises ``ConnectionError`` from both, at once.
 """
 
 from __future__ import annotations
