@@ -424,7 +424,9 @@ class AdbClient:
         await self._flush()
         try:
             async with asyncio.timeout(timeout):
-                opened = await asyncio.shield(stream.opened)
+                # Awaited directly (a shield would cost one more trip through the event loop); a
+                # timeout cancels the future, which the client then leaves alone.
+                opened = await stream.opened
         except TimeoutError:
             await stream.close()
             raise AdbTimeoutError(f"the phone did not answer OPEN {service!r} within {timeout:g} s") from None

@@ -84,6 +84,7 @@ class WebSocketAdbTransport:
         # as one chunk, one WebSocket message (half the messages and hops).
         self.joins_packets = adb_packets
         self._socket: Any = None
+        self._js_send: Any = None
         self._inbox: Any = None
         self._waiter: asyncio.Future[None] | None = None
         self._on_bytes: Callable[[bytes], None] | None = None
@@ -120,6 +121,7 @@ class WebSocketAdbTransport:
         self._proxies += [("", wake), ("", push)]
         self._inbox = _inbox(socket, wake, push)
         self._socket = socket
+        self._js_send = socket.send  # looked up once: half the cost of a send from Python
         try:
             await asyncio.wait_for(opened, CONNECT_TIMEOUT_S)
         except TimeoutError:
@@ -134,7 +136,7 @@ class WebSocketAdbTransport:
         if self._closed or self._socket is None or self._socket.readyState != 1:
             raise ConnectionError(self._close_reason)
         # to_js copies bytes far faster than a memoryview (PLATFORM.md): payloads may be views.
-        self._socket.send(to_js(chunk if isinstance(chunk, bytes) else bytes(chunk)))
+        self._js_send(to_js(chunk if isinstance(chunk, bytes) else bytes(chunk)))
 
     async def send(self, chunk: bytes | memoryview) -> None:
         self.send_nowait(chunk)
