@@ -98,15 +98,21 @@ class ServedPhoneAgent:
 
     def stop(self) -> str:
         """Stop the server; its log."""
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(timeout=10)
+        stop_process(self.process)
         text = self.log()
         self._log.close()
         return text
+
+
+def stop_process(process: subprocess.Popen[bytes], timeout: float = 10) -> None:
+    """SIGTERM ``process`` unless it has ended, and wait; SIGKILL it if it outlives ``timeout``."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout)
 
 
 class PageWatch:

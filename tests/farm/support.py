@@ -23,7 +23,7 @@ import pytest
 
 from phone_agent.context import McpServiceContext
 from phone_agent.tasks import AgentStep, StepStatus, TaskStatus
-from tests.support import ROOT, free_port, mcp_stdio_session
+from tests.support import ROOT, free_port, mcp_stdio_session, stop_process
 
 CONFIG = ROOT / "farm" / "nats.conf"
 PAGE_USERS = ("phone1", "phone2", "phone3")
@@ -99,12 +99,7 @@ class FarmBroker:
         return self._log.read().decode(errors="replace")
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(timeout=10)
+        stop_process(self.process)
         self._log.close()
         self._store.cleanup()
 
