@@ -33,7 +33,7 @@ from phone_agent.sim.screen_encoder import ScreenEncoder
 from phone_agent.tasks import AgentTask, TaskStatus
 from phone_agent.tools import Channel
 from tests.agent.conftest import FAST
-from tests.agent.model_server import call, plan, request_images, tap_on
+from tests.agent.model_server import call, plan, request_images, tap_on, wifi_script
 from tests.agent.pillow_codec import PillowCodec
 from tests.agent.sim_device import SimDevice
 
@@ -165,14 +165,7 @@ async def test_a_task_on_live_frames_says_so_in_its_report(model, codec, model_s
     agent = PlanAndResolveAgent(model, codec, config=FAST, live=live)
     context = McpServiceContext()
     context.device, context.agent = device, agent
-    model_server.add(
-        plan("Open Settings", "Turn Wi-Fi on"),
-        tap_on("Settings"),
-        call("finish_step", summary="Settings is open"),
-        tap_on("Network & internet"),
-        tap_on("Wi-Fi"),
-        call("finish_task", conclusion="Wi-Fi is on"),
-    )
+    model_server.add(*wifi_script())
     lines: list[str] = []
     result = await context.dispatch("run_agent_task", {"goal": "Turn Wi-Fi on"}, Channel.RELAY, lines.append)
     report = result["content"][0]["text"]

@@ -14,7 +14,15 @@ from collections.abc import AsyncIterator
 import pytest
 
 from phone_agent.sim.server import SimulatedPhoneServer
-from tests.agent.model_server import ScriptedModelServer, call, plan, request_images, stall, tap_on
+from tests.agent.model_server import (
+    ScriptedModelServer,
+    call,
+    plan,
+    request_images,
+    stall,
+    tap_on,
+    wifi_script,
+)
 from tests.support import ServedPhoneAgent, eventually, free_port, open_page
 
 pytestmark = pytest.mark.browser
@@ -48,17 +56,6 @@ def count_screencaps(sim: SimulatedPhoneServer) -> list[int]:
 
     sim.phone.run = run
     return count
-
-
-def wifi_script() -> list:
-    return [
-        plan("Open Settings", "Turn Wi-Fi on"),
-        tap_on("Settings"),
-        call("finish_step", summary="Settings is open"),
-        tap_on("Network & internet"),
-        tap_on("Wi-Fi"),
-        call("finish_task", conclusion="Wi-Fi is on"),
-    ]
 
 
 async def test_the_agent_looks_at_scrcpy_frames_and_its_report_says_which_source(browser, sim, model):
