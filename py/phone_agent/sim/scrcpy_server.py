@@ -122,10 +122,15 @@ class ScrcpyServerProcess:
         self._accept_wanted = int(options.video) + int(options.audio) + int(options.control)
         self._ready = asyncio.Event()
         self.frames_sent = 0
+        # Where the video loop's time went (wall clock, for bench/bench_scrcpy.py): drawing and
+        # encoding frames (a worker thread), and handing them to the client (flow control included).
+        self.encode_seconds = 0.0
+        self.write_seconds = 0.0
         self.control_messages = 0
         self._touch: tuple[float, float, float] | None = None  # down point (physical) and time
         self._touch_last: tuple[float, float] = (0.0, 0.0)
         self._injected: list[tuple[bytes, bool, int | None]] = []
+        self._renderer: Any = None  # android.render.LayeredRenderer, made by the encoding thread
         width, height = host.screen_size()
         self.video_width, self.video_height = video_size(width, height, options.max_size)
 
@@ -229,6 +234,8 @@ class ScrcpyServerProcess:
                     last_key, last_sent = key, now
                     pts = int((now - start) * 1_000_000)
                     packets = await server.run_blocking(self._encode, encoder, pts)
+                    encoded = time.monotonic()
+                    self.encode_seconds += encoded - now
                     data = b"".join(
                         encode_packet(p.data, pts, config=p.config, key_frame=p.key_frame)
                         if self.options.send_frame_meta
@@ -238,6 +245,7 @@ class ScrcpyServerProcess:
                     if data:
                         await stream.write(data)
                         self.frames_sent += 1
+                        self.write_seconds += time.monotonic() - encoded
                     await asyncio.sleep(max(0.0, interval - (time.monotonic() - now)))
                 else:
                     await asyncio.sleep(min(interval, 0.005 + interval / 4))
@@ -248,10 +256,13 @@ class ScrcpyServerProcess:
 
     def _encode(self, encoder: Any, pts: int) -> list[Any]:
         # The node tree under the phone's lock (cached per version), the pixels outside it: a touch
-        # arriving on the control socket must not wait for a frame being drawn.
-        from phone_agent.sim.android import render
+        # arriving on the control socket must not wait for a frame being drawn. The renderer keeps
+        # the windows below the first one that changed (a clock tick redraws the system bars only).
+        if self._renderer is None:
+            from phone_agent.sim.android.render import LayeredRenderer
 
-        return encoder.encode(render.render(self.host.server.phone.windows()), pts)
+            self._renderer = LayeredRenderer()
+        return encoder.encode(self._renderer.render(self.host.server.phone.windows()), pts)
 
     # ----- control
 
