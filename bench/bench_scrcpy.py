@@ -14,8 +14,10 @@ Three figures, from one run:
   takes 0.5–3 s: the ratio here is the least the frame saves.
 
 ``--compare`` interleaves the sim's previous frame pipeline (the whole screen drawn anew for every
-frame) with today's (android.render.LayeredRenderer) in the fps and glass-to-glass parts, switching
-the running server process's encoder between them, so both are measured under the same load.
+frame, a pause of the rest of the interval after each, polling for changes) with today's
+(android.render.LayeredRenderer, pacing by due times, woken by the phone's changes) in the fps and
+glass-to-glass parts, switching the running server process between them, so both are measured
+under the same load.
 
     .venv/bin/python bench/bench_scrcpy.py [--rounds 30] [--max-size 1024] [--max-fps 30] [--compare]
 """
@@ -119,26 +121,33 @@ async def _drain(scrcpy: ScrcpyClient) -> None:
 FPS_WINDOW_S = 3.0  # browser/scrcpy_view.py: data-fps counts the frames of the last 3 s
 
 
-def baseline_encode(process: Any) -> Any:
-    """The sim's frame pipeline before the layered renderer (for ``--compare``): the whole screen
-    drawn anew for every frame (and copied once more, as the encoder's convert did)."""
+def baseline(process: Any) -> dict[str, Any]:
+    """The sim's frame pipeline before this change (for ``--compare``): the whole screen drawn anew
+    for every frame (and copied once more, as the encoder's convert did), a pause of the rest of the
+    interval after each frame, and a look for changes every quarter interval (+5 ms)."""
     from phone_agent.sim.android import render
 
     def encode(encoder: Any, pts: int) -> Any:
         return encoder.encode(render.render(process.host.server.phone.windows()).convert("RGB"), pts)
 
-    return encode
+    def pause(started: float, interval: float) -> float:
+        return max(0.0, interval - (time.monotonic() - started))
+
+    async def wait_for_change(changed: asyncio.Event, interval: float) -> None:
+        await asyncio.sleep(min(interval, 0.005 + interval / 4))  # a look every 13 ms at 30 fps
+
+    return {"_encode": encode, "_pause": pause, "_wait_for_change": wait_for_change}
 
 
-# name -> how the running server process encodes a frame (None: its own, today's pipeline)
-PIPELINES: dict[str, Any] = {"baseline": baseline_encode, "current": None}
+# name -> what replaces the running server process's own methods (None: today's pipeline)
+PIPELINES: dict[str, Any] = {"baseline": baseline, "current": None}
 
 
 def use_pipeline(process: Any, pipeline: Any) -> None:
-    if pipeline is None:
-        process.__dict__.pop("_encode", None)
-    else:
-        process._encode = pipeline(process)
+    for method in ("_encode", "_pause", "_wait_for_change"):
+        process.__dict__.pop(method, None)
+    if pipeline is not None:
+        process.__dict__.update(pipeline(process))
 
 
 async def bench_page(

@@ -147,13 +147,18 @@ def test_the_layered_renderer_draws_what_render_draws(h: Harness) -> None:
     from phone_agent.sim.android import render
 
     layered = render.LayeredRenderer()
-    minute = iter(range(10, 60))
+    minutes = iter(range(10, 60))
+
+    def tick() -> None:
+        shown = f"12:{next(minutes)}"
+        h.phone.clock = lambda: shown
+
     steps = [
         lambda: None,
-        lambda: setattr(h.phone, "clock", lambda m=next(minute): f"12:{m}"),
-        lambda: setattr(h.phone, "clock", lambda m=next(minute): f"12:{m}"),
+        tick,
+        tick,
         lambda: h.tap(h.node(text="Messages")),
-        lambda: setattr(h.phone, "clock", lambda m=next(minute): f"12:{m}"),
+        tick,
         lambda: h.tap(h.node(text="Zhang San")),
         lambda: h.tap(h.node(resource_id="com.google.android.apps.messaging:id/compose_message_text")),
         lambda: h.out("input", "text", "hi"),

@@ -37,11 +37,12 @@ def render(windows: list[SimulatedView]) -> Image.Image:
 
 
 class LayeredRenderer:
-    """``render`` for a stream of frames (the scrcpy encoder): the image drawn up to each window is
-    kept, and a frame redraws only from the first window that differs from the last frame's (by
-    value: the trees are rebuilt per change). A clock tick redraws the status bar and the nav bar
-    over the kept app window instead of the whole screen; an unchanged screen is the same image.
-    Pixel for pixel what ``render`` draws (the same drawing, in the same order, on the same pixels).
+    """``render`` for a stream of frames (the scrcpy encoder): the image drawn up to a window that
+    stayed the same is kept, and a frame redraws only from the first window that differs from the
+    last frame's (by value: the trees are rebuilt per change). A clock tick redraws the status bar
+    and the nav bar over the kept app window instead of the whole screen; an unchanged screen is the
+    same image. Pixel for pixel what ``render`` draws (the same drawing, in the same order, on the
+    same pixels).
 
     The layers are images allocated once and copied into (a new full-screen image per frame costs
     more in fresh memory than the drawing saves), so the image returned is valid until the next
@@ -51,29 +52,34 @@ class LayeredRenderer:
     def __init__(self) -> None:
         self._windows: list[SimulatedView] = []
         self._layers: list[Image.Image] = []  # _layers[i]: the screen with windows[: i + 1] drawn
+        self._kept = 0  # how many of _layers hold the last frame's windows
         self._frame = Image.new("RGB", (SCREEN_WIDTH, SCREEN_HEIGHT), (0, 0, 0))
 
     def render(self, windows: list[SimulatedView]) -> Image.Image:
-        frame, layers = self._frame, self._layers
-        kept = 0
-        limit = min(len(windows), len(self._windows))
-        while kept < limit and (windows[kept] is self._windows[kept] or windows[kept] == self._windows[kept]):
-            kept += 1
-        if kept == len(windows) == len(self._windows):
+        frame, layers, last = self._frame, self._layers, self._windows
+        same = 0
+        limit = min(len(windows), len(last))
+        while same < limit and (windows[same] is last[same] or windows[same] == last[same]):
+            same += 1
+        if same == len(windows) == len(last):
             return frame
-        kept = max(0, min(kept, len(windows) - 1))  # the frame itself holds the top layer
-        if kept:
-            frame.paste(layers[kept - 1], (0, 0))
+        start = min(same, self._kept, len(windows) - 1) if windows else 0
+        if start:
+            frame.paste(layers[start - 1], (0, 0))
         else:
             frame.paste((0, 0, 0), (0, 0, SCREEN_WIDTH, SCREEN_HEIGHT))
-        for index in range(kept, len(windows)):
+        kept = start
+        for index in range(start, len(windows)):
             _draw_node(frame, windows[index], 0, 0)
-            if index < len(windows) - 1:
+            # Kept only under the top window, and only for a window that did not just change (the
+            # status bar of a ticking clock would be copied on every frame for nothing).
+            if index == kept and index < same and index < len(windows) - 1:
                 if index < len(layers):
                     layers[index].paste(frame, (0, 0))
                 else:
                     layers.append(frame.copy())
-        self._windows = list(windows)
+                kept += 1
+        self._windows, self._kept = list(windows), kept
         return frame
 
 
