@@ -226,7 +226,8 @@ class ScrcpyServerProcess:
         changed = asyncio.Event()  # the phone changed its screen (any thread): look now
 
         def on_change() -> None:
-            loop.call_soon_threadsafe(changed.set)
+            with contextlib.suppress(RuntimeError):  # the loop has closed: nobody to wake
+                loop.call_soon_threadsafe(changed.set)
 
         phone = server.phone
         listeners = getattr(phone, "change_listeners", None)
