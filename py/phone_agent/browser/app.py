@@ -95,6 +95,7 @@ async def start() -> PhoneAgentPage:
     # The Settings' screen part drives the live view's scrcpy; the agent looks at its frames.
     agent.settings.on_screen_change = phone.live.apply_screen_settings
     agent.agent.live = phone.live.looks(lambda: agent.settings.screen.live_looks)
+    context.live_screen = phone.live.looks(lambda: True)  # take_screenshot's source "live" asks itself
     live_controls = LiveViewControls(context)
     sim_offer = SimOffer((server_config or {}).get("simOnDemand"), phone.connect_tcp)
     agent.runner.on_running = phone.live.agent_running
