@@ -172,3 +172,9 @@ def test_a_malformed_target_says_what_the_forms_are(text: object, message: str) 
     with pytest.raises(LocatorError) as caught:
         parse_target(text)  # type: ignore[arg-type]
     assert str(caught.value).startswith(message)
+
+
+def test_every_locator_key_has_its_matcher():
+    from phone_agent.locators import _MATCHERS, LOCATOR_KEYS
+
+    assert tuple(_MATCHERS) == LOCATOR_KEYS
