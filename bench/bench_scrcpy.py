@@ -13,7 +13,13 @@ Three figures, from one run:
   (``window.phoneAgent.measureLooks``). The sim's screencap takes tens of ms where a real phone's
   takes 0.5–3 s: the ratio here is the least the frame saves.
 
-    .venv/bin/python bench/bench_scrcpy.py [--rounds 30] [--max-size 1024] [--max-fps 30]
+``--compare`` interleaves the sim's previous frame pipeline (the whole screen drawn anew for every
+frame, a pause of the rest of the interval after each, polling for changes) with today's
+(android.render.LayeredRenderer, pacing by due times, woken by the phone's changes) in the fps and
+glass-to-glass parts, switching the running server process between them, so both are measured
+under the same load.
+
+    .venv/bin/python bench/bench_scrcpy.py [--rounds 30] [--max-size 1024] [--max-fps 30] [--compare]
 """
 
 from __future__ import annotations
@@ -21,10 +27,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import itertools
+import os
 import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -110,7 +118,41 @@ async def _drain(scrcpy: ScrcpyClient) -> None:
         await scrcpy.read_packets()
 
 
-async def bench_page(sim: SimulatedPhoneServer, rounds: int, options: ScrcpyServerOptions) -> None:
+FPS_WINDOW_S = 3.0  # browser/scrcpy_view.py: data-fps counts the frames of the last 3 s
+
+
+def baseline(process: Any) -> dict[str, Any]:
+    """The sim's frame pipeline before this change (for ``--compare``): the whole screen drawn anew
+    for every frame (and copied once more, as the encoder's convert did), a pause of the rest of the
+    interval after each frame, and a look for changes every quarter interval (+5 ms)."""
+    from phone_agent.sim.android import render
+
+    def encode(encoder: Any, pts: int) -> Any:
+        return encoder.encode(render.render(process.host.server.phone.windows()).convert("RGB"), pts)
+
+    def pause(started: float, interval: float) -> float:
+        return max(0.0, interval - (time.monotonic() - started))
+
+    async def wait_for_change(changed: asyncio.Event, interval: float) -> None:
+        await asyncio.sleep(min(interval, 0.005 + interval / 4))  # a look every 13 ms at 30 fps
+
+    return {"_encode": encode, "_pause": pause, "_wait_for_change": wait_for_change}
+
+
+# name -> what replaces the running server process's own methods (None: today's pipeline)
+PIPELINES: dict[str, Any] = {"baseline": baseline, "current": None}
+
+
+def use_pipeline(process: Any, pipeline: Any) -> None:
+    for method in ("_encode", "_pause", "_wait_for_change"):
+        process.__dict__.pop(method, None)
+    if pipeline is not None:
+        process.__dict__.update(pipeline(process))
+
+
+async def bench_page(
+    sim: SimulatedPhoneServer, rounds: int, options: ScrcpyServerOptions, compare: bool = False
+) -> None:
     from playwright.async_api import async_playwright
 
     served = ServedPhoneAgent()
@@ -127,30 +169,57 @@ async def bench_page(sim: SimulatedPhoneServer, rounds: int, options: ScrcpyServ
                 "canvas#screen[data-source=scrcpy]", state="attached", timeout=60_000
             )
             await asyncio.sleep(2)
+            (process,) = sim.scrcpy.running()
+            pipelines = PIPELINES if compare else {"current": None}
 
-            # frames per second while the screen changes on every look
+            # frames per second while the screen changes on every look (each pipeline in turn)
             counter = itertools.count()
             sim.phone.clock = lambda: f"{next(counter) % 10000:04d}"
-            await asyncio.sleep(4)
-            fps = [float(await page.get_attribute("#screen", "data-fps") or 0)]
-            for _ in range(4):
-                await asyncio.sleep(1)
-                fps.append(float(await page.get_attribute("#screen", "data-fps") or 0))
-            (process,) = sim.scrcpy.running()
-            print(
-                f"page fps while the screen changes: {statistics.median(fps):.1f} "
-                f"(samples {', '.join(f'{f:.1f}' for f in fps)}; asked max_fps {options.max_fps}; "
-                f"{process.video_width}x{process.video_height})"
-            )
+            await asyncio.sleep(2)
+            fps: dict[str, list[float]] = {name: [] for name in pipelines}
+            sim_fps: dict[str, list[float]] = {name: [] for name in pipelines}
+            cores: dict[str, list[float]] = {name: [] for name in pipelines}
+            encode_ms: dict[str, list[float]] = {name: [] for name in pipelines}
+            write_ms: dict[str, list[float]] = {name: [] for name in pipelines}
+            for _ in range(4 if compare else 1):
+                for name, pipeline in pipelines.items():
+                    use_pipeline(process, pipeline)
+                    await asyncio.sleep(FPS_WINDOW_S + 0.3)  # the page's fps window: this pipeline's only
+                    sent, since, cpu = process.frames_sent, time.monotonic(), time.process_time()
+                    spent = (process.encode_seconds, process.write_seconds)
+                    await asyncio.sleep(FPS_WINDOW_S)
+                    elapsed = time.monotonic() - since
+                    frames = max(1, process.frames_sent - sent)
+                    fps[name].append(float(await page.get_attribute("#screen", "data-fps") or 0))
+                    sim_fps[name].append((process.frames_sent - sent) / elapsed)
+                    cores[name].append((time.process_time() - cpu) / elapsed)
+                    encode_ms[name].append((process.encode_seconds - spent[0]) * 1000 / frames)
+                    write_ms[name].append((process.write_seconds - spent[1]) * 1000 / frames)
+            for name in pipelines:
+                print(
+                    f"[{name}] page fps while the screen changes: {statistics.median(fps[name]):.1f} "
+                    f"(samples {', '.join(f'{f:.1f}' for f in fps[name])}; asked max_fps "
+                    f"{options.max_fps}; {process.video_width}x{process.video_height}); the sim sent "
+                    f"{statistics.median(sim_fps[name]):.1f} frames/s, a frame took "
+                    f"{statistics.median(encode_ms[name]):.1f} ms to draw and encode and "
+                    f"{statistics.median(write_ms[name]):.1f} ms to hand over; this process (sim, "
+                    f"bench) used {statistics.median(cores[name]):.2f} cores"
+                )
+            print(f"load average {' '.join(f'{v:.2f}' for v in os.getloadavg())} ({os.cpu_count()} cores)")
+            use_pipeline(process, None)
             sim.phone.clock = lambda: "12:00"
             await asyncio.sleep(1.5)
 
             # glass to glass: Settings <-> home, a pixel of the canvas that differs between them
             width, height = process.video_width, process.video_height
             probe = (width // 2, int(height * 0.3))
-            latencies = []
+            latencies: dict[str, list[float]] = {name: [] for name in pipelines}
+            names = list(pipelines)
             loop = asyncio.get_running_loop()
-            for round_ in range(rounds + 2):
+            for round_ in range(rounds * len(names) + 2):
+                # two rounds (there and back) per pipeline in turn: each sees both changes
+                name = names[(round_ // 2) % len(names)]
+                use_pipeline(process, pipelines[name])
                 before = await page.evaluate(PIXEL, list(probe))
                 waiting = asyncio.ensure_future(page.evaluate(WAIT_FOR_PIXEL, [*probe, before[:3]]))
                 await asyncio.sleep(0.05)  # the page is polling
@@ -167,9 +236,14 @@ async def bench_page(sim: SimulatedPhoneServer, rounds: int, options: ScrcpyServ
                     await loop.run_in_executor(None, sim.phone.run, ["input", "keyevent", "HOME"], b"", None)
                 await asyncio.wait_for(waiting, 10)
                 if round_ >= 2:
-                    latencies.append((time.perf_counter() - start) * 1000)
+                    latencies[name].append((time.perf_counter() - start) * 1000)
                 await asyncio.sleep(0.3)
-            print(f"glass to glass (sim changes its screen -> page has drawn it): {spread(latencies)}")
+            use_pipeline(process, None)
+            for name in pipelines:
+                print(
+                    f"[{name}] glass to glass (sim changes its screen -> page has drawn it): "
+                    f"{spread(latencies[name])}"
+                )
 
             # the agent's looks: from the latest frame against screencap
             looks = await page.evaluate("(rounds) => window.phoneAgent.measureLooks(rounds)", rounds)
@@ -189,6 +263,11 @@ async def main() -> None:
     parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--max-size", type=int, default=1024)
     parser.add_argument("--max-fps", type=int, default=30)
+    parser.add_argument(
+        "--compare",
+        action="store_true",
+        help="interleave the sim's previous frame pipeline (whole screen redrawn per frame) with today's",
+    )
     args = parser.parse_args()
     if not JAR.exists():
         raise SystemExit("run scripts/setup first (static/vendor/scrcpy/scrcpy-server)")
@@ -199,7 +278,7 @@ async def main() -> None:
     try:
         await bench_taps(sim, args.rounds, options)
         sim.phone.reset()
-        await bench_page(sim, args.rounds, options)
+        await bench_page(sim, args.rounds, options, args.compare)
     finally:
         await sim.close()
 

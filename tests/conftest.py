@@ -13,7 +13,9 @@ from typing import Any
 
 import pytest
 
+from phone_agent.adb.client import AdbClient
 from phone_agent.adb.keys import AdbPrivateKey, generate_private_key
+from phone_agent.server.adb_tcp import connect_adbd
 from phone_agent.sim.server import SimulatedPhoneServer
 from tests.support import (
     CHROMIUM,
@@ -90,6 +92,16 @@ async def make_sim() -> AsyncIterator[Callable[..., Awaitable[SimulatedPhoneServ
     finally:
         for server in started:
             await server.close()
+
+
+@pytest.fixture
+async def client(sim, host_key) -> AsyncIterator[AdbClient]:
+    """Our ADB client, online with the folder's own ``sim`` (a sim that trusts ``host_key``)."""
+    connected = await connect_adbd("127.0.0.1", sim.port, host_key)
+    try:
+        yield connected
+    finally:
+        await connected.close()
 
 
 @pytest.fixture(scope="session")

@@ -7,6 +7,7 @@ than 127.0.0.1 fails the test (the page must work offline and never leak).
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import shutil
@@ -98,15 +99,21 @@ class ServedPhoneAgent:
 
     def stop(self) -> str:
         """Stop the server; its log."""
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(timeout=10)
+        stop_process(self.process)
         text = self.log()
         self._log.close()
         return text
+
+
+def stop_process(process: subprocess.Popen[bytes], timeout: float = 10) -> None:
+    """SIGTERM ``process`` unless it has ended, and wait; SIGKILL it if it outlives ``timeout``."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout)
 
 
 class PageWatch:
@@ -334,8 +341,19 @@ _NODE_PYODIDE_LOADER = """
 import { loadPyodide } from "%(pyodide)s/pyodide.mjs";
 import { readFileSync } from "fs";
 const py = await loadPyodide({ indexURL: "%(pyodide)s/" });
-py.FS.mkdirTree("/mnt/py");
-py.FS.mount(py.FS.filesystems.NODEFS, { root: "%(py)s" }, "/mnt/py");
+const only = %(only)s;  // null: all of py/; else [package, its files]: that package alone
+if (only === null) {
+  py.FS.mkdirTree("/mnt/py");
+  py.FS.mount(py.FS.filesystems.NODEFS, { root: "%(py)s" }, "/mnt/py");
+} else {
+  const [name, files] = only;
+  py.FS.mkdirTree(`/mnt/py/phone_agent/${name}`);
+  py.FS.writeFile("/mnt/py/phone_agent/__init__.py", "");
+  for (const file of files) {
+    const path = `phone_agent/${name}/${file}`;
+    py.FS.writeFile(`/mnt/py/${path}`, readFileSync(`%(py)s/${path}`));
+  }
+}
 try {
   await py.runPythonAsync(readFileSync("%(check)s", "utf8"));
 } catch (error) {
@@ -346,16 +364,28 @@ process.exit(0);  // asyncio timers left behind (bounded waits) would keep Node 
 """
 
 
-def run_in_node_pyodide(check: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
-    """Run the Python ``check`` (top-level await allowed; the repository's py/ is at /mnt/py) in the
-    vendored Pyodide under Node. Skips when Node or the vendored Pyodide is missing."""
+def run_in_node_pyodide(
+    check: str, tmp_path: Path, package: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run the Python ``check`` (top-level await allowed) in the vendored Pyodide under Node, with the
+    repository's py/ at /mnt/py, or with only ``phone_agent.<package>`` there (which proves that the
+    package needs nothing else of phone_agent). Skips when Node or the vendored Pyodide is missing."""
     node = shutil.which("node")
     if node is None or not (PYODIDE / "pyodide.asm.wasm").exists():
         pytest.skip("needs node and the vendored Pyodide (scripts/setup)")
     (tmp_path / "check.py").write_text(check)
     loader = tmp_path / "run.mjs"
+    only = None
+    if package is not None:
+        # The whole package, as the page loads it.
+        only = [package, sorted(p.name for p in (ROOT / "py" / "phone_agent" / package).glob("*.py"))]
     loader.write_text(
         _NODE_PYODIDE_LOADER
-        % {"pyodide": PYODIDE.as_posix(), "py": (ROOT / "py").as_posix(), "check": tmp_path / "check.py"}
+        % {
+            "pyodide": PYODIDE.as_posix(),
+            "py": (ROOT / "py").as_posix(),
+            "check": tmp_path / "check.py",
+            "only": json.dumps(only),
+        }
     )
     return subprocess.run([node, str(loader)], capture_output=True, text=True, timeout=120)

@@ -63,6 +63,9 @@ class McpServiceContext:
         self.agent: AgentRunner | None = None
         # Scales and re-encodes screenshots (the page: canvas; CPython: Pillow); None: full PNGs only.
         self.image_codec: Any = None
+        # The page's scrcpy live view (agent.looks.LiveScreen) for take_screenshot's source "live";
+        # None in CPython: that source then answers why not.
+        self.live_screen: Any = None
         # Which tools this page serves (the server's --tools, from /api/config).
         self.profile: ToolProfile = DEFAULT_TOOL_PROFILE
         self._tasks: dict[str, AgentTask] = {}
@@ -97,6 +100,7 @@ class McpServiceContext:
         if self._phone_env is None or self._phone_env.device is not device:
             self._phone_env = PhoneEnv(device)
         self._phone_env.image_codec = self.image_codec
+        self._phone_env.live_screen = self.live_screen
         return self._phone_env
 
     # -- the seed's interface -------------------------------------------------------------------

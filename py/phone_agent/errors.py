@@ -303,6 +303,24 @@ def cannot_transcode() -> ToolError:
     )
 
 
+# take_screenshot's source "live" where no live view exists (a CPython client, an agent outside the page).
+NO_LIVE_VIEW_REASON = "there is no live view here (scrcpy runs in the phone-agent page)"
+
+
+def no_live_frame(reason: str, retryable: bool) -> ToolError:
+    """take_screenshot with source "live" while the live view has no fresh scrcpy frame (``reason``
+    says why: scrcpy off or not running, no frame yet, the stream stalled); ``retryable`` when scrcpy
+    runs and a frame may come."""
+    return ToolError(
+        ErrorCode.INVALID_ARGUMENT,
+        f'take_screenshot cannot answer source "live": {reason}.',
+        remedy='Call take_screenshot with source "phone" (the phone\'s own screenshot), or turn on "Live '
+        'view through scrcpy" in the page\'s Settings and call again once the live view shows the phone.',
+        retryable=retryable,
+        details={"tool": "take_screenshot", "field": "source", "reason": reason},
+    )
+
+
 def unreadable_frame(channel: str, reason: str) -> ToolError:
     """A frame the page could not read; ``channel`` is ``relay`` or ``farm``."""
     return ToolError(

@@ -8,6 +8,7 @@ with a ref that is valid for that screen only. A locator (``text=``, ``textConta
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -248,23 +249,8 @@ class Target:
         return self.ref if self.ref is not None else f"{self.key}={self.value}"
 
     def matches(self, element: Element) -> bool:
-        value, key = self.value, self.key
-        if key == "text":
-            return element.text == value
-        if key == "textContains":
-            return value.casefold() in element.text.casefold()
-        if key == "desc":
-            return element.desc == value
-        if key == "descContains":
-            return value.casefold() in element.desc.casefold()
-        if key == "id":
-            rid = element.resource_id
-            return bool(rid) and (rid == value or rid.endswith(f":id/{value}") or rid.endswith(f":{value}"))
-        if key == "class":
-            return element.class_name == value or element.class_name.rsplit(".", 1)[-1] == value
-        if key == "role":
-            return element.role == value
-        return False
+        match = _MATCHERS.get(self.key)
+        return match is not None and match(element, self.value)
 
     def find(self, snapshot: ScreenSnapshot) -> list[Element]:
         """The locator's matches in reading order (``text=`` falls back to a case-insensitive match)."""
@@ -274,6 +260,24 @@ class Target:
             found = [element for element in snapshot.elements if element.text.casefold() == wanted]
         return found
 
+
+
+def _id_matches(element: Element, value: str) -> bool:
+    """``id=`` with or without the package: ``com.app:id/name``, ``name``, or ``android:id/name``."""
+    rid = element.resource_id
+    return bool(rid) and (rid == value or rid.endswith(f":id/{value}") or rid.endswith(f":{value}"))
+
+
+# What each locator key compares (the same keys as LOCATOR_KEYS, in its order).
+_MATCHERS: dict[str, Callable[[Element, str], bool]] = {
+    "text": lambda element, value: element.text == value,
+    "textContains": lambda element, value: value.casefold() in element.text.casefold(),
+    "id": _id_matches,
+    "desc": lambda element, value: element.desc == value,
+    "descContains": lambda element, value: value.casefold() in element.desc.casefold(),
+    "class": lambda element, value: value in (element.class_name, element.class_name.rsplit(".", 1)[-1]),
+    "role": lambda element, value: element.role == value,
+}
 
 FORMS = (
     "a ref from list_elements (@e12), or a locator: text=…, textContains=…, id=…, desc=…, "

@@ -68,6 +68,14 @@ TASK_SUMMARY_SCHEMA = result_schema(
         "totalSteps": INTEGER,
         "durationMs": INTEGER_OR_NULL,
         "error": STRING_OR_NULL,
+        # Written only when the page's agent could look at its scrcpy live view (agent.looks).
+        "screenSource": {
+            "type": "string",
+            "description": "Where the agent's looks came from, with counts: \"scrcpy frame (N looks)\" "
+            "(the live view's latest frame) and/or \"screencap (N looks: why not the live view)\" (the "
+            "phone's own screenshot), e.g. \"scrcpy frame (4 looks), screencap (1 look: scrcpy is not "
+            "running)\". Absent when the task took no look or its agent had no live view.",
+        },
     },
     ["taskId", "status"],
 )
@@ -82,6 +90,11 @@ TASK_SCHEMA = result_schema(
     },
     ["taskId", "goal", "status"],
 )
+# take_screenshot's sources: the phone's own screenshot (screencap, the default) or the live view's
+# latest scrcpy frame (agent.looks.live_look).
+PHONE_SOURCE = "phone"
+LIVE_SOURCE = "live"
+SCREENSHOT_SOURCES = (PHONE_SOURCE, LIVE_SOURCE)
 SCREENSHOT_SCHEMA = result_schema(
     {
         "width": INTEGER,
@@ -91,6 +104,7 @@ SCREENSHOT_SCHEMA = result_schema(
         "deviceHeight": INTEGER,
         "scaleX": {"type": "number"},
         "scaleY": {"type": "number"},
+        "source": {"type": "string", "enum": list(SCREENSHOT_SOURCES)},
     },
     ["width", "height", "format", "deviceWidth", "deviceHeight"],
 )
@@ -151,20 +165,43 @@ async def get_latest_task(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
 
 
 async def take_screenshot(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
+    from .agent.looks import live_look
     from .agent.ports import png_size
 
     phone = env.phone()
+    if args.get("source", PHONE_SOURCE) == LIVE_SOURCE:
+        # The live view's latest scrcpy frame (at the stream's size), or why there is none.
+        look = await live_look(phone.live_screen)
+        return await _screenshot_answer(
+            phone, look.png, png_size(look.png), (look.device_width, look.device_height), args, LIVE_SOURCE
+        )
     png = await phone.device.screenshot_png()
+    try:
+        size = png_size(png)
+    except ValueError:
+        if args.get("maxSide") is None and args.get("format", "png") == "png":
+            return png_result(png)  # the phone's own bytes, as the specification answers
+        raise errors.screenshot_not_png() from None
+    return await _screenshot_answer(phone, png, size, size, args, PHONE_SOURCE)
+
+
+async def _screenshot_answer(
+    phone: Any,
+    png: bytes,
+    size: tuple[int, int],
+    device_size: tuple[int, int],
+    args: dict[str, Any],
+    source: str,
+) -> dict[str, Any]:
+    """``png`` (``size`` pixels, covering a ``device_size`` screen) as take_screenshot answers it: as
+    it is when it is the device's size and no scaling or JPEG is asked, else scaled to ``maxSide`` in
+    the asked format with a note on mapping image pixels to device pixels."""
     wanted = args.get("format", "png")
     max_side = args.get("maxSide")
-    try:
-        width, height = png_size(png)
-    except ValueError:
-        if max_side is None and wanted == "png":  # the phone's own bytes, as the specification answers
-            return png_result(png)
-        raise errors.screenshot_not_png() from None
+    width, height = size
+    device_w, device_h = device_size
     scale = 1.0 if max_side is None else min(1.0, max_side / max(width, height))
-    if scale >= 1.0 and wanted == "png":
+    if scale >= 1.0 and wanted == "png" and size == device_size:
         structured = {
             "width": width,
             "height": height,
@@ -173,29 +210,36 @@ async def take_screenshot(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
             "deviceHeight": height,
             "scaleX": 1.0,
             "scaleY": 1.0,
+            "source": source,
         }
         return {**png_result(png), "structuredContent": structured}
-    if phone.image_codec is None:
-        raise errors.cannot_transcode()
-    image_w, image_h = max(1, round(width * scale)), max(1, round(height * scale))
-    mime = "image/jpeg" if wanted == "jpeg" else "image/png"
-    image = await phone.image_codec.scale(png, image_w, image_h, mime, 0.85)
-    scale_x, scale_y = width / image_w, height / image_h
+    if scale >= 1.0 and wanted == "png":  # a live frame at the stream's size: as it is
+        image, image_w, image_h, mime = png, width, height, "image/png"
+    else:
+        if phone.image_codec is None:
+            raise errors.cannot_transcode()
+        image_w, image_h = max(1, round(width * scale)), max(1, round(height * scale))
+        mime = "image/jpeg" if wanted == "jpeg" else "image/png"
+        image = await phone.image_codec.scale(png, image_w, image_h, mime, 0.85)
+    scale_x, scale_y = device_w / image_w, device_h / image_h
     structured = {
         "width": image_w,
         "height": image_h,
         "format": wanted,
-        "deviceWidth": width,
-        "deviceHeight": height,
+        "deviceWidth": device_w,
+        "deviceHeight": device_h,
         "scaleX": round(scale_x, 6),
         "scaleY": round(scale_y, 6),
+        "source": source,
     }
     note = (
-        f"The image is {image_w}x{image_h} pixels of a {width}x{height} screen. Device pixels (what "
+        f"The image is {image_w}x{image_h} pixels of a {device_w}x{device_h} screen. Device pixels (what "
         f"tap, long_press and swipe take) = image pixels x {scale_x:.4f} horizontally and x "
         f"{scale_y:.4f} vertically; e.g. image (100, 200) is device ({round(100 * scale_x)}, "
         f"{round(200 * scale_y)})."
     )
+    if source == LIVE_SOURCE:
+        note += " It is the live view's latest scrcpy frame, not the phone's own screenshot."
     import base64
 
     result = action_result(note, structured)
@@ -305,7 +349,8 @@ SPEC_TOOLS: tuple[ToolSpec, ...] = (
         title="Take a screenshot",
         description="A screenshot of the connected phone's screen, as a PNG image at the screen's own "
         "size; maxSide scales it down (e.g. 1024) and format=jpeg makes it smaller, and the answer then "
-        "says how to map image pixels to device pixels (which tap and swipe take).",
+        "says how to map image pixels to device pixels (which tap and swipe take). source=live answers "
+        "the page's scrcpy live view's latest frame instead of asking the phone.",
         input_schema=object_schema(
             {
                 "maxSide": {
@@ -315,6 +360,13 @@ SPEC_TOOLS: tuple[ToolSpec, ...] = (
                     "description": "Scale the image so its longer side is at most this many pixels.",
                 },
                 "format": {"type": "string", "enum": ["png", "jpeg"], "description": "Default png."},
+                "source": {
+                    "type": "string",
+                    "enum": list(SCREENSHOT_SOURCES),
+                    "description": 'Default "phone": the phone\'s own screenshot (screencap). "live": the '
+                    "page's live view's latest scrcpy frame (at the stream's size, fast), answered only "
+                    "while scrcpy runs and its last frame is fresh; otherwise an error says why.",
+                },
             }
         ),
         read_only=True,

@@ -1,6 +1,6 @@
 """Fixtures for the ADB host tests: a sim that trusts the tests' key, our client online with it, and an
-in-memory transport with a scripted device for the bad-input cases. (``make_sim``, ``host_key`` and
-the isolated Debian adb server ``debian_adb`` are in tests/conftest.py.)"""
+in-memory transport with a scripted device for the bad-input cases. (``make_sim``, ``host_key``, the
+client online with ``sim`` and the isolated Debian adb server ``debian_adb`` are in tests/conftest.py.)"""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ import pytest
 
 from phone_agent.adb.client import AdbClient
 from phone_agent.adb.packet import AdbPacket, AdbPacketParser
-from phone_agent.server.adb_tcp import connect_adbd
 from phone_agent.sim import SimulatedPhoneServer
 
 ADB = shutil.which("adb") or "/usr/bin/adb"
@@ -24,16 +23,6 @@ async def sim(make_sim, host_key) -> SimulatedPhoneServer:
     server = await make_sim()
     server.trust_key(host_key.public_key("tests@adb_host"))
     return server
-
-
-@pytest.fixture
-async def client(sim, host_key) -> AsyncIterator[AdbClient]:
-    """Our client, online with ``sim``."""
-    connected = await connect_adbd("127.0.0.1", sim.port, host_key)
-    try:
-        yield connected
-    finally:
-        await connected.close()
 
 
 # ----- an in-memory transport and a scripted device ---------------------------------------------

@@ -11,7 +11,7 @@ import pytest
 from phone_agent.adb.client import AdbClient, AdbError, AdbTimeoutError
 from phone_agent.adb.host import DELAYED_ACK_WINDOW
 from phone_agent.adb.packet import VERSION_SKIP_CHECKSUM, AdbPacket, Command
-from phone_agent.adb.services import SyncClient, exec_out, shell
+from phone_agent.adb.services import SyncClient, exec_into, exec_out, shell
 from phone_agent.adb.shell_protocol import ShellId, encode_shell_packet
 from phone_agent.server.adb_tcp import TcpTransport, connect_adbd
 from tests.support import free_port
@@ -232,4 +232,41 @@ async def test_delayed_ack_through_the_client(memory_transport, host_key):
         AdbPacket(Command.OKAY, 500, request.arg0, struct.pack("<i", 2000)), checksum=False
     )
     assert (await memory_transport.device_receive()).payload == b"z" * 2000
+    await client.close()
+
+
+# ----- exec_into hands chunks to its sink as they arrive ----------------------------------------------
+
+
+async def test_exec_into_a_failing_sink_fails_the_call_and_closes_the_stream(memory_transport, host_key):
+    client = await online_client(memory_transport, host_key)
+    calls: list[bytes] = []
+
+    def sink(chunk: bytes) -> None:
+        calls.append(bytes(chunk))
+        raise OSError("disk full")
+
+    running = asyncio.create_task(exec_into(client, "cat big", sink, timeout=3))
+    request = await accept_open(memory_transport)
+    memory_transport.device_send(AdbPacket(Command.WRTE, 500, request.arg0, b"first"))
+    memory_transport.device_send(AdbPacket(Command.WRTE, 500, request.arg0, b"second"))
+    with pytest.raises(OSError, match="disk full"):
+        await bounded(running)
+    assert calls == [b"first"]  # nothing more reaches a sink that failed
+    while (await memory_transport.device_receive(timeout=3)).command != Command.CLSE:
+        pass  # the OKAYs of what arrived, then our end closes
+    await client.close()
+
+
+async def test_exec_into_a_silent_phone_times_out_even_after_some_output(memory_transport, host_key):
+    client = await online_client(memory_transport, host_key)
+    stream_opening = asyncio.create_task(client.open_stream("exec:cat slow"))
+    request = await accept_open(memory_transport)
+    stream = await bounded(stream_opening)
+    received: list[bytes] = []
+    stream.consume(received.append)
+    memory_transport.device_send(AdbPacket(Command.WRTE, 500, request.arg0, b"some"))
+    with pytest.raises(AdbTimeoutError, match=r"exec:cat slow: the phone sent nothing for 0\.3 s"):
+        await bounded(stream.consumed(0.3))
+    assert received == [b"some"]
     await client.close()

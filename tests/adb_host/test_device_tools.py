@@ -228,3 +228,12 @@ async def test_take_screenshot_is_the_full_png_unless_scaled(ctx, sim):
     assert (data["width"], data["height"]) == picture.size
     assert (data["deviceWidth"], data["deviceHeight"]) == (1080, 2400)
     assert "1080x2400" in note["text"] and "device pixels" in note["text"].lower()
+    assert full["structuredContent"]["source"] == data["source"] == "phone"
+    # CPython has no live view: source "live" says so (and how to get a screenshot), never falls back
+    live = await call(ctx, "take_screenshot", source="live")
+    assert live["isError"] and live["structuredContent"]["code"] == "invalid_argument"
+    assert live["content"][0]["text"] == (
+        'take_screenshot cannot answer source "live": there is no live view here (scrcpy runs in the '
+        "phone-agent page)."
+    )
+    assert 'source "phone"' in live["structuredContent"]["remedy"]

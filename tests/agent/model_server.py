@@ -119,6 +119,45 @@ def tap_on(label: str, thinking: str = "") -> Reply:
     return dynamic(make)
 
 
+# ----- scripts several tests run ------------------------------------------------------------------
+
+
+def wifi_script(settings_thinking: str = "") -> list[Reply]:
+    """ "Turn Wi-Fi on" from the home screen: open Settings (step 1), then Network & internet, Wi-Fi."""
+    return [
+        plan("Open Settings", "Turn Wi-Fi on"),
+        tap_on("Settings", settings_thinking),
+        call("finish_step", summary="Settings is open"),
+        tap_on("Network & internet"),
+        tap_on("Wi-Fi"),
+        call("finish_task", conclusion="Wi-Fi is on"),
+    ]
+
+
+def message_script(open_thinking: str = "") -> list[Reply]:
+    """'Send "see you tomorrow" to Zhang San' in two steps: open the chat, then type and send."""
+    return [
+        plan("Open the chat with Zhang San", "Send the message"),
+        call("open_app", open_thinking, packageName="com.google.android.apps.messaging"),
+        tap_on("Zhang San"),
+        call("finish_step", summary="The chat is open"),
+        tap_on("Text message"),
+        call("type_text", text="see you tomorrow"),
+        tap_on("Send SMS"),
+        call("finish_step", summary="Sent"),
+    ]
+
+
+def stalling_script() -> list[Reply]:
+    """Step 1 taps Settings; in step 2 the model starts streaming and then goes silent (``stall``)."""
+    return [
+        plan("Open Settings", "Wait for the model"),
+        tap_on("Settings"),
+        call("finish_step", summary="Settings is open"),
+        stall(),
+    ]
+
+
 def request_images(request: dict[str, Any]) -> list[Image.Image]:
     images = []
     for message in request["messages"]:

@@ -14,7 +14,15 @@ from phone_agent.sim import SimulatedPhoneServer
 from phone_agent.sim.android.data import CATALOG_ITEMS
 from phone_agent.sim.android.screens import catalog_max_scroll
 from phone_agent.tasks import AgentTask, TaskStatus
-from tests.agent.model_server import call, dynamic, plan, request_images, tap_on, text
+from tests.agent.model_server import (
+    call,
+    dynamic,
+    message_script,
+    plan,
+    request_images,
+    text,
+    wifi_script,
+)
 
 
 @pytest.fixture(scope="module")
@@ -46,28 +54,12 @@ async def adb_device(sim, host_key) -> AsyncIterator[AdbDevice]:
 async def test_three_tasks_over_adb(agent, adb_device, sim, model_server):
     phone = sim.phone
     phone.set_wifi(False)
-    model_server.add(
-        plan("Open Settings", "Turn Wi-Fi on"),
-        tap_on("Settings"),
-        call("finish_step", summary="Settings is open"),
-        tap_on("Network & internet"),
-        tap_on("Wi-Fi"),
-        call("finish_task", conclusion="Wi-Fi is on"),
-    )
+    model_server.add(*wifi_script())
     task = await agent.run(AgentTask("t1", "Turn Wi-Fi on", 0), adb_device, 60_000, None)
     assert task.status is TaskStatus.FINISHED, task.error
     assert phone.state()["wifi"] is True
 
-    model_server.add(
-        plan("Open the chat with Zhang San", "Send the message"),
-        call("open_app", packageName="com.google.android.apps.messaging"),
-        tap_on("Zhang San"),
-        call("finish_step", summary="The chat is open"),
-        tap_on("Text message"),
-        call("type_text", text="see you tomorrow"),
-        tap_on("Send SMS"),
-        call("finish_step", summary="Sent"),
-    )
+    model_server.add(*message_script())
     task = await agent.run(
         AgentTask("t2", 'Send "see you tomorrow" to Zhang San', 0), adb_device, 60_000, None
     )

@@ -21,6 +21,7 @@ from tests.agent.model_server import (
     tap_on,
     tap_ref,
     text,
+    wifi_script,
 )
 
 
@@ -30,14 +31,7 @@ def new_task(goal: str) -> AgentTask:
 
 async def test_turn_wifi_on(agent, device, model_server):
     device.phone.set_wifi(False)
-    model_server.add(
-        plan("Open Settings", "Turn Wi-Fi on"),
-        tap_on("Settings"),
-        call("finish_step", summary="Settings is open"),
-        tap_on("Network & internet"),
-        tap_on("Wi-Fi"),
-        call("finish_task", conclusion="Wi-Fi is on"),
-    )
+    model_server.add(*wifi_script())
     task = await agent.run(new_task("Turn Wi-Fi on"), device, 30_000, None)
 
     assert task.status is TaskStatus.FINISHED, task.error

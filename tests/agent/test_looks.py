@@ -33,7 +33,7 @@ from phone_agent.sim.screen_encoder import ScreenEncoder
 from phone_agent.tasks import AgentTask, TaskStatus
 from phone_agent.tools import Channel
 from tests.agent.conftest import FAST
-from tests.agent.model_server import call, plan, request_images, tap_on
+from tests.agent.model_server import call, plan, request_images, tap_on, wifi_script
 from tests.agent.pillow_codec import PillowCodec
 from tests.agent.sim_device import SimDevice
 
@@ -165,14 +165,7 @@ async def test_a_task_on_live_frames_says_so_in_its_report(model, codec, model_s
     agent = PlanAndResolveAgent(model, codec, config=FAST, live=live)
     context = McpServiceContext()
     context.device, context.agent = device, agent
-    model_server.add(
-        plan("Open Settings", "Turn Wi-Fi on"),
-        tap_on("Settings"),
-        call("finish_step", summary="Settings is open"),
-        tap_on("Network & internet"),
-        tap_on("Wi-Fi"),
-        call("finish_task", conclusion="Wi-Fi is on"),
-    )
+    model_server.add(*wifi_script())
     lines: list[str] = []
     result = await context.dispatch("run_agent_task", {"goal": "Turn Wi-Fi on"}, Channel.RELAY, lines.append)
     report = result["content"][0]["text"]
@@ -225,3 +218,68 @@ def test_the_screen_source_survives_the_page_history():
     assert task_record(task)["screenSource"] == "scrcpy frame (4 looks)"
     assert task_from_record(task_record(task), 0).screen_source == "scrcpy frame (4 looks)"
     assert "screenSource" not in task_record(AgentTask("t2", "goal", 0))  # only when it was said
+
+
+async def shot(context: McpServiceContext, **args) -> dict:
+    return await context.dispatch("take_screenshot", args, Channel.WEBMCP)
+
+
+async def test_take_screenshot_answers_the_live_frame_only_when_asked_and_fresh():
+    import base64
+
+    device = SimDevice()
+    live = Live(device, max_size=480, enabled=False)  # take_screenshot does not follow the agent's setting
+    context = McpServiceContext()
+    context.device, context.image_codec = device, PillowCodec()
+
+    # the default stays the phone's own screenshot, whatever the live view holds
+    phone = await shot(context)
+    assert phone["structuredContent"]["source"] == "phone" and phone["structuredContent"]["width"] == 1080
+    assert [item["type"] for item in phone["content"]] == ["image"] and live.reads == 0
+    assert base64.b64decode(phone["content"][0]["data"]) == device.phone.screenshot_png()
+
+    # no live view in this context (CPython, or a page without one): an error saying so, no screenshot
+    calls = len(device.calls)
+    missing = await shot(context, source="live")
+    assert missing["isError"] and missing["structuredContent"]["code"] == "invalid_argument"
+    assert "there is no live view here" in missing["content"][0]["text"]
+    assert 'source "phone"' in missing["structuredContent"]["remedy"]
+    assert missing["structuredContent"]["retryable"] is False
+    assert len(device.calls) == calls
+
+    context.live_screen = live
+    live.enabled = True
+    frame = await shot(context, source="live")
+    image, note = frame["content"]
+    picture = Image.open(io.BytesIO(base64.b64decode(image["data"])))
+    assert picture.size == (216, 480) and image["mimeType"] == "image/png"  # the stream's own size
+    data = frame["structuredContent"]
+    assert data["source"] == "live" and (data["width"], data["height"]) == picture.size
+    assert (data["deviceWidth"], data["deviceHeight"]) == SIZE
+    assert (data["scaleX"], data["scaleY"]) == (5.0, 5.0)
+    assert "216x480 pixels of a 1080x2400 screen" in note["text"] and "scrcpy frame" in note["text"]
+    assert len(device.calls) == calls  # the phone was not asked
+    assert difference(picture, device.phone.screenshot()) < 8
+
+    # maxSide and format as for the phone's screenshot; the mapping still reaches the device's pixels
+    small = (await shot(context, source="live", maxSide=200, format="jpeg"))["structuredContent"]
+    assert (small["width"], small["height"], small["format"]) == (90, 200, "jpeg")
+    mapping = (small["deviceWidth"], small["deviceHeight"], small["scaleX"], small["scaleY"])
+    assert mapping == (1080, 2400, 12, 12)
+
+    for age, running, reason, retryable in (
+        (10.0, True, "the scrcpy stream stalled (last frame 10.0 s ago)", True),
+        (None, True, "scrcpy has drawn no frame yet", True),
+        (0.1, False, "scrcpy is not running", False),
+    ):
+        live.age, live.running = age, running
+        refused = await shot(context, source="live")
+        assert refused["isError"], refused
+        error = refused["structuredContent"]
+        assert error["code"] == "invalid_argument" and error["details"]["reason"] == reason
+        assert refused["content"][0]["text"] == f'take_screenshot cannot answer source "live": {reason}.'
+        assert error["retryable"] is retryable and "scrcpy" in error["remedy"]
+    live.age, live.running, live.broken = 0.1, True, True
+    broken = await shot(context, source="live")
+    assert broken["isError"] and "could not be read: the canvas is gone" in broken["content"][0]["text"]
+    assert len(device.calls) == calls

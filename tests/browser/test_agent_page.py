@@ -28,14 +28,16 @@ from tests.agent.model_server import (
     call,
     dynamic,
     malformed,
+    message_script,
     plan,
     request_images,
     silent,
     stall,
+    stalling_script,
     status,
-    tap_on,
     text,
 )
+from tests.agent.model_server import wifi_script as model_wifi_script
 from tests.support import ServedPhoneAgent, eventually, free_port, mcp_stdio_session, open_page, result_text
 
 pytestmark = pytest.mark.browser
@@ -151,14 +153,7 @@ async def fresh(rig: Rig) -> Rig:
 
 
 def wifi_script() -> list:
-    return [
-        plan("Open Settings", "Turn Wi-Fi on"),
-        tap_on("Settings", "The Settings app is on the home screen."),
-        call("finish_step", summary="Settings is open"),
-        tap_on("Network & internet"),
-        tap_on("Wi-Fi"),
-        call("finish_task", conclusion="Wi-Fi is on"),
-    ]
+    return model_wifi_script("The Settings app is on the home screen.")
 
 
 async def test_the_server_hands_the_page_its_model_and_the_builtin_model_is_reported(fresh: Rig):
@@ -245,16 +240,7 @@ async def test_the_page_own_settings_win_and_can_ask_for_whole_answers(fresh: Ri
 
 
 async def test_send_a_message_through_the_relay_with_ordered_progress(fresh: Rig):
-    fresh.model.add(
-        plan("Open the chat with Zhang San", "Send the message"),
-        call("open_app", "I open Messages.", packageName="com.google.android.apps.messaging"),
-        tap_on("Zhang San"),
-        call("finish_step", summary="The chat is open"),
-        tap_on("Text message"),
-        call("type_text", text="see you tomorrow"),
-        tap_on("Send SMS"),
-        call("finish_step", summary="Sent"),
-    )
+    fresh.model.add(*message_script("I open Messages."))
     progressed: list[tuple[float, str | None]] = []
 
     async def on_progress(value: float, total: float | None, message: str | None) -> None:
@@ -321,16 +307,6 @@ async def test_extract_the_first_20_catalog_titles_without_a_progress_token(fres
 
 
 BUSY = "Agent is already running. Please wait or call abort_task first."
-
-
-def stalling_script() -> list:
-    """Step 1 finishes; in step 2 the model starts streaming and then goes silent."""
-    return [
-        plan("Open Settings", "Wait for the model"),
-        tap_on("Settings"),
-        call("finish_step", summary="Settings is open"),
-        stall(),
-    ]
 
 
 async def test_a_person_runs_a_goal_in_the_panel_and_aborts_it(fresh: Rig):

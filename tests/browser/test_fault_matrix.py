@@ -40,7 +40,7 @@ from tests.agent.model_server import (
     malformed,
     plan,
     silent,
-    stall,
+    stalling_script,
     status,
     tap_on,
 )
@@ -61,16 +61,6 @@ MEASURED: list[tuple[str, str, float, str]] = []  # fault, what the caller saw, 
 
 def measured(fault: str, seen: str, seconds: float, kept: str) -> None:
     MEASURED.append((fault, seen, seconds, kept))
-
-
-def stalling_script() -> list:
-    """Step 1 taps Settings; in step 2 the model starts streaming and then goes silent (30 s)."""
-    return [
-        plan("Open Settings", "Wait for the model"),
-        tap_on("Settings"),
-        call("finish_step", summary="Settings is open"),
-        stall(),
-    ]
 
 
 def text_of(result: Any) -> str:

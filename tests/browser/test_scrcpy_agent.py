@@ -14,7 +14,15 @@ from collections.abc import AsyncIterator
 import pytest
 
 from phone_agent.sim.server import SimulatedPhoneServer
-from tests.agent.model_server import ScriptedModelServer, call, plan, request_images, stall, tap_on
+from tests.agent.model_server import (
+    ScriptedModelServer,
+    call,
+    plan,
+    request_images,
+    stall,
+    tap_on,
+    wifi_script,
+)
 from tests.support import ServedPhoneAgent, eventually, free_port, open_page
 
 pytestmark = pytest.mark.browser
@@ -48,17 +56,6 @@ def count_screencaps(sim: SimulatedPhoneServer) -> list[int]:
 
     sim.phone.run = run
     return count
-
-
-def wifi_script() -> list:
-    return [
-        plan("Open Settings", "Turn Wi-Fi on"),
-        tap_on("Settings"),
-        call("finish_step", summary="Settings is open"),
-        tap_on("Network & internet"),
-        tap_on("Wi-Fi"),
-        call("finish_task", conclusion="Wi-Fi is on"),
-    ]
 
 
 async def test_the_agent_looks_at_scrcpy_frames_and_its_report_says_which_source(browser, sim, model):
@@ -187,6 +184,64 @@ async def test_scrcpy_max_size_fps_and_on_off_are_settings_that_restart_the_stre
         assert "scrcpy off" in (await page.text_content("#settings-screen-state") or "")
         await eventually(lambda: _fps_above(page, 0.5))
         await eventually(lambda: _no_server(sim), timeout_s=10)
+
+
+async def test_take_screenshot_answers_the_live_frame_when_asked_and_why_not_when_scrcpy_is_off(
+    browser, served, sim
+):
+    import base64
+    import io
+
+    from PIL import Image, ImageChops, ImageStat
+
+    url = f"{served.base}/?device=tcp:127.0.0.1:{sim.port}"
+    async with open_page(browser, url) as (page, _watch):
+        await page.wait_for_selector("canvas#screen[data-source=scrcpy]", state="attached", timeout=30_000)
+        await eventually(lambda: _fps_above(page, 0.5))
+        screencaps = count_screencaps(sim)
+
+        live = await page.webmcp.call_tool("take_screenshot", {"source": "live"})
+        assert not live.get("isError"), live
+        image, note = live["content"]
+        picture = Image.open(io.BytesIO(base64.b64decode(image["data"]))).convert("RGB")
+        data = live["structuredContent"]
+        # the stream's own size (max size 1024), mapped to the phone's 1080×2400
+        assert image["mimeType"] == "image/png" and picture.size == (464, 1024) == (
+            data["width"],
+            data["height"],
+        )
+        assert (data["source"], data["deviceWidth"], data["deviceHeight"]) == ("live", 1080, 2400)
+        assert (data["scaleX"], data["scaleY"]) == (round(1080 / 464, 6), round(2400 / 1024, 6))
+        assert "464x1024 pixels of a 1080x2400 screen" in note["text"], note
+        assert screencaps[0] == 0  # the phone was not asked for a screenshot
+        phone = sim.phone.screenshot().convert("RGB").resize(picture.size, Image.BILINEAR)
+        assert sum(ImageStat.Stat(ImageChops.difference(picture, phone)).mean) / 3 < 8
+
+        small = await page.webmcp.call_tool(
+            "take_screenshot", {"source": "live", "maxSide": 512, "format": "jpeg"}
+        )
+        assert small["content"][0]["mimeType"] == "image/jpeg", small
+        assert Image.open(io.BytesIO(base64.b64decode(small["content"][0]["data"]))).size == (232, 512)
+        assert small["structuredContent"]["deviceWidth"] == 1080
+
+        # the default is still the phone's own screenshot
+        own = await page.webmcp.call_tool("take_screenshot", {})
+        assert own["structuredContent"]["source"] == "phone" and own["structuredContent"]["width"] == 1080
+        assert screencaps[0] == 1
+
+        # scrcpy off in Settings: source "live" answers why not, and how to get a screenshot
+        await page.uncheck("#settings-scrcpy")
+        await page.click("#settings-save")
+        await page.wait_for_selector("img#screen[data-source=screencap]", state="attached", timeout=15_000)
+        refused = await page.webmcp.call_tool("take_screenshot", {"source": "live"})
+        assert refused.get("isError"), refused
+        error = refused["structuredContent"]
+        assert (error["code"], error["retryable"]) == ("invalid_argument", False)
+        assert (
+            refused["content"][0]["text"]
+            == 'take_screenshot cannot answer source "live": scrcpy is not running.'
+        )
+        assert 'source "phone"' in error["remedy"] and "Live view through scrcpy" in error["remedy"]
 
 
 def looks_by_source(summary: str) -> dict[str, int]:

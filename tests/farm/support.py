@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import random
 import secrets
 import shutil
 import socket
@@ -23,7 +24,7 @@ import pytest
 
 from phone_agent.context import McpServiceContext
 from phone_agent.tasks import AgentStep, StepStatus, TaskStatus
-from tests.support import ROOT, free_port, mcp_stdio_session
+from tests.support import ROOT, free_port, mcp_stdio_session, result_text, stop_process
 
 CONFIG = ROOT / "farm" / "nats.conf"
 PAGE_USERS = ("phone1", "phone2", "phone3")
@@ -99,12 +100,7 @@ class FarmBroker:
         return self._log.read().decode(errors="replace")
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(timeout=10)
+        stop_process(self.process)
         self._log.close()
         self._store.cleanup()
 
@@ -228,3 +224,24 @@ def structured(result) -> dict:
     if result.structured_content is not None:
         return result.structured_content
     return json.loads(result.content[0].text)
+
+
+async def routed_calls(servers: list, serials: tuple[str, ...], count: int, wave: int) -> tuple[float, list]:
+    """``count`` get_device_status calls, each through a random one of ``servers`` naming a random one
+    of ``serials``, ``wave`` at a time: the seconds they took, and the calls that failed or were
+    answered by another phone (``(serial, answer text)``)."""
+    plan = [(random.choice(servers), random.choice(serials)) for _ in range(count)]
+    answers: list = []
+    started = time.perf_counter()
+    for start in range(0, count, wave):
+        calls = plan[start : start + wave]
+        answers += await asyncio.gather(
+            *(session.call_tool("get_device_status", {"device": serial}) for session, serial in calls)
+        )
+    elapsed = time.perf_counter() - started
+    wrong = [
+        (serial, result_text(answer))
+        for (_, serial), answer in zip(plan, answers, strict=True)
+        if answer.is_error or structured(answer)["serial"] != serial
+    ]
+    return elapsed, wrong

@@ -5,7 +5,6 @@ over its WebSocket listener (the page's own NATS client, vendored), two ``phone-
 from __future__ import annotations
 
 import asyncio
-import random
 import time
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -13,7 +12,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 import pytest
 
 from tests.agent.model_server import ScriptedModelServer, stall
-from tests.farm.support import PAGE_USERS, FarmBroker, farm_mcp, structured
+from tests.farm.support import PAGE_USERS, FarmBroker, farm_mcp, routed_calls, structured
 from tests.server.harness import free_port, http_session, serve_process, token
 from tests.support import BOOT_TIMEOUT_MS, PageWatch, ServedPhoneAgent, eventually, result_text
 
@@ -75,20 +74,8 @@ async def test_three_tabs_serve_their_phones_to_two_servers(browser, broker: Far
         for serial in SERIALS:
             shot = await servers[1].call_tool("take_screenshot", {"device": serial})
             assert not shot.is_error and shot.content[0].type == "image", result_text(shot)
-        plan = [(random.choice(servers), random.choice(SERIALS)) for _ in range(1000)]
-        answers = []
-        started = time.perf_counter()
-        for wave in range(0, len(plan), 60):
-            answers += await asyncio.gather(*(
-                session.call_tool("get_device_status", {"device": serial})
-                for session, serial in plan[wave:wave + 60]
-            ))
-        elapsed = time.perf_counter() - started
-        wrong = [
-            (serial, result_text(answer)) for (_, serial), answer in zip(plan, answers, strict=True)
-            if answer.is_error or structured(answer)["serial"] != serial
-        ]
-        assert wrong == [] and len(answers) == 1000
+        elapsed, wrong = await routed_calls(servers, SERIALS, 1000, wave=60)
+        assert wrong == []
         print(f"1000 calls over 3 pages in {elapsed:.1f}s")
 
         # A page closed mid-task: its caller gets no_device within the presence TTL; the others serve on.

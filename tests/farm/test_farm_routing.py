@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import random
 import time
 from contextlib import AsyncExitStack
 
 import jsonschema
 
 from phone_agent.tools import tools_for_profile
-from tests.farm.support import PAGE_USERS, FarmBroker, PythonPage, farm_mcp, structured
+from tests.farm.support import PAGE_USERS, FarmBroker, PythonPage, farm_mcp, routed_calls, structured
 from tests.support import eventually, result_text
 
 SERIALS = ("farm-a", "farm-b", "farm-c")
@@ -89,20 +88,8 @@ async def test_calls_land_on_the_phone_they_name_from_two_servers(broker: FarmBr
             assert "list_devices" in unknown.structured_content["remedy"]
 
             # 1 000 calls spread over the phones and the servers, all at once in waves.
-            plan = [(random.choice(servers), random.choice(SERIALS)) for _ in range(1000)]
-            started = time.perf_counter()
-            answers = []
-            for wave in range(0, len(plan), 100):
-                answers += await asyncio.gather(*(
-                    session.call_tool("get_device_status", {"device": serial})
-                    for session, serial in plan[wave:wave + 100]
-                ))
-            elapsed = time.perf_counter() - started
-            misrouted = [
-                (serial, answer) for (_, serial), answer in zip(plan, answers, strict=True)
-                if answer.is_error or structured(answer)["serial"] != serial
-            ]
-            assert misrouted == [] and len(answers) == 1000
+            elapsed, misrouted = await routed_calls(servers, SERIALS, 1000, wave=100)
+            assert misrouted == []
             assert sum(page.served for page in pages) == 1000
             print(f"1000 routed calls in {elapsed:.2f}s")
     finally:

@@ -58,10 +58,12 @@ async def test_the_stream_shows_the_phone_screen_and_follows_it(client, sim, jar
         assert difference(image, sim.phone.screenshot()) < 6
         ps = await shell(client, "ps -A")
         assert b" app_process\n" in ps.stdout
+        assert len(sim.phone.change_listeners) == 1  # the stream is told of changes as they happen
     finally:
         await scrcpy.close()
     await asyncio.sleep(0.2)
     assert b"app_process" not in (await shell(client, "ps -A")).stdout
+    assert sim.phone.change_listeners == []  # and stops listening when it ends
 
 
 async def test_a_still_screen_is_repeated_at_least_once_a_second(client, jar):

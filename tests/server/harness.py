@@ -32,6 +32,9 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from websockets.asyncio.client import ClientConnection, connect
 
+from tests.support import free_port as free_port  # the server tests take it from here too
+from tests.support import stop_process
+
 PHONE_AGENT = str(Path(sys.executable).with_name("phone-agent"))
 WAIT_S = 10.0
 
@@ -55,10 +58,15 @@ PAGE_FILES = {
 }
 
 
-def free_port() -> int:
+def port_is_free(port: int) -> bool:
+    """Whether nothing listens on 127.0.0.1:``port`` (a bind there succeeds)."""
     with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
 
 
 def origin_of(port: int, host: str = "127.0.0.1") -> str:
@@ -315,16 +323,6 @@ def wait_listening(port: int, process: subprocess.Popen[bytes], timeout: float =
             return
         time.sleep(0.05)
     raise AssertionError(f"nothing listens on {port}")
-
-
-def stop_process(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(10)
 
 
 @contextlib.contextmanager

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from phone_agent.tools import TOOL_NAMES
-from tests.server.harness import PHONE_AGENT, Peer, free_port, stop_server, wait_listening
+from tests.server.harness import PHONE_AGENT, Peer, free_port, port_is_free, stop_server, wait_listening
 
 
 def jsonrpc(message_id: int | None, method: str, params: dict | None = None) -> bytes:
@@ -40,16 +40,6 @@ def read_line(process: subprocess.Popen[bytes], timeout: float = 10) -> dict:
         watchdog.cancel()
     assert line, "the server closed stdout (or said nothing in time)"
     return json.loads(line)
-
-
-def port_is_free(port: int) -> bool:
-    with socket.socket() as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-        return True
 
 
 async def test_stdout_is_json_rpc_only_and_closing_stdin_ends_the_front_but_not_the_server(

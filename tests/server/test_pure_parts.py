@@ -54,6 +54,14 @@ def test_the_policy_accepts_its_own_origins_and_allowed_ones() -> None:
         assert not policy.origin_allowed(origin), origin
 
 
+def test_only_the_servers_own_origins_are_its_own() -> None:
+    policy = AccessPolicy.for_server("127.0.0.1", 7788, ["https://phone.example.test"])
+    assert policy.own_origin("http://localhost:7788") and policy.own_origin("http://127.0.0.1:7788/")
+    assert policy.origin_allowed("https://phone.example.test")
+    for origin in (None, "", "null", "https://phone.example.test", "http://127.0.0.1:7789", "x"):
+        assert not policy.own_origin(origin), origin
+
+
 @pytest.mark.parametrize(
     "bad", ["phone.example.test", "ftp://x.test", "https://x.test/path", "https://x.test/?q=1"]
 )

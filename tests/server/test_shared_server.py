@@ -36,6 +36,7 @@ from tests.server.harness import (
     free_port,
     http_session,
     origin_of,
+    port_is_free,
     serve_process,
     stop_server,
     token,
@@ -81,16 +82,6 @@ class AnsweringPage:
         with contextlib.suppress(BaseException):
             await self._task
         await self.peer.close()
-
-
-def port_is_free(port: int) -> bool:
-    with socket.socket() as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-        return True
 
 
 async def wait_for(check: Any, timeout: float, what: str) -> None:

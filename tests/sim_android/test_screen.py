@@ -137,3 +137,47 @@ def test_navigation_bar_buttons_are_in_the_dump_and_work(h: Harness) -> None:
     assert h.phone.state()["screen"] == "recents"
     h.tap(h.node(content_desc="Back"))
     assert h.phone.state()["screen"] == "home"
+
+
+def test_the_layered_renderer_draws_what_render_draws(h: Harness) -> None:
+    """The scrcpy encoder's renderer (windows kept below the first that changed) gives the screen's
+    own pixels through clock ticks, screen changes, a keyboard, recents and an unchanged screen."""
+    from PIL import ImageChops
+
+    from phone_agent.sim.android import render
+
+    layered = render.LayeredRenderer()
+    minutes = iter(range(10, 60))
+
+    def tick() -> None:
+        shown = f"12:{next(minutes)}"
+        h.phone.clock = lambda: shown
+
+    steps = [
+        lambda: None,
+        tick,
+        tick,
+        lambda: h.tap(h.node(text="Messages")),
+        tick,
+        lambda: h.tap(h.node(text="Zhang San")),
+        lambda: h.tap(h.node(resource_id="com.google.android.apps.messaging:id/compose_message_text")),
+        lambda: h.out("input", "text", "hi"),
+        lambda: h.out("input", "keyevent", "APP_SWITCH"),
+        lambda: h.out("input", "keyevent", "HOME"),
+        lambda: None,
+    ]
+    previous = None
+    for step in steps:
+        step()
+        windows = h.phone.windows()
+        frame = layered.render(windows)
+        assert ImageChops.difference(frame, render.render(windows)).getbbox() is None
+        assert frame.tobytes() == h.phone.screenshot().tobytes()
+        if previous is not None and windows == previous:
+            assert layered.render(h.phone.windows()) is frame  # unchanged: not drawn again
+        previous = windows
+    # fewer windows, then more again: still the screen's pixels
+    windows = h.phone.windows()
+    assert layered.render(windows[:1]).tobytes() == render.render(windows[:1]).tobytes()
+    assert layered.render(windows).tobytes() == render.render(windows).tobytes()
+    assert layered.render([]).getbbox() is None  # nothing on screen: black

@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import json
 
+import jsonschema
 import pytest
 
 from phone_agent.tasks import (
@@ -255,8 +256,34 @@ def test_a_record_that_is_not_one_is_refused(record, error):
         AgentTask.from_json(record)
 
 
+# Keys a record carries only when it has something to say (the tools declare them, not as required).
+OPTIONAL_KEYS = {"screenSource"}
+
+
 def test_the_records_keys_are_the_ones_the_tools_declare():
     task = stored_task()
-    assert list(task.summary_json()) == list(TASK_SUMMARY_SCHEMA["properties"])
-    assert set(task.to_json()) == set(TASK_SCHEMA["properties"])
+    summary_keys = list(TASK_SUMMARY_SCHEMA["properties"])
+    assert list(task.summary_json()) == [key for key in summary_keys if key not in OPTIONAL_KEYS]
+    assert set(task.to_json()) == set(TASK_SCHEMA["properties"]) - OPTIONAL_KEYS
     assert set(TASK_SCHEMA["required"]) <= set(task.to_json(include_steps=False))
+    assert set(TASK_SUMMARY_SCHEMA["required"]) <= set(task.summary_json())
+    assert not OPTIONAL_KEYS & (set(TASK_SCHEMA["required"]) | set(TASK_SUMMARY_SCHEMA["required"]))
+    # With the optional field said, every declared key is written, in the summary's declared order.
+    task.screen_source = "scrcpy frame (4 looks), screencap (1 look: scrcpy is not running)"
+    assert list(task.summary_json()) == summary_keys
+    assert set(task.to_json()) == set(TASK_SCHEMA["properties"])
+    assert task.to_json()["screenSource"] == task.summary_json()["screenSource"] == task.screen_source
+    for key in OPTIONAL_KEYS:
+        assert TASK_SCHEMA["properties"][key] == TASK_SUMMARY_SCHEMA["properties"][key]
+        assert TASK_SUMMARY_SCHEMA["properties"][key]["type"] == "string"
+
+
+def test_the_records_values_match_the_declared_schemas():
+    task = stored_task()
+    for said in (None, "scrcpy frame (6 looks)"):
+        task.screen_source = said
+        jsonschema.validate(task.summary_json(), TASK_SUMMARY_SCHEMA)
+        jsonschema.validate(task.to_json(), TASK_SCHEMA)
+        jsonschema.validate(task.to_json(include_steps=False), TASK_SCHEMA)
+    with pytest.raises(jsonschema.ValidationError):  # the check can fail: a wrong type is refused
+        jsonschema.validate({**task.summary_json(), "screenSource": 6}, TASK_SUMMARY_SCHEMA)

@@ -100,8 +100,10 @@ def test_parameters_match_the_specification():
     assert result["properties"]["includeSteps"]["default"] is True
     for name in ("abort_task", "get_latest_task", "get_device_status"):
         assert TOOLS_BY_NAME[name].input_schema["properties"] == {}
-    # take_screenshot's two optional parameters change nothing when left out.
-    assert set(TOOLS_BY_NAME["take_screenshot"].input_schema["properties"]) == {"maxSide", "format"}
+    # take_screenshot's three optional parameters change nothing when left out (source: the phone's).
+    shot = TOOLS_BY_NAME["take_screenshot"].input_schema["properties"]
+    assert set(shot) == {"maxSide", "format", "source"}
+    assert shot["source"]["enum"] == ["phone", "live"] and "default" not in shot["source"]
     assert "required" not in TOOLS_BY_NAME["take_screenshot"].input_schema
 
 
@@ -190,11 +192,12 @@ def test_arguments_must_be_an_object():
 def test_tools_without_parameters_reject_any():
     error = _invalid("get_device_status", {"quality": 9})
     assert "no parameters" in error.message
-    assert "takes maxSide, format" in _invalid("take_screenshot", {"quality": 9}).message
+    assert "takes maxSide, format, source" in _invalid("take_screenshot", {"quality": 9}).message
 
 
 def test_enums_and_integers_are_checked():
     assert "must be one of png, jpeg" in _invalid("take_screenshot", {"format": "gif"}).message
+    assert "must be one of phone, live" in _invalid("take_screenshot", {"source": "scrcpy"}).message
     assert "must be an integer" in _invalid("tap", {"x": 1.5, "y": 2}).message
     assert validate_arguments(get_tool("tap"), {"x": 3.0, "y": 4}) == {"x": 3, "y": 4, "double": False}
     assert (

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections import deque
 from collections.abc import Callable
 from typing import Protocol
@@ -65,8 +66,13 @@ class AdbAuthError(AdbError):
 class AdbTransport(Protocol):
     """A byte pipe to the phone. ``send`` gets each packet header and each payload as its own chunk.
 
-    Optional: ``joins_packets = True`` to get each packet as one chunk instead, and
-    ``async receive_at_most(size)`` to be told how many bytes the current header or payload needs.
+    Optional: ``joins_packets = True`` to get each packet as one chunk instead,
+    ``async receive_at_most(size)`` to be told how many bytes the current header or payload needs,
+    ``send_nowait(chunk)`` when sending never waits (it raises ``ConnectionError`` like ``send``), and
+    ``deliver(on_bytes, on_end)`` for a transport that pushes what arrives: it then calls
+    ``on_bytes(data)`` from its own event for every arrival and ``on_end(None)`` at a clean end or
+    ``on_end(reason)`` on a failure, and the client runs no read loop (no trip through the event loop
+    per arrival).
     """
 
     async def send(self, chunk: bytes) -> None: ...
@@ -99,6 +105,12 @@ class ServiceOpener(Protocol):
     async def open_stream(self, service: str, timeout: float = OPEN_TIMEOUT) -> ServiceStream: ...
 
 
+def _retrieve(task: asyncio.Task[None]) -> None:
+    """A background flush's failure is already the client's (``_fail``): only mark it seen."""
+    if not task.cancelled():
+        task.exception()
+
+
 class AdbStream:
     """One open service on an ``AdbClient``."""
 
@@ -113,10 +125,18 @@ class AdbStream:
         self._buffered = 0
         self._unacked = 0  # bytes received and not yet acknowledged (over the high-water mark)
         self._readable = asyncio.Event()
+        self._sink: Callable[[bytes], object] | None = None
+        self._sink_error: BaseException | None = None
+        self._last_arrival = 0.0
 
     # ----- called by the client
 
     def _on_data(self, data: bytes) -> None:
+        if self._sink is not None:
+            self._last_arrival = time.monotonic()
+            self._give(data)
+            self.client._protocol.acknowledge(self.local_id, len(data))
+            return
         self._chunks.append(data)
         self._buffered += len(data)
         if self._buffered <= STREAM_HIGH_WATER:
@@ -132,7 +152,50 @@ class AdbStream:
             self.opened.set_result(False)
         self._readable.set()
 
+    def _give(self, data: bytes) -> None:
+        if self._sink_error is not None:
+            return
+        try:
+            assert self._sink is not None
+            self._sink(data)
+        except BaseException as exc:  # raised to whoever waits in consumed()
+            self._sink_error = exc
+            self._readable.set()
+
     # ----- used by services
+
+    def consume(self, sink: Callable[[bytes], object]) -> None:
+        """From now on hand every chunk to ``sink`` as it arrives (what is buffered first) and
+        acknowledge it at once: no task wakes up per chunk. ``await consumed()`` waits for the end."""
+        self._sink = sink
+        unacked, self._unacked = self._unacked, 0
+        while self._chunks:
+            self._give(self._chunks.popleft())
+        self._buffered = 0
+        if unacked:
+            self.client._protocol.acknowledge(self.local_id, unacked)
+            self.client._flush_soon()
+
+    async def consumed(self, timeout: float | None = None) -> None:
+        """After ``consume``: until the phone closes the stream; ``timeout`` bounds each silence (like
+        ``read``'s). Raises what the sink raised, or ``AdbConnectionLost`` when the connection went."""
+        wait = READ_TIMEOUT if timeout is None else timeout
+        self._last_arrival = time.monotonic()
+        while not self.closed and self._sink_error is None:
+            # One timer per silence, not per chunk: it ends at the last arrival plus ``wait``.
+            left = self._last_arrival + wait - time.monotonic()
+            if left <= 0:
+                raise AdbTimeoutError(f"{self.service}: the phone sent nothing for {wait:g} s")
+            self._readable.clear()
+            try:
+                async with asyncio.timeout(left):
+                    await self._readable.wait()
+            except TimeoutError:
+                pass
+        if self._sink_error is not None:
+            raise self._sink_error
+        if self.client._failure is not None and not self.refused:
+            raise AdbConnectionLost(f"{self.service}: {self.client._failure}")
 
     async def read(self, timeout: float | None = None) -> bytes:
         """The next chunk the phone wrote; ``b""`` once the stream is closed."""
@@ -231,6 +294,8 @@ class AdbClient:
         )
         self._streams: dict[int, AdbStream] = {}
         self._send_lock = asyncio.Lock()
+        self._joins_packets = bool(getattr(transport, "joins_packets", False))
+        self._send_nowait: Callable[[bytes], None] | None = getattr(transport, "send_nowait", None)
         self._reader: asyncio.Task[None] | None = None
         self._connected: asyncio.Future[Connected] | None = None
         self._failure: str | None = None
@@ -276,7 +341,11 @@ class AdbClient:
         self._connected = loop.create_future()
         self._protocol.connect()
         self._notify_state()
-        self._reader = loop.create_task(self._read_loop())
+        deliver = getattr(self.transport, "deliver", None)
+        if deliver is not None:
+            deliver(self._received, self._ended)
+        else:
+            self._reader = loop.create_task(self._read_loop())
         try:
             await self._flush()
             await self._wait_connected(timeout, auth_timeout)
@@ -355,7 +424,9 @@ class AdbClient:
         await self._flush()
         try:
             async with asyncio.timeout(timeout):
-                opened = await asyncio.shield(stream.opened)
+                # Awaited directly (a shield would cost one more trip through the event loop); a
+                # timeout cancels the future, which the client then leaves alone.
+                opened = await stream.opened
         except TimeoutError:
             await stream.close()
             raise AdbTimeoutError(f"the phone did not answer OPEN {service!r} within {timeout:g} s") from None
@@ -370,10 +441,14 @@ class AdbClient:
 
     async def _flush(self) -> None:
         async with self._send_lock:
-            chunks = self._protocol.data_to_send(joined=getattr(self.transport, "joins_packets", False))
+            chunks = self._protocol.data_to_send(joined=self._joins_packets)
             if not chunks:
                 return
             try:
+                if self._send_nowait is not None:  # never waits: no timer to arm per chunk
+                    for chunk in chunks:
+                        self._send_nowait(chunk)
+                    return
                 for chunk in chunks:
                     async with asyncio.timeout(WRITE_TIMEOUT):
                         await self.transport.send(chunk)
@@ -385,6 +460,40 @@ class AdbClient:
                 )
                 self._fail(reason)
                 raise AdbConnectionLost(reason) from exc
+
+    def _received(self, data: bytes) -> None:
+        """What a pushing transport delivered, handled at once: parsed, dispatched, answered."""
+        if self._failure is not None:
+            return
+        try:
+            self._protocol.receive_data(data)
+        except AdbConnectionError as exc:
+            self._fail(str(exc))
+            return
+        self._dispatch()
+        self._flush_soon()
+
+    def _ended(self, reason: str | None) -> None:
+        """A pushing transport ended: cleanly (``None``) or with a reason."""
+        if self._failure is not None:
+            return
+        if reason is None:
+            self._protocol.receive_eof()
+            reason = self._protocol.close_reason or "the phone closed the connection"
+        self._fail(reason)
+
+    def _flush_soon(self) -> None:
+        """Send what the core has to send: at once when the transport never waits and nothing else is
+        sending, else in a task."""
+        if self._send_nowait is not None and not self._send_lock.locked():
+            try:
+                for chunk in self._protocol.data_to_send(joined=self._joins_packets):
+                    self._send_nowait(chunk)
+            except Exception as exc:
+                self._fail(f"sending to the phone failed: {exc}")
+            return
+        task = asyncio.ensure_future(self._flush())
+        task.add_done_callback(_retrieve)
 
     async def _read_loop(self) -> None:
         protocol = self._protocol

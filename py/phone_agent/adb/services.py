@@ -172,12 +172,21 @@ async def exec_into(
 ) -> int:
     """Stream the output of ``exec:command`` into ``write`` as it arrives; returns its size."""
     stream = await opener.open_stream(f"exec:{command}", timeout=min(timeout, 10.0))
+    total = 0
+
+    def count(chunk: bytes) -> None:
+        nonlocal total
+        write(chunk)
+        total += len(chunk)
 
     async def pump() -> int:
-        total = 0
+        consume = getattr(stream, "consume", None)
+        if consume is not None:  # the chunks go to ``write`` as they arrive (AdbStream)
+            consume(count)
+            await stream.consumed(None)
+            return total
         while chunk := await stream.read(None):
-            write(chunk)
-            total += len(chunk)
+            count(chunk)
         return total
 
     try:

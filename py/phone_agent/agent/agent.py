@@ -43,7 +43,7 @@ from .extract import ExtractConfig, ExtractionError, extract_scrolling_content
 from .looks import LiveScreen, LookTally
 from .model import ChatModel, Message, ModelError, ModelTurn, ToolCall, ToolSchema, collect_turn
 from .ports import Clock, ImageCodec, wall_clock_ms
-from .progress import Listener, ProgressReporter, ProgressSink
+from .progress import Listener, Listeners, ProgressReporter, ProgressSink
 from .prompts import plan_messages, replan_history, screen_message, step_context, step_system
 from .screen import Observation, observe, screen_changed
 from .text_actions import parse_text_action
@@ -144,7 +144,7 @@ class PlanAndResolveAgent:
         self.config = config or AgentConfig()
         self.clock = clock
         self.sleep = sleep
-        self._listeners: list[Listener] = []
+        self._listeners = Listeners()
         self._inner: asyncio.Future[None] | None = None
         self._abort_reason: str | None = None
         self._fail_reason: str | None = None
@@ -153,13 +153,7 @@ class PlanAndResolveAgent:
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Receive the progress events of every task (the chat panel); returns an unsubscribe function."""
-        self._listeners.append(listener)
-
-        def unsubscribe() -> None:
-            if listener in self._listeners:
-                self._listeners.remove(listener)
-
-        return unsubscribe
+        return self._listeners.subscribe(listener)
 
     def abort(self) -> None:
         """Stop the running task (it ends aborted); nothing happens when none runs."""

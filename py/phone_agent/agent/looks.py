@@ -8,6 +8,9 @@ at the stream's size (scrcpy scales it by ``max_size``), so the model's image is
 the size a screenshot would give (``ScreenMapping.fit`` of the *device's* size), and the image's
 points map to device points exactly as with a screenshot.
 
+``live_look`` is the same choice for take_screenshot's source "live", which answers the frame or an
+error, never a screenshot in its place.
+
 Pure: the page supplies a ``LiveScreen`` (browser/scrcpy_view.py); tests supply their own.
 """
 
@@ -18,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from ..device import Device
-from ..errors import screenshot_not_png
+from ..errors import NO_LIVE_VIEW_REASON, no_live_frame, screenshot_not_png
 from .ports import png_size
 
 SCRCPY = "scrcpy frame"
@@ -107,6 +110,24 @@ async def take_look(device: Device, live: LiveScreen | None) -> Look:
     except ValueError:
         raise screenshot_not_png() from None
     return Look(png, width, height, SCREENCAP, choice.reason)
+
+
+async def live_look(live: LiveScreen | None) -> Look:
+    """The live frame only (take_screenshot's source "live"), by the same choice as the agent's looks:
+    ToolError ``no_live_frame`` saying why when there is no fresh frame (retryable while scrcpy runs:
+    a frame may come)."""
+    if live is None:
+        raise no_live_frame(NO_LIVE_VIEW_REASON, retryable=False)
+    state = live.frame_state()
+    choice = choose_look(state)
+    if choice.source != SCRCPY or state.device_size is None:
+        raise no_live_frame(choice.reason, retryable=state.running)
+    try:
+        png = await live.frame_png()
+        png_size(png)
+    except Exception as exc:
+        raise no_live_frame(f"the scrcpy frame could not be read: {exc}", retryable=True) from None
+    return Look(png, state.device_size[0], state.device_size[1], SCRCPY)
 
 
 @dataclass

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +34,25 @@ class ProgressEvent:
 Listener = Callable[[ProgressEvent], None]
 
 
+class Listeners:
+    """Who receives progress events: ``subscribe`` returns the function that unsubscribes."""
+
+    def __init__(self) -> None:
+        self._listeners: list[Listener] = []
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return unsubscribe
+
+    def __iter__(self) -> Iterator[Listener]:
+        return iter(list(self._listeners))
+
+
 def _args_text(args: dict[str, Any]) -> str:
     return json.dumps(args, ensure_ascii=False, separators=(",", ":"))
 
@@ -43,19 +62,13 @@ class ProgressReporter:
 
     def __init__(self, sink: ProgressSink | None = None) -> None:
         self._sink = sink
-        self._listeners: list[Listener] = []
+        self._listeners = Listeners()
         self._thinking: list[str] = []
         self._step: int | None = None
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Receive every event (step_text per token too); returns a function that unsubscribes."""
-        self._listeners.append(listener)
-
-        def unsubscribe() -> None:
-            if listener in self._listeners:
-                self._listeners.remove(listener)
-
-        return unsubscribe
+        return self._listeners.subscribe(listener)
 
     # -- the specification's callbacks ---------------------------------------------------------
 
@@ -157,7 +170,7 @@ class ProgressReporter:
         self._emit(ProgressEvent("thinking", f"💭 {text}", self._step, {"text": text}))
 
     def _emit(self, event: ProgressEvent) -> None:
-        for listener in list(self._listeners):
+        for listener in self._listeners:
             try:
                 listener(event)
             except Exception:  # the panel must never break a task; say why it failed

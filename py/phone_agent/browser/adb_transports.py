@@ -2,9 +2,12 @@
 
 Both are thin: the ADB protocol lives in the pure ``adb`` package, and neither reads a header. Each
 ``send`` is one chunk the core produced: WebUSB gets each header and each payload as its own transfer;
-the bridge asks for whole packets (``joins_packets``), one WebSocket message each. ``receive`` answers
-the next bytes from the phone; WebUSB's ``receive_at_most`` reads exactly what the core says the
-current header or payload still needs. A closed link raises ``ConnectionError`` from both, at once.
+the bridge asks for whole packets (``joins_packets``), one WebSocket message each, sent at once
+(``send_nowait``). ``receive`` answers the next bytes from the phone; WebUSB's ``receive_at_most`` reads
+exactly what the core says the current header or payload still needs. The bridge can also push: once
+``AdbClient`` calls ``deliver``, each message goes from its event straight into the client (in the page
+every trip through the event loop is a browser task of its own, ~0.3 ms or more when the machine is
+busy). A closed link raises ``ConnectionError`` from both, at once.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 import js  # type: ignore[import-not-found]
+from pyodide.code import run_js  # type: ignore[import-not-found]
 from pyodide.ffi import create_proxy, to_js  # type: ignore[import-not-found]
 
 from .interop import is_nullish, to_js_json
@@ -25,6 +29,46 @@ IN_USE_MESSAGE = (
     "The phone is in use by another program (an adb server or Android Studio). "
     "Run `adb kill-server` and connect again."
 )
+
+
+# The bridge's messages wait in JavaScript until Python takes them: Python is called when it waits
+# (``receive``: once per wait, and whatever queued up while it was busy comes over as one Uint8Array,
+# in one copy), or, once the ADB client has asked for them pushed (``deliver``), with each message.
+_INBOX_JS = """(socket, wake, push) => {
+  const inbox = { parts: [], size: 0, waiting: false, pushing: false };
+  const notify = () => { if (inbox.pushing || inbox.waiting) { inbox.waiting = false; wake(); } };
+  socket.addEventListener("message", (event) => {
+    if (typeof event.data === "string" || !event.data.byteLength) return;
+    if (inbox.pushing && !inbox.size) { push(new Uint8Array(event.data)); return; }
+    inbox.parts.push(event.data);
+    inbox.size += event.data.byteLength;
+    notify();
+  });
+  socket.addEventListener("close", notify);
+  inbox.take = () => {
+    const parts = inbox.parts;
+    let bytes;
+    if (parts.length === 1) {
+      bytes = new Uint8Array(parts[0]);
+    } else {
+      bytes = new Uint8Array(inbox.size);
+      let offset = 0;
+      for (const part of parts) { bytes.set(new Uint8Array(part), offset); offset += part.byteLength; }
+    }
+    inbox.parts = [];
+    inbox.size = 0;
+    return bytes;
+  };
+  return inbox;
+}"""
+_inbox_factory: Any = None
+
+
+def _inbox(socket: Any, wake: Any, push: Any) -> Any:
+    global _inbox_factory
+    if _inbox_factory is None:
+        _inbox_factory = run_js(_INBOX_JS)
+    return _inbox_factory(socket, wake, push)
 
 
 class WebSocketAdbTransport:
@@ -40,7 +84,11 @@ class WebSocketAdbTransport:
         # as one chunk, one WebSocket message (half the messages and hops).
         self.joins_packets = adb_packets
         self._socket: Any = None
-        self._incoming: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self._js_send: Any = None
+        self._inbox: Any = None
+        self._waiter: asyncio.Future[None] | None = None
+        self._on_bytes: Callable[[bytes], None] | None = None
+        self._on_end: Callable[[str | None], None] | None = None
         self._closed = False
         self._close_reason = "the bridge closed"
         self._eof_is_clean = False
@@ -55,27 +103,25 @@ class WebSocketAdbTransport:
             if not opened.done():
                 opened.set_result(None)
 
-        def on_message(event: Any) -> None:
-            data = event.data
-            if isinstance(data, str):
-                return
-            self._incoming.put_nowait(js.Uint8Array.new(data).to_bytes())
-
         def on_close(event: Any) -> None:
             reason = str(event.reason or "") or f"code {event.code}"
             self._close_reason = f"the bridge to {self.description} closed ({reason})"
             self._closed = True
             # 1000: the device side ended normally (end of stream); anything else is a failure.
             self._eof_is_clean = int(event.code) == 1000
-            self._incoming.put_nowait(None)
             if not opened.done():
                 opened.set_exception(ConnectionError(self._close_reason))
 
-        for name, handler in (("open", on_open), ("message", on_message), ("close", on_close)):
+        # The close handler goes first: the inbox wakes the reader on close, which must find it closed.
+        for name, handler in (("open", on_open), ("close", on_close)):
             proxy = create_proxy(handler)
             self._proxies.append((name, proxy))
             socket.addEventListener(name, proxy)
+        wake, push = create_proxy(self._wake), create_proxy(self._push_message)
+        self._proxies += [("", wake), ("", push)]
+        self._inbox = _inbox(socket, wake, push)
         self._socket = socket
+        self._js_send = socket.send  # looked up once: half the cost of a send from Python
         try:
             await asyncio.wait_for(opened, CONNECT_TIMEOUT_S)
         except TimeoutError:
@@ -84,41 +130,81 @@ class WebSocketAdbTransport:
                 f"the bridge to {self.description} did not open within {CONNECT_TIMEOUT_S:g}s"
             ) from None
 
-    async def send(self, chunk: bytes | memoryview) -> None:
+    def send_nowait(self, chunk: bytes | memoryview) -> None:
+        """Send at once: WebSocket.send only queues the bytes in the browser, it never waits."""
         # readyState 1 is OPEN; a closing socket would drop the bytes with a console error.
         if self._closed or self._socket is None or self._socket.readyState != 1:
             raise ConnectionError(self._close_reason)
         # to_js copies bytes far faster than a memoryview (PLATFORM.md): payloads may be views.
-        self._socket.send(to_js(chunk if isinstance(chunk, bytes) else bytes(chunk)))
+        self._js_send(to_js(chunk if isinstance(chunk, bytes) else bytes(chunk)))
+
+    async def send(self, chunk: bytes | memoryview) -> None:
+        self.send_nowait(chunk)
+
+    def deliver(self, on_bytes: Callable[[bytes], None], on_end: Callable[[str | None], None]) -> None:
+        """From now on, hand every arrival to ``on_bytes`` from the message event itself, and the end to
+        ``on_end`` (``None`` when the device side ended normally) — what ``AdbClient`` asks for."""
+        self._on_bytes, self._on_end = on_bytes, on_end
+        if self._inbox is not None:
+            self._inbox.pushing = True
+        self._wake()  # what arrived before
+
+    def _wake(self) -> None:
+        if self._on_bytes is not None:
+            self._push()
+            return
+        waiter, self._waiter = self._waiter, None
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def _push_message(self, data: Any) -> None:
+        """One message, pushed straight from its event (nothing was waiting in the inbox)."""
+        try:
+            if self._on_bytes is not None:
+                self._on_bytes(data.to_bytes())
+        except Exception as exc:  # never an uncaught error in the page: the client fails instead
+            on_end, self._on_end, self._on_bytes = self._on_end, None, None
+            if on_end is not None:
+                on_end(f"the connection to the phone failed: {exc!r}")
+
+    def _push(self) -> None:
+        inbox = self._inbox
+        try:
+            if inbox is not None and inbox.size and self._on_bytes is not None:
+                self._on_bytes(inbox.take().to_bytes())
+            if self._closed and self._on_end is not None:
+                on_end, self._on_end, self._on_bytes = self._on_end, None, None
+                on_end(None if self._eof_is_clean else self._close_reason)
+        except Exception as exc:  # never an uncaught error in the page: the client fails instead
+            on_end, self._on_end, self._on_bytes = self._on_end, None, None
+            if on_end is not None:
+                on_end(f"the connection to the phone failed: {exc!r}")
 
     async def receive(self) -> bytes:
-        """The next bytes; ``b""`` once the device side ended normally; ConnectionError on failure."""
-        data = await self._incoming.get()
-        if data is None:
-            self._incoming.put_nowait(None)  # every later receive answers the same
-            if self._eof_is_clean:
-                return b""
+        """The next bytes (all that arrived since the last call, in one piece); ``b""`` once the device
+        side ended normally and everything it sent was taken; ConnectionError on failure."""
+        inbox = self._inbox
+        if inbox is None:
             raise ConnectionError(self._close_reason)
-        if self._incoming.empty():
-            return data
-        # Messages that queued up while the client was busy go in one piece: one trip through the
-        # client's loop (and the event loop) instead of one per message.
-        parts = [data]
-        while not self._incoming.empty():
-            more = self._incoming.get_nowait()
-            if more is None:
-                self._incoming.put_nowait(None)
-                break
-            parts.append(more)
-        return b"".join(parts)
+        while not inbox.size:
+            if self._closed:
+                if self._eof_is_clean:
+                    return b""
+                raise ConnectionError(self._close_reason)
+            self._waiter = asyncio.get_running_loop().create_future()
+            inbox.waiting = True
+            await self._waiter
+        return inbox.take().to_bytes()
 
     async def close(self) -> None:
         if self._socket is not None and not self._closed:
             self._socket.close()
         self._closed = True
-        self._incoming.put_nowait(None)
+        if self._inbox is not None:
+            self._inbox.waiting = self._inbox.pushing = False  # the wake proxy goes below
+        self._wake()  # a receive waiting now ends at once; a client pushed to hears of the end
         for name, proxy in self._proxies:
-            if self._socket is not None:
+            if self._socket is not None and name:
                 self._socket.removeEventListener(name, proxy)
             proxy.destroy()
         self._proxies.clear()

@@ -95,6 +95,7 @@ async def start() -> PhoneAgentPage:
     # The Settings' screen part drives the live view's scrcpy; the agent looks at its frames.
     agent.settings.on_screen_change = phone.live.apply_screen_settings
     agent.agent.live = phone.live.looks(lambda: agent.settings.screen.live_looks)
+    context.live_screen = phone.live.looks(lambda: True)  # take_screenshot's source "live" asks itself
     live_controls = LiveViewControls(context)
     sim_offer = SimOffer((server_config or {}).get("simOnDemand"), phone.connect_tcp)
     agent.runner.on_running = phone.live.agent_running
@@ -156,6 +157,21 @@ def tool_profile(server_config: dict[str, Any] | None) -> ToolProfile:
         return DEFAULT_TOOL_PROFILE
 
 
+def _profile_text(profiler: Any, rows: int = 25, cumulative: bool = False) -> str:
+    """cProfile's ``rows`` functions with the most time of their own (then, with ``cumulative``, the
+    most time in all), as text (for the benchmarks)."""
+    import io
+    import pstats
+
+    profiler.disable()
+    out = io.StringIO()
+    stats = pstats.Stats(profiler, stream=out)
+    stats.sort_stats("tottime").print_stats(rows)
+    if cumulative:
+        stats.sort_stats("cumulative").print_stats(rows)
+    return out.getvalue()
+
+
 def expose_console_api(page: PhoneAgentPage) -> None:
     """``window.phoneAgent``: a few handles for DevTools and tests (withdraw or re-offer the WebMCP tools,
     reconnect the relay). Each method returns a Promise."""
@@ -173,11 +189,18 @@ def expose_console_api(page: PhoneAgentPage) -> None:
     async def reconnect_relay() -> None:
         page.relay.retry_now()
 
-    async def measure_pull(path: str) -> Any:
-        """Stream ``exec:cat PATH`` from the phone and time it (bench/bench_page_adb.py uses this)."""
+    async def measure_pull(path: str, profile: bool = False) -> Any:
+        """Stream ``exec:cat PATH`` from the phone and time it (bench/bench_page_adb.py uses this);
+        with ``profile``, cProfile's top functions as text instead."""
         device = page.phone.device
         if device is None:
             raise RuntimeError("no phone connected")
+        profiler = None
+        if profile:
+            import cProfile
+
+            profiler = cProfile.Profile()
+            profiler.enable()
         started = time.perf_counter()
         first: list[float] = []
 
@@ -187,6 +210,8 @@ def expose_console_api(page: PhoneAgentPage) -> None:
 
         size = await exec_into(device.opener, f"cat '{path}'", sink, timeout=300)
         ended = time.perf_counter()
+        if profiler is not None:
+            return _profile_text(profiler)
         first_ms = ((first[0] if first else ended) - started) * 1000
         return to_js_json({"bytes": size, "ms": (ended - started) * 1000, "firstByteMs": first_ms})
 
@@ -207,13 +232,7 @@ def expose_console_api(page: PhoneAgentPage) -> None:
             await page.context.dispatch(tool, args, Channel.RELAY)
             times.append((time.perf_counter() - started) * 1000)
         if profiler is not None:
-            import io
-            import pstats
-
-            profiler.disable()
-            out = io.StringIO()
-            pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(25)
-            return out.getvalue()
+            return _profile_text(profiler)
         return to_js_json(times)
 
     async def measure_device(method: str, args_json: str, calls: int) -> Any:
@@ -261,8 +280,6 @@ def expose_console_api(page: PhoneAgentPage) -> None:
         """cProfile of everything the page's Python runs for ``seconds`` (its calls, whichever channel
         brings them), top functions by own time then by cumulative time (bench/bench_farm.py uses this)."""
         import cProfile
-        import io
-        import pstats
 
         profiler = cProfile.Profile()
         profiler.enable()
@@ -270,11 +287,7 @@ def expose_console_api(page: PhoneAgentPage) -> None:
             await asyncio.sleep(float(seconds))
         finally:
             profiler.disable()
-        out = io.StringIO()
-        stats = pstats.Stats(profiler, stream=out)
-        stats.sort_stats("tottime").print_stats(int(rows))
-        stats.sort_stats("cumulative").print_stats(int(rows))
-        return out.getvalue()
+        return _profile_text(profiler, int(rows), cumulative=True)
 
     async def measure_looks(rounds: int) -> Any:
         """The agent's looks from the scrcpy frame against screencap (bench/bench_scrcpy.py)."""

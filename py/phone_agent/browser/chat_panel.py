@@ -82,24 +82,8 @@ class ChatPanel:
     # -- a task's life (called by the page's agent runner) --------------------------------------
 
     def task_started(self, task: AgentTask, origin: str) -> None:
-        listing = self._doc.getElementById("agent-tasks")
-        empty = self._doc.getElementById("agent-empty")
-        if not is_nullish(empty):
-            empty.remove()
-        item = element("li", cls="chat-task")
-        item.dataset.taskId = task.id
-        item.dataset.status = "running"
-        head = element("div", cls="chat-task__head")
-        head.append(
-            element("span", "🎯", "chat-task__icon"),
-            element("span", task.goal, "chat-task__goal"),
-            element("span", origin, "chat-task__origin"),
-        )
         self._lines = element("ol", cls="chat-lines")
-        item.append(head, self._lines)
-        listing.prepend(item)
-        while listing.children.length > TASKS_SHOWN:
-            listing.lastElementChild.remove()
+        self._add_task(task, "chat-task", "running", origin, self._lines)
         self._thinking = None
         self._current = task
         self._set_running(True)
@@ -107,37 +91,36 @@ class ChatPanel:
 
     def show_past(self, task: AgentTask) -> None:
         """A task from this browser's history (before the last reload): its goal and how it ended."""
+        end = _end_line(_end_text(task, f", {task.steps_completed}/{len(task.steps)} steps"), task)
+        self._add_task(task, "chat-task chat-task--past", str(task.status), "earlier", end)
+
+    def _add_task(self, task: AgentTask, cls: str, status: str, origin: str, body: Any) -> None:
+        """``task``'s item (its goal and origin, then ``body``) at the top of the list; only the
+        ``TASKS_SHOWN`` newest stay."""
         listing = self._doc.getElementById("agent-tasks")
         empty = self._doc.getElementById("agent-empty")
         if not is_nullish(empty):
             empty.remove()
-        item = element("li", cls="chat-task chat-task--past")
+        item = element("li", cls=cls)
         item.dataset.taskId = task.id
-        item.dataset.status = str(task.status)
+        item.dataset.status = status
         head = element("div", cls="chat-task__head")
         head.append(
             element("span", "🎯", "chat-task__icon"),
             element("span", task.goal, "chat-task__goal"),
-            element("span", "earlier", "chat-task__origin"),
+            element("span", origin, "chat-task__origin"),
         )
-        icon = STATUS_ICONS.get(task.status, "⏹️")
-        detail = task.conclusion if task.status is TaskStatus.FINISHED else task.error
-        end = f"{icon} Task {task.status}, {task.steps_completed}/{len(task.steps)} steps" + (
-            f": {detail}" if detail else ""
-        )
-        item.append(head, element("p", end, f"chat-task__end chat-task__end--{task.status}"))
+        item.append(head, body)
         listing.prepend(item)
         while listing.children.length > TASKS_SHOWN:
             listing.lastElementChild.remove()
 
     def task_ended(self, task: AgentTask) -> None:
         item = self._doc.querySelector(f'.chat-task[data-task-id="{task.id}"]')
-        icon = STATUS_ICONS.get(task.status, "⏹️")
-        detail = task.conclusion if task.status is TaskStatus.FINISHED else task.error
-        text = f"{icon} Task {task.status}" + (f": {detail}" if detail else "")
+        text = _end_text(task)
         if not is_nullish(item):
             item.dataset.status = str(task.status)
-            item.append(element("p", text, f"chat-task__end chat-task__end--{task.status}"))
+            item.append(_end_line(text, task))
             if task.screen_source:  # where the agent's looks came from (scrcpy frames or screencap)
                 item.append(element("p", f"📷 Screen: {task.screen_source}", "chat-task__screen muted small"))
         self._thinking = None
@@ -172,3 +155,14 @@ class ChatPanel:
         if event.kind == "step_end":
             line.dataset.status = str(event.data.get("status", ""))
         lines.append(line)
+
+
+def _end_text(task: AgentTask, counts: str = "") -> str:
+    """How ``task`` ended, in words (``counts``: its steps, for a task from history)."""
+    icon = STATUS_ICONS.get(task.status, "⏹️")
+    detail = task.conclusion if task.status is TaskStatus.FINISHED else task.error
+    return f"{icon} Task {task.status}{counts}" + (f": {detail}" if detail else "")
+
+
+def _end_line(text: str, task: AgentTask) -> Any:
+    return element("p", text, f"chat-task__end chat-task__end--{task.status}")

@@ -11,7 +11,7 @@ aborts the request in the browser too, so no connection is left streaming.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 import js  # type: ignore[import-not-found]
@@ -23,6 +23,7 @@ from .interop import is_nullish, to_js_json
 # A body chunk that takes longer than this is a dead connection (the model client has its own,
 # shorter idle limit; this one only makes sure no read waits forever).
 READ_LIMIT_S = 300.0
+BROKE = "the connection broke: "  # a body read the browser failed
 
 
 async def _settled(promise: Any) -> Any:
@@ -34,6 +35,21 @@ def _reason(exc: BaseException) -> str:
     """``TypeError: Failed to fetch`` from a JsException (its JS name and message)."""
     text = str(exc).strip()
     return text or type(exc).__name__
+
+
+async def _bounded(promise: Any, limit_s: float, abort: Callable[[], Any], late: str, broke: str) -> Any:
+    """``promise``'s value within ``limit_s``, else NetworkError(``late``); a rejection is
+    NetworkError(``broke`` + its reason). Running late or being cancelled aborts the request."""
+    try:
+        return await asyncio.wait_for(_settled(promise), limit_s)
+    except TimeoutError:
+        abort()
+        raise NetworkError(late) from None
+    except JsException as exc:
+        raise NetworkError(broke + _reason(exc)) from None
+    except asyncio.CancelledError:
+        abort()
+        raise
 
 
 class FetchResponse:
@@ -57,16 +73,9 @@ class FetchResponse:
             return
         self._reader = body.getReader()
         while True:
-            try:
-                result = await asyncio.wait_for(_settled(self._reader.read()), READ_LIMIT_S)
-            except TimeoutError:
-                self._abort()
-                raise NetworkError(f"no data for {READ_LIMIT_S:g} s") from None
-            except JsException as exc:
-                raise NetworkError(f"the connection broke: {_reason(exc)}") from None
-            except asyncio.CancelledError:
-                self._abort()
-                raise
+            result = await _bounded(
+                self._reader.read(), READ_LIMIT_S, self._abort, f"no data for {READ_LIMIT_S:g} s", BROKE
+            )
             if result.done:
                 self._finished = True
                 return
@@ -75,16 +84,8 @@ class FetchResponse:
                 yield data
 
     async def read(self) -> bytes:
-        try:
-            buffer = await asyncio.wait_for(_settled(self._response.arrayBuffer()), READ_LIMIT_S)
-        except TimeoutError:
-            self._abort()
-            raise NetworkError(f"the body did not arrive within {READ_LIMIT_S:g} s") from None
-        except JsException as exc:
-            raise NetworkError(f"the connection broke: {_reason(exc)}") from None
-        except asyncio.CancelledError:
-            self._abort()
-            raise
+        late = f"the body did not arrive within {READ_LIMIT_S:g} s"
+        buffer = await _bounded(self._response.arrayBuffer(), READ_LIMIT_S, self._abort, late, BROKE)
         self._finished = True
         return buffer.to_bytes()
 
@@ -111,15 +112,8 @@ class FetchHttpClient:
         init = to_js_json({"method": "POST", "headers": dict(headers), "mode": "cors"})
         init.body = to_js(body)
         init.signal = controller.signal
-        try:
-            response = await asyncio.wait_for(_settled(js.fetch(url, init)), timeout_ms / 1000)
-        except TimeoutError:
-            controller.abort()
-            raise NetworkError(f"no answer within {timeout_ms / 1000:g} s") from None
-        except JsException as exc:
-            # TypeError: Failed to fetch — refused, unreachable, or refused by CORS (fetch cannot tell).
-            raise NetworkError(_reason(exc)) from None
-        except asyncio.CancelledError:
-            controller.abort()
-            raise
+        # A rejection is TypeError: Failed to fetch — refused, unreachable, or refused by CORS (fetch
+        # cannot tell); it is said as it is.
+        late = f"no answer within {timeout_ms / 1000:g} s"
+        response = await _bounded(js.fetch(url, init), timeout_ms / 1000, controller.abort, late, "")
         return FetchResponse(response, controller)

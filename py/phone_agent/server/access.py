@@ -15,7 +15,7 @@ DNS-rebinding page cannot present the token anyway.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -100,20 +100,10 @@ class AccessPolicy:
         return bool(name) and port == str(self.port)
 
     def own_origin(self, origin: str | None) -> bool:
-        if not origin:
-            return False
-        try:
-            return normalize_origin(origin) in self.own_origins
-        except ValueError:
-            return False
+        return _origin_in(origin, self.own_origins)
 
     def origin_allowed(self, origin: str | None) -> bool:
-        if not origin:
-            return False
-        try:
-            return normalize_origin(origin) in self.origins
-        except ValueError:
-            return False
+        return _origin_in(origin, self.origins)
 
 
 class AccessGuard:
@@ -159,3 +149,14 @@ class AccessGuard:
             )
         else:  # pragma: no cover - uvicorn's websockets implementations all offer the denial response
             await websocket.close(code=1008)
+
+
+def _origin_in(origin: str | None, origins: Collection[str]) -> bool:
+    """Whether ``origin`` (as a browser sends it) is one of ``origins`` (normalized); a missing or
+    malformed origin is not."""
+    if not origin:
+        return False
+    try:
+        return normalize_origin(origin) in origins
+    except ValueError:
+        return False

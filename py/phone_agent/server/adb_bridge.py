@@ -265,6 +265,10 @@ async def serve_bridge(websocket: WebSocket, policy: BridgePolicy) -> None:
         await _refuse(websocket, CLOSE_NOT_ADB, f"{host}:{port} does not answer as an adbd or an adb server")
         return
     log.info("ADB bridge open to %s:%d", host, port)
+    # asyncio reads at most 256 KiB per recv: let one read take up to a 1 MiB WRTE that is already
+    # there, so a bulk transfer crosses the WebSocket in a quarter of the messages.
+    if isinstance(getattr(writer.transport, "max_size", None), int):
+        writer.transport.max_size = max(writer.transport.max_size, READ_CHUNK)  # type: ignore[attr-defined]
 
     async def page_to_device() -> None:
         writer.write(rest)

@@ -15,14 +15,10 @@ page path is 404.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-import os
 import sys
-import time
 from pathlib import Path
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
@@ -40,7 +36,7 @@ from .listen import StartupError, bind_socket, is_loopback, page_url
 from .mcp_http import MCP_PATH, McpHttpEndpoint
 from .options import ServerOptions
 from .static_files import NO_FRAMING
-from .web_server import SHUTDOWN_S, STARTUP_S, _QuietUvicorn
+from .uvicorn_task import ServerRecord, UvicornTask, server_identity, watch_idle
 
 log = logging.getLogger("phone_agent.farm")
 
@@ -104,31 +100,12 @@ class FarmWebServer:
             )
         server = build_farm_mcp_server(self.router, options.tool_profile)
         self.mcp_endpoint = McpHttpEndpoint(server, token)
-        self.identity: dict[str, object] = {
-            "server": "phone-agent",
-            "version": __version__,
-            "pid": os.getpid(),
-            "uid": os.getuid() if hasattr(os, "getuid") else None,
-            "port": self.port,
-            "toolProfile": options.tool_profile,
-            "sim": False,
-            "allowOrigins": sorted(options.allow_origins),
-            "idleExitS": options.idle_exit_s,
-            "farm": url.shown,  # credentials masked; this answer is behind the bearer token anyway
-        }
+        # The farm's URL with its credentials masked; this answer is behind the bearer token anyway.
+        self.identity = server_identity(options, self.port, sim=False, farm=url.shown)
+        self._record = ServerRecord(self.port, self.identity, options.host)
         mcp = McpService(self.mcp_endpoint, self.identity, self.stop_requested.set)
         self.app = farm_router_app(mcp, policy)
-        config = uvicorn.Config(
-            self.app,
-            log_config=None,
-            access_log=options.verbose,
-            timeout_graceful_shutdown=1,
-            lifespan="on",
-            server_header=False,
-        )
-        self._uvicorn = _QuietUvicorn(config)
-        self._task: asyncio.Task[None] | None = None
-        self._record_written = False
+        self._uvicorn = UvicornTask(self.app, self._sock, access_log=options.verbose)
 
     @property
     def url(self) -> str:
@@ -143,13 +120,7 @@ class FarmWebServer:
         except FarmConnectError as exc:
             self._sock.close()
             raise StartupError(str(exc)) from None
-        self._task = asyncio.create_task(self._uvicorn.serve(sockets=[self._sock]))
-        async with asyncio.timeout(STARTUP_S):
-            while not self._uvicorn.started:
-                if self._task.done():
-                    self._task.result()
-                    raise StartupError("the web server stopped while starting")
-                await asyncio.sleep(0.02)
+        await self._uvicorn.start()
         print(f"phone-agent: routing MCP calls over the farm at {self.farm_url.shown}", file=sys.stderr)
         print(
             f"phone-agent: MCP over streamable HTTP on {self.url.rstrip('/')}{MCP_PATH} "
@@ -158,47 +129,27 @@ class FarmWebServer:
             file=sys.stderr,
             flush=True,
         )
-        with contextlib.suppress(OSError):
-            credentials.write_server_record(
-                self.port, {**self.identity, "host": self.options.host, "started": time.time()}
-            )
-            self._record_written = True
+        self._record.write()
 
     @property
     def task(self) -> asyncio.Task[None]:
-        assert self._task is not None, "start() first"
-        return self._task
+        return self._uvicorn.task
 
     @property
     def failed(self) -> bool:
-        task = self._task
-        return task is not None and task.done() and not self._uvicorn.should_exit
+        return self._uvicorn.failed
 
     def idle_for(self) -> float:
         """Seconds with no MCP request open (the farm's pages do not count: they are not ours)."""
         return self.mcp_endpoint.idle_for()
 
     async def watch_idle(self, idle_exit_s: float) -> None:
-        period = max(0.05, min(5.0, idle_exit_s / 4))
-        while self.idle_for() < idle_exit_s:
-            await asyncio.sleep(period)
-        log.info("no MCP client for %g s; exiting", idle_exit_s)
+        await watch_idle(self.idle_for, idle_exit_s, "MCP client")
 
     async def stop(self) -> None:
-        if self._record_written:
-            credentials.remove_server_record(self.port, os.getpid())
-        self._uvicorn.should_exit = True
-        if self._task is not None:
-            try:
-                async with asyncio.timeout(SHUTDOWN_S):
-                    await self._task
-            except TimeoutError:
-                self._uvicorn.force_exit = True
-                log.warning("the web server did not stop within %ss", SHUTDOWN_S)
-            except Exception as exc:
-                log.error("the web server failed: %s: %s", type(exc).__name__, exc)
+        self._record.remove()
+        await self._uvicorn.stop()
         await self.router.close()
-        self._sock.close()
 
 
 def run_farm_router(options: ServerOptions, farm: str, nkey_seed: Path | None = None) -> int:

@@ -30,26 +30,20 @@ import httpx2
 import mcp.types as types
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
-from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 from mcp.types import INTERNAL_ERROR, INVALID_REQUEST
 
-from .. import __version__
-from ..errors import server_gone, server_unreachable, tool_not_offered
+from ..errors import server_gone, server_unreachable
 from ..tools import DEFAULT_TOOL_PROFILE, ToolProfile, tools_for_profile
 from . import background, credentials
-from .mcp_bridge import SERVER_NAME, LogThreshold, ProgressForwarder
+from .mcp_bridge import INSTRUCTIONS, ProgressForwarder, build_relaying_server
 from .mcp_http import MCP_PATH
 
 log = logging.getLogger("phone_agent.front")
 
 CONNECT_S = 30.0
 CLOSE_S = 3.0
-DEFAULT_INSTRUCTIONS = (
-    "Drives the Android phone connected to the phone-agent web page. Call get_device_status first; "
-    "run_agent_task carries out a goal on the phone and blocks until it ends."
-)
 
 
 @dataclass
@@ -169,43 +163,33 @@ class Upstream:
 
 def build_front_server(upstream: Upstream, profile: str | ToolProfile) -> Server[Any]:
     """The stdio MCP server: every request answered by the shared server through ``upstream``."""
-    threshold = LogThreshold()
     chosen = ToolProfile(profile)
     offered_names = tuple(spec.name for spec in tools_for_profile(chosen))
 
-    async def list_tools(
-        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
-    ) -> types.ListToolsResult:
+    async def list_tools() -> types.ListToolsResult:
         session = await upstream.get()
         listed = await session.list_tools()
         if chosen is ToolProfile.ALL:
             return listed
         return types.ListToolsResult(tools=[tool for tool in listed.tools if tool.name in offered_names])
 
-    async def call_tool(
-        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    async def answer(
+        name: str, arguments: dict[str, Any] | None, forward: ProgressForwarder
     ) -> types.CallToolResult:
-        if chosen is not ToolProfile.ALL and params.name not in offered_names:
-            failure = tool_not_offered(params.name, str(chosen), offered_names)
-            return types.CallToolResult.model_validate(failure.to_result())
-        forward = ProgressForwarder(ctx, threshold)
-
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
             await forward(int(progress), message or "")
 
         try:
             session = await upstream.get()
         except background.ServerProblem as exc:
-            return _failure(params.name, str(exc))
+            return _failure(name, str(exc))
         except Exception as exc:
-            return _failure(params.name, f"cannot reach it: {exc}")
+            return _failure(name, f"cannot reach it: {exc}")
         try:
             # send_request, not call_tool: a relay passes results on as they are; the client at the
             # other end checks them against the output schemas (call_tool would check them here too).
             result = await session.send_request(
-                types.CallToolRequest(
-                    params=types.CallToolRequestParams(name=params.name, arguments=params.arguments)
-                ),
+                types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments)),
                 types.CallToolResult,
                 progress_callback=on_progress,
             )
@@ -214,26 +198,16 @@ def build_front_server(upstream: Upstream, profile: str | ToolProfile) -> Server
             if exc.error.code not in (INTERNAL_ERROR, INVALID_REQUEST):
                 raise
             upstream.broken(session)
-            return types.CallToolResult.model_validate(
-                server_gone(params.name, exc.error.message).to_result()
-            )
+            return types.CallToolResult.model_validate(server_gone(name, exc.error.message).to_result())
         except (httpx2.HTTPError, OSError, *anyio_closed()) as exc:
             upstream.broken(session)
             reason = str(exc) or type(exc).__name__
-            return types.CallToolResult.model_validate(server_gone(params.name, reason).to_result())
+            return types.CallToolResult.model_validate(server_gone(name, reason).to_result())
         if not isinstance(result, types.CallToolResult):  # pragma: no cover - we never allow other results
-            return _failure(params.name, "it answered something other than a tool result")
+            return _failure(name, "it answered something other than a tool result")
         return result
 
-    server: Server[Any] = Server(
-        SERVER_NAME,
-        version=__version__,
-        instructions=DEFAULT_INSTRUCTIONS,
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-    )
-    server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, threshold.handle_set_level)
-    return server
+    return build_relaying_server(list_tools, answer, offered_names, INSTRUCTIONS, chosen)
 
 
 def anyio_closed() -> tuple[type[BaseException], ...]:

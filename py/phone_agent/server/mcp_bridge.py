@@ -36,6 +36,10 @@ log = logging.getLogger("phone_agent.mcp")
 
 SERVER_NAME = "phone-agent"
 LOGGER_NAME = "phone-agent"
+INSTRUCTIONS = (
+    "Drives the Android phone connected to the phone-agent web page. Call get_device_status first; "
+    "run_agent_task carries out a goal on the phone and blocks until it ends."
+)
 PROGRESS_LEVEL: types.LoggingLevel = "info"
 _LEVELS: tuple[str, ...] = get_args(types.LoggingLevel)  # ascending severity, the SDK's own order
 
@@ -138,6 +142,52 @@ class ProgressForwarder:
 ToolCall = Callable[[str, dict[str, Any] | None, ProgressForwarder], Awaitable[dict[str, Any]]]
 
 
+# What a server that only relays does with one call: the result as it came (its ``tools/call`` upstream).
+ToolAnswer = Callable[[str, dict[str, Any] | None, ProgressForwarder], Awaitable[types.CallToolResult]]
+ToolLister = Callable[[], Awaitable[types.ListToolsResult]]
+
+
+def build_relaying_server(
+    list_tools: ToolLister,
+    answer: ToolAnswer,
+    offered_names: tuple[str, ...],
+    instructions: str,
+    profile: str | ToolProfile = ToolProfile.ALL,
+) -> Server[Any]:
+    """The MCP server named ``phone-agent`` whose ``tools/list`` is ``list_tools`` and whose
+    ``tools/call`` is ``answer``, with the client's progress and logging level honoured: the one shape
+    of the server's own ``/mcp`` (``build_tool_server``) and of ``phone-agent mcp``'s front. Under a
+    narrower ``profile``, a call of a tool not in ``offered_names`` is an ``unknown_tool`` isError
+    result."""
+    threshold = LogThreshold()
+    chosen = ToolProfile(profile)
+
+    async def on_list_tools(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return await list_tools()
+
+    async def on_call_tool(
+        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        if chosen is not ToolProfile.ALL and params.name not in offered_names:
+            failure = tool_not_offered(params.name, str(chosen), offered_names)
+            return types.CallToolResult.model_validate(failure.to_result())
+        return await answer(params.name, params.arguments, ProgressForwarder(ctx, threshold))
+
+    server: Server[Any] = Server(
+        SERVER_NAME,
+        version=__version__,
+        instructions=instructions,
+        on_list_tools=on_list_tools,
+        on_call_tool=on_call_tool,
+    )
+    # Registered by hand, not with on_set_logging_level=, which warns at construction: the handler
+    # declares the logging capability (we do send notifications/message) and records the client's level.
+    server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, threshold.handle_set_level)
+    return server
+
+
 def build_tool_server(
     tools: list[types.Tool],
     call: ToolCall,
@@ -147,35 +197,17 @@ def build_tool_server(
     """The MCP server named ``phone-agent`` offering ``tools``, each call answered by ``call``: the one
     shape of the local relay's server (``build_mcp_server``) and the farm's (``farm_mcp``). Under a
     narrower ``profile``, a call of a tool not in ``tools`` is an ``unknown_tool`` isError result."""
-    threshold = LogThreshold()
-    chosen = ToolProfile(profile)
-    offered_names = tuple(tool.name for tool in tools)
 
-    async def list_tools(
-        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
-    ) -> types.ListToolsResult:
+    async def list_tools() -> types.ListToolsResult:
         return types.ListToolsResult(tools=tools)
 
-    async def call_tool(
-        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    async def answer(
+        name: str, arguments: dict[str, Any] | None, forward: ProgressForwarder
     ) -> types.CallToolResult:
-        if chosen is not ToolProfile.ALL and params.name not in offered_names:
-            failure = tool_not_offered(params.name, str(chosen), offered_names)
-            return types.CallToolResult.model_validate(failure.to_result())
-        result = await call(params.name, params.arguments, ProgressForwarder(ctx, threshold))
-        return to_call_tool_result(params.name, result)
+        return to_call_tool_result(name, await call(name, arguments, forward))
 
-    server: Server[Any] = Server(
-        SERVER_NAME,
-        version=__version__,
-        instructions=instructions,
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-    )
-    # Registered by hand, not with on_set_logging_level=, which warns at construction: the handler
-    # declares the logging capability (we do send notifications/message) and records the client's level.
-    server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, threshold.handle_set_level)
-    return server
+    offered_names = tuple(tool.name for tool in tools)
+    return build_relaying_server(list_tools, answer, offered_names, instructions, profile)
 
 
 def build_mcp_server(relay: Relay, profile: str | ToolProfile = DEFAULT_TOOL_PROFILE) -> Server[Any]:
@@ -183,7 +215,6 @@ def build_mcp_server(relay: Relay, profile: str | ToolProfile = DEFAULT_TOOL_PRO
     return build_tool_server(
         [mcp_tool(spec) for spec in tools_for_profile(profile)],
         relay.call,
-        "Drives the Android phone connected to the phone-agent web page. Call get_device_status first; "
-        "run_agent_task carries out a goal on the phone and blocks until it ends.",
+        INSTRUCTIONS,
         profile,
     )

@@ -122,10 +122,16 @@ class ScrcpyServerProcess:
         self._accept_wanted = int(options.video) + int(options.audio) + int(options.control)
         self._ready = asyncio.Event()
         self.frames_sent = 0
+        # Where the video loop's time went (wall clock, for bench/bench_scrcpy.py): drawing and
+        # encoding frames (a worker thread), and handing them to the client (flow control included).
+        self.encode_seconds = 0.0
+        self.write_seconds = 0.0
         self.control_messages = 0
         self._touch: tuple[float, float, float] | None = None  # down point (physical) and time
         self._touch_last: tuple[float, float] = (0.0, 0.0)
         self._injected: list[tuple[bytes, bool, int | None]] = []
+        self._renderer: Any = None  # android.render.LayeredRenderer, made by the encoding thread
+        self._due = 0.0  # when the last video frame was due (time.monotonic)
         width, height = host.screen_size()
         self.video_width, self.video_height = video_size(width, height, options.max_size)
 
@@ -219,8 +225,20 @@ class ScrcpyServerProcess:
             await stream.write(encode_codec_meta(CODEC_H264, self.video_width, self.video_height))
         start = time.monotonic()
         interval = 1.0 / fps
+        loop = asyncio.get_running_loop()
+        changed = asyncio.Event()  # the phone changed its screen (any thread): look now
+
+        def on_change() -> None:
+            with contextlib.suppress(RuntimeError):  # the loop has closed: nobody to wake
+                loop.call_soon_threadsafe(changed.set)
+
+        phone = server.phone
+        listeners = getattr(phone, "change_listeners", None)
+        if listeners is not None:
+            listeners.append(on_change)
         last_key: object = None
         last_sent = 0.0
+        self._due = start - interval
         try:
             while not stream.closed:
                 now = time.monotonic()
@@ -232,6 +250,8 @@ class ScrcpyServerProcess:
                     last_key, last_sent = key, now
                     pts = int((now - start) * 1_000_000)
                     packets = await server.run_blocking(self._encode, encoder, pts)
+                    encoded = time.monotonic()
+                    self.encode_seconds += encoded - now
                     data = b"".join(
                         encode_packet(p.data, pts, config=p.config, key_frame=p.key_frame)
                         if self.options.send_frame_meta
@@ -241,20 +261,40 @@ class ScrcpyServerProcess:
                     if data:
                         await stream.write(data)
                         self.frames_sent += 1
-                    await asyncio.sleep(max(0.0, interval - (time.monotonic() - now)))
+                        self.write_seconds += time.monotonic() - encoded
+                    await asyncio.sleep(self._pause(now, interval))
                 else:
-                    await asyncio.sleep(min(interval, 0.005 + interval / 4))
+                    changed.clear()
+                    await self._wait_for_change(changed, interval)
         except AdbdStreamClosedError:
             pass
         finally:
+            if listeners is not None and on_change in listeners:
+                listeners.remove(on_change)
             encoder.close()
+
+    async def _wait_for_change(self, changed: asyncio.Event, interval: float) -> None:
+        """Until the phone says its screen changed, or ``interval`` (the look after a pause catches
+        the status-bar clock and the once-a-second repeat)."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(changed.wait(), interval)
+
+    def _pause(self, started: float, interval: float) -> float:
+        """How long to wait after a frame begun at ``started``: paced by due times, not by a pause
+        after each frame, so a wake-up that came late (a loaded machine) shortens the next pause
+        instead of lowering the rate; at most max_fps on average (after a stall: one frame at once)."""
+        self._due = max(self._due + interval, started)
+        return max(0.0, self._due - time.monotonic())
 
     def _encode(self, encoder: Any, pts: int) -> list[Any]:
         # The node tree under the phone's lock (cached per version), the pixels outside it: a touch
-        # arriving on the control socket must not wait for a frame being drawn.
-        from phone_agent.sim.android import render
+        # arriving on the control socket must not wait for a frame being drawn. The renderer keeps
+        # the windows below the first one that changed (a clock tick redraws the system bars only).
+        if self._renderer is None:
+            from phone_agent.sim.android.render import LayeredRenderer
 
-        return encoder.encode(render.render(self.host.server.phone.windows()), pts)
+            self._renderer = LayeredRenderer()
+        return encoder.encode(self._renderer.render(self.host.server.phone.windows()), pts)
 
     # ----- control
 

@@ -53,7 +53,9 @@ class ScreenEncoder:
         factor = max(1, min(image.width // self.width, image.height // self.height))
         if factor > 1:
             image = image.reduce(factor)
-        frame = av.VideoFrame.from_image(image.convert("RGB")).reformat(
+        if image.mode != "RGB":
+            image = image.convert("RGB")
+        frame = av.VideoFrame.from_image(image).reformat(
             self.width, self.height, "yuv420p", interpolation="BILINEAR"
         )
         frame.pts = pts_us

@@ -51,6 +51,9 @@ class VirtualPhone:
         self.processes: dict[int, str] = {}  # pid → name of what runs besides Android (`ps`)
         self.process_stoppers: dict[int, Callable[[], None]] = {}  # pid → how `kill` ends it
         self._cache_key: tuple[int, str] | None = None
+        # Told (in the thread that changed it) after every change of what is on screen: the scrcpy
+        # stream encodes at once instead of finding the change at its next look.
+        self.change_listeners: list[Callable[[], None]] = []
         self._cache: dict[str, Any] = {}
         self._reset_state()
 
@@ -158,6 +161,8 @@ class VirtualPhone:
 
     def _changed(self) -> None:
         self.version += 1
+        for listener in list(self.change_listeners):
+            listener()
 
     def clock_text(self) -> str:
         return self.clock()

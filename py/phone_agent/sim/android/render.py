@@ -36,6 +36,53 @@ def render(windows: list[SimulatedView]) -> Image.Image:
     return image
 
 
+class LayeredRenderer:
+    """``render`` for a stream of frames (the scrcpy encoder): the image drawn up to a window that
+    stayed the same is kept, and a frame redraws only from the first window that differs from the
+    last frame's (by value: the trees are rebuilt per change). A clock tick redraws the status bar
+    and the nav bar over the kept app window instead of the whole screen; an unchanged screen is the
+    same image. Pixel for pixel what ``render`` draws (the same drawing, in the same order, on the
+    same pixels).
+
+    The layers are images allocated once and copied into (a new full-screen image per frame costs
+    more in fresh memory than the drawing saves), so the image returned is valid until the next
+    ``render`` and must not be drawn on. Not thread-safe: one per user.
+    """
+
+    def __init__(self) -> None:
+        self._windows: list[SimulatedView] = []
+        self._layers: list[Image.Image] = []  # _layers[i]: the screen with windows[: i + 1] drawn
+        self._kept = 0  # how many of _layers hold the last frame's windows
+        self._frame = Image.new("RGB", (SCREEN_WIDTH, SCREEN_HEIGHT), (0, 0, 0))
+
+    def render(self, windows: list[SimulatedView]) -> Image.Image:
+        frame, layers, last = self._frame, self._layers, self._windows
+        same = 0
+        limit = min(len(windows), len(last))
+        while same < limit and (windows[same] is last[same] or windows[same] == last[same]):
+            same += 1
+        if same == len(windows) == len(last):
+            return frame
+        start = min(same, self._kept, len(windows) - 1) if windows else 0
+        if start:
+            frame.paste(layers[start - 1], (0, 0))
+        else:
+            frame.paste((0, 0, 0), (0, 0, SCREEN_WIDTH, SCREEN_HEIGHT))
+        kept = start
+        for index in range(start, len(windows)):
+            _draw_node(frame, windows[index], 0, 0)
+            # Kept only under the top window, and only for a window that did not just change (the
+            # status bar of a ticking clock would be copied on every frame for nothing).
+            if index == kept and index < same and index < len(windows) - 1:
+                if index < len(layers):
+                    layers[index].paste(frame, (0, 0))
+                else:
+                    layers.append(frame.copy())
+                kept += 1
+        self._windows, self._kept = list(windows), kept
+        return frame
+
+
 def _draw_node(image: Image.Image, node: SimulatedView, ox: int, oy: int) -> None:
     if node.paint is not None:
         x1, y1, x2, y2 = node.draw_box

@@ -47,6 +47,24 @@ class WorkingDirFiles:
         self.fs.write_file(self.fs.normalize(path, self.cwd), data)
 
 
+class _Output:
+    """A command line's stdout, stderr or both merged, as the pieces written, joined once at the end: a
+    single large write (``cat`` of a 32 MiB file) is passed on as it is, not copied."""
+
+    __slots__ = ("_pieces",)
+
+    def __init__(self) -> None:
+        self._pieces: list[bytes] = []
+
+    def __iadd__(self, data: bytes | bytearray) -> _Output:
+        if data:
+            self._pieces.append(bytes(data))
+        return self
+
+    def value(self) -> bytes:
+        return b"".join(self._pieces)
+
+
 class Shell:
     """One shell session: a working directory, ``$?``, the file system and the phone's commands."""
 
@@ -65,16 +83,16 @@ class Shell:
         self.env = {"HOME": "/", "PATH": "/product/bin:/apex/com.android.runtime/bin:/system/bin"}
         self._read_stdin = read_stdin or (lambda: b"")
         self._stdin_used = False
-        self._top: tuple[bytearray, ...] = ()
-        self._merged = bytearray()
+        self._top: tuple[_Output, ...] = ()
+        self._merged = _Output()
 
     # ----- running
 
     def run(self, line: str) -> ShellResult:
         """Run a command line; ``exit`` ends it early with that code."""
-        out, err = bytearray(), bytearray()
+        out, err = _Output(), _Output()
         self._top = (out, err)
-        self._merged = bytearray()
+        self._merged = _Output()
         try:
             self._run_list(line, out, err)
         except ShellExit as stop:
@@ -85,9 +103,9 @@ class Shell:
             err += message
             self._merged += message
             self.status = 2
-        return ShellResult(bytes(out), bytes(err), self.status, bytes(self._merged))
+        return ShellResult(out.value(), err.value(), self.status, self._merged.value())
 
-    def _run_list(self, line: str, out: bytearray, err: bytearray) -> None:
+    def _run_list(self, line: str, out: _Output, err: _Output) -> None:
         # Pipelines joined by && or || run or are skipped by the status of the one before.
         skip = False
         for pipeline, after in pipelines(tokenize(line)):
@@ -99,18 +117,19 @@ class Shell:
             else:
                 skip = False
 
-    def _run_pipeline(self, tokens: list[Word | Operator], out: bytearray, err: bytearray) -> int:
+    def _run_pipeline(self, tokens: list[Word | Operator], out: _Output, err: _Output) -> int:
         commands = parse_pipeline(tokens, self._expand, self._glob)
         data: bytes | None = None  # None: the session's stdin
         code = 0
         for index, command in enumerate(commands):
-            last = index == len(commands) - 1
-            sink = out if last else bytearray()
+            if index == len(commands) - 1:
+                return self._run_simple(command, data, out, err)
+            sink = _Output()
             code = self._run_simple(command, data, sink, err)
-            data = bytes(sink)
+            data = sink.value()
         return code
 
-    def _run_simple(self, command: SimpleCommand, stdin: bytes | None, out: bytearray, err: bytearray) -> int:
+    def _run_simple(self, command: SimpleCommand, stdin: bytes | None, out: _Output, err: _Output) -> int:
         targets: dict[int, object] = {1: out, 2: err}
         for redirect in command.redirects:
             if redirect.op == ">&":
@@ -141,7 +160,7 @@ class Shell:
             target = targets.get(fd, out)
             if not data or target is None:
                 continue
-            if isinstance(target, bytearray):
+            if isinstance(target, _Output):
                 target += data
                 if any(target is top for top in self._top):
                     self._merged += data
