@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+SEND_TIMEOUT_S = 300.0  # one DevTools call (a whole measured round may run inside one evaluate)
 
 class BareChromium:
     """``async with BareChromium(executable, args) as browser: tab = await browser.new_tab(url)``."""
@@ -49,14 +50,20 @@ class BareChromium:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        port_file = self._profile / "DevToolsActivePort"
-        deadline = time.monotonic() + 30
-        while not (port_file.exists() and len(port_file.read_text().split()) >= 2):
-            if time.monotonic() > deadline or self._process.poll() is not None:
-                raise RuntimeError("Chromium did not start its DevTools endpoint")
-            await asyncio.sleep(0.05)
-        port, path = port_file.read_text().split()[:2]
-        self._socket = await websockets.connect(f"ws://127.0.0.1:{port}{path}", max_size=None)
+        try:
+            port_file = self._profile / "DevToolsActivePort"
+            deadline = time.monotonic() + 30
+            while not (port_file.exists() and len(port_file.read_text().split()) >= 2):
+                if time.monotonic() > deadline or self._process.poll() is not None:
+                    raise RuntimeError("Chromium did not start its DevTools endpoint")
+                await asyncio.sleep(0.05)
+            port, path = port_file.read_text().split()[:2]
+            self._socket = await asyncio.wait_for(
+                websockets.connect(f"ws://127.0.0.1:{port}{path}", max_size=None), 30
+            )
+        except BaseException:
+            await self.__aexit__()  # no Chromium or profile left behind
+            raise
         self._reader = asyncio.ensure_future(self._read())
         return self
 
@@ -75,14 +82,20 @@ class BareChromium:
         shutil.rmtree(self._profile, ignore_errors=True)
 
     async def _read(self) -> None:
-        async for text in self._socket:
-            message = json.loads(text)
-            future = self._waiting.pop(message.get("id", -1), None)
-            if future is not None and not future.done():
-                if "error" in message:
-                    future.set_exception(RuntimeError(message["error"].get("message", message["error"])))
-                else:
-                    future.set_result(message.get("result", {}))
+        try:
+            async for text in self._socket:
+                message = json.loads(text)
+                future = self._waiting.pop(message.get("id", -1), None)
+                if future is not None and not future.done():
+                    if "error" in message:
+                        future.set_exception(RuntimeError(message["error"].get("message", message["error"])))
+                    else:
+                        future.set_result(message.get("result", {}))
+        finally:  # Chromium went away: nobody waits for an answer that cannot come
+            for future in self._waiting.values():
+                if not future.done():
+                    future.set_exception(RuntimeError("Chromium closed its DevTools connection"))
+            self._waiting.clear()
 
     async def send(
         self, method: str, params: dict[str, Any] | None = None, session: str | None = None
@@ -94,7 +107,7 @@ class BareChromium:
         if session is not None:
             message["sessionId"] = session
         await self._socket.send(json.dumps(message))
-        return await future
+        return await asyncio.wait_for(future, SEND_TIMEOUT_S)
 
     async def new_tab(self, url: str) -> Tab:
         target = await self.send("Target.createTarget", {"url": url})

@@ -37,9 +37,9 @@ class StepStatus(StrEnum):
 
 # The specification's state diagram, plus the exits it implies: planning can fail (the model gives no
 # plan) or be aborted (abort_task or the timeout while the model still plans), and a task that never
-# began can be aborted (a reload, a cancel before the first look).
+# began can be aborted (a reload, a cancel before the first look) or fail (its phone went away first).
 TASK_TRANSITIONS: dict[TaskStatus, frozenset[TaskStatus]] = {
-    TaskStatus.IDLE: frozenset({TaskStatus.PLANNING, TaskStatus.ABORTED}),
+    TaskStatus.IDLE: frozenset({TaskStatus.PLANNING, TaskStatus.ABORTED, TaskStatus.FAILED}),
     TaskStatus.PLANNING: frozenset({TaskStatus.EXECUTING, TaskStatus.FAILED, TaskStatus.ABORTED}),
     TaskStatus.EXECUTING: frozenset({TaskStatus.FINISHED, TaskStatus.FAILED, TaskStatus.ABORTED}),
     TaskStatus.FINISHED: frozenset(),

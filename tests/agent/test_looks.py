@@ -283,3 +283,12 @@ async def test_take_screenshot_answers_the_live_frame_only_when_asked_and_fresh(
     broken = await shot(context, source="live")
     assert broken["isError"] and "could not be read: the canvas is gone" in broken["content"][0]["text"]
     assert len(device.calls) == calls
+
+
+def test_a_landscape_frame_maps_to_the_turned_screen():
+    from phone_agent.agent.looks import oriented
+
+    assert oriented((1080, 2400), (464, 1024)) == (1080, 2400)
+    assert oriented((1080, 2400), (1024, 464)) == (2400, 1080)
+    assert oriented((2400, 1080), (464, 1024)) == (1080, 2400)
+    assert oriented((1080, 2400), (512, 512)) == (1080, 2400)

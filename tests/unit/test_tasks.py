@@ -29,6 +29,7 @@ T, S = TaskStatus, StepStatus
 ALLOWED_TASK = {
     (T.IDLE, T.PLANNING),
     (T.IDLE, T.ABORTED),
+    (T.IDLE, T.FAILED),
     (T.PLANNING, T.EXECUTING),
     (T.PLANNING, T.FAILED),
     (T.PLANNING, T.ABORTED),
@@ -184,8 +185,8 @@ def test_a_task_that_never_began_closes_out_aborted():
 
 def test_close_out_refuses_what_the_table_refuses_before_changing_anything():
     task = AgentTask("t", "g", created_at=0, status=T.IDLE, steps=[AgentStep("a", 1, "a", status=S.RUNNING)])
-    with pytest.raises(InvalidTransition, match="task t: idle -> failed is not allowed"):
-        close_out(task, T.FAILED, 5, error="x")
+    with pytest.raises(InvalidTransition, match="task t: idle -> finished is not allowed"):
+        close_out(task, T.FINISHED, 5, conclusion="x")
     with pytest.raises(InvalidTransition, match="task t: executing does not end a task"):
         close_out(task, T.EXECUTING, 5)
     assert task.status is T.IDLE and task.error is None

@@ -49,6 +49,16 @@ class LookChoice:
     reason: str = ""
 
 
+def oriented(device_size: tuple[int, int], frame_size: tuple[int, int]) -> tuple[int, int]:
+    """The phone's size as the frame shows it: ``wm size`` is always the portrait size, but a phone
+    turned to landscape streams landscape frames, whose points map to the turned screen."""
+    width, height = device_size
+    frame_width, frame_height = frame_size
+    if (width < height) != (frame_width < frame_height) and frame_width != frame_height:
+        return height, width
+    return width, height
+
+
 def choose_look(state: FrameState, max_age_s: float = MAX_FRAME_AGE_S) -> LookChoice:
     """The live frame when the setting allows it and a fresh one is drawn; otherwise screencap, why."""
     if not state.enabled:

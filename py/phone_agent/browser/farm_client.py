@@ -4,7 +4,8 @@ A thin adapter: it loads the NATS client the page serves from ``static/vendor/na
 connects with ``wsconnect`` and the farm URL's credentials, hands every message on the page's subjects
 to the pure ``FarmPageService`` and publishes what it answers; it announces the phone every heartbeat
 and says goodbye when the page is hidden for good. ``html[data-farm]`` tells the state: ``joining``,
-``joined``, ``refused`` (wrong credentials) or ``lost``. The credentials are never logged.
+``joined``, ``refused`` (wrong credentials) or ``lost``, and is removed when the page leaves the farm
+(``stop``: off). The credentials are never logged.
 """
 
 from __future__ import annotations
@@ -120,7 +121,13 @@ class FarmClient:
         elif self.url.user:
             options["user"] = self.url.user
             options["pass"] = self.url.password or ""
-        nc = await module.wsconnect(to_js_json(options))
+        connecting = module.wsconnect(to_js_json(options))
+        try:
+            nc = await connecting
+        except asyncio.CancelledError:
+            # stop() came while connecting: the JavaScript promise still settles; close what it brings.
+            connecting.then(lambda late: late.close(), lambda _error: None)
+            raise
         self._nc = nc
         service = self.service
 
@@ -204,6 +211,9 @@ class FarmMembership:
         self.from_query = False
         self._heartbeat_ms = DEFAULT_HEARTBEAT_MS
         self._store = IndexedDbStore("settings")
+        # One change at a time: a Join then a Leave in quick succession must not leave a client that a
+        # slow stop() forgot (it would go on serving), nor keep one URL while the page is in another.
+        self._changing = asyncio.Lock()
 
     @property
     def state(self) -> str:
@@ -238,17 +248,20 @@ class FarmMembership:
         farm the page was in; ValueError (naming no credential) for a URL that cannot be a farm's. With
         ``?farm=`` in the page's URL, that farm stays in use: the kept one applies without it."""
         url = parse_farm_url(text, ("ws", "wss")) if text else None
-        self.stored = url
-        write = (
-            self._store.put(FARM_SETTING_KEY, {"url": text}) if text else self._store.delete(FARM_SETTING_KEY)
-        )
-        if not self.from_query:
-            await self._leave()
-            self._join(url)
-        try:
-            await asyncio.wait_for(write, STORE_LIMIT_S)
-        except Exception as exc:  # in use anyway; it will not survive a reload
-            js.console.warn(f"[farm] the farm URL is not kept in this browser: {exc}")
+        async with self._changing:
+            self.stored = url
+            write = (
+                self._store.put(FARM_SETTING_KEY, {"url": text})
+                if text
+                else self._store.delete(FARM_SETTING_KEY)
+            )
+            if not self.from_query:
+                await self._leave()
+                self._join(url)
+            try:
+                await asyncio.wait_for(write, STORE_LIMIT_S)
+            except Exception as exc:  # in use anyway; it will not survive a reload
+                js.console.warn(f"[farm] the farm URL is not kept in this browser: {exc}")
 
     def _join(self, url: FarmUrl | None) -> None:
         if url is None:

@@ -27,7 +27,7 @@ import js  # type: ignore[import-not-found]
 from pyodide.ffi import create_proxy, to_js  # type: ignore[import-not-found]
 
 from ..adb.client import AdbError, ServiceOpener
-from ..agent.looks import FrameState
+from ..agent.looks import FrameState, oriented
 from ..agent.settings import ScreenSettings
 from ..device import Device
 from ..scrcpy.client import ScrcpyClient, ScrcpyClosed, ScrcpyStartError
@@ -329,7 +329,10 @@ class ScrcpyLooks:
         view = self._view
         running = view.running and view.canvas is not None and bool(view.canvas.isConnected)
         age = None if view.last_frame_at is None else time.monotonic() - view.last_frame_at
-        return FrameState(self._enabled(), running, age, view.device_size)
+        size = view.device_size
+        if size is not None and running:
+            size = oriented(size, (int(view.canvas.width), int(view.canvas.height)))
+        return FrameState(self._enabled(), running, age, size)
 
     async def frame_png(self) -> bytes:
         canvas = self._view.canvas

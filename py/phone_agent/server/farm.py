@@ -7,8 +7,8 @@ page's subject with this server's reply subject for that page. A page that leave
 or it says so) is detached like a closed WebSocket, so its pending calls end at once, answered
 ``no_device``. Task records are read from the farm's JetStream key-value bucket, which the pages write.
 
-Credentials come in the farm URL and go to nats-py as arguments; they are never logged (the URL is shown
-with ``***``).
+Credentials come in the farm URL (or, as an nkey seed, from ``--farm-nkey-seed``'s file) and go to nats-py
+as arguments; they are never logged (the URL is shown with ``***``, the seed never).
 """
 
 from __future__ import annotations

@@ -120,7 +120,12 @@ class FarmWebServer:
         except FarmConnectError as exc:
             self._sock.close()
             raise StartupError(str(exc)) from None
-        await self._uvicorn.start()
+        try:
+            await self._uvicorn.start()
+        except BaseException:  # nobody calls stop() after a failed start: leave the farm and the port
+            await self.router.close()
+            self._sock.close()
+            raise
         print(f"phone-agent: routing MCP calls over the farm at {self.farm_url.shown}", file=sys.stderr)
         print(
             f"phone-agent: MCP over streamable HTTP on {self.url.rstrip('/')}{MCP_PATH} "

@@ -1,9 +1,9 @@
 """``phone-agent mcp --farm nats://…``: an MCP server on stdio whose phones are the farm's pages.
 
-It opens no page of its own. Every catalog tool is offered with an optional ``device`` argument (a serial,
-or ``any`` for an idle phone), plus ``list_devices``; each call goes through ``FarmRouter`` to the page
-holding that phone. Progress and cancellation work as through the local relay (the same ``Relay`` engine
-and the same MCP edge, ``mcp_bridge``).
+It opens no page of its own. Every catalog tool of its ``--tools`` profile is offered with an optional
+``device`` argument (a serial, or ``any`` for an idle phone), plus ``list_devices`` (always); each call
+goes through ``FarmRouter`` to the page holding that phone. Progress and cancellation work as through the
+local relay (the same ``Relay`` engine and the same MCP edge, ``mcp_bridge``).
 """
 
 from __future__ import annotations

@@ -187,12 +187,7 @@ class Shell:
         if builtin is not None:
             return builtin(self, [base, *argv[1:]], stdin)
         if self.phone is not None and base in self.phone.command_names():
-            result = self.phone.run([base, *argv[1:]], stdin or b"", WorkingDirFiles(self.fs, self.cwd))
-            return ShellResult(
-                getattr(result, "stdout", b""),
-                getattr(result, "stderr", b""),
-                getattr(result, "exit_code", 0),
-            )
+            return self.phone.run([base, *argv[1:]], stdin or b"", WorkingDirFiles(self.fs, self.cwd))
         return ShellResult(stderr=f"{SH}: {name}: inaccessible or not found\n".encode(), exit_code=127)
 
     def subshell(self, read_stdin: Callable[[], bytes] | None = None) -> Shell:
