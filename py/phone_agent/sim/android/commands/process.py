@@ -34,10 +34,13 @@ def ps(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> She
 def kill(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> ShellResult:
     """``kill [-SIGNAL|-s SIGNAL] PID…``: ends what the shell user started; Android's own processes
     are not the shell's to kill (toybox's "Operation not permitted")."""
-    pids = [arg for arg in args if not arg.startswith("-")]
-    if "-s" in args:  # -s SIGNAL: the word after it is the signal, not a pid
-        signal_at = args.index("-s") + 1
-        pids = [arg for i, arg in enumerate(args) if not arg.startswith("-") and i != signal_at]
+    pids: list[str] = []
+    words = iter(args)
+    for word in words:
+        if word == "-s":  # -s SIGNAL: the word after it is the signal, not a pid
+            next(words, None)
+        elif not word.startswith("-"):
+            pids.append(word)
     if not pids:
         return fail("usage: kill [-s SIGNAL | -SIGNAL] PID...\n")
     errors, code = [], 0
