@@ -14,8 +14,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "py"))
 
 from phone_agent.errors import ERROR_CODE_MEANINGS  # noqa: E402
-from phone_agent.locators import FORMS  # noqa: E402
-from phone_agent.tools import SPEC_TOOL_NAMES, TOOLS  # noqa: E402
+from phone_agent.tools.catalog import SPEC_TOOL_NAMES, TOOLS  # noqa: E402
+from phone_agent.tools.locators import FORMS  # noqa: E402
 
 TARGET = ROOT / "docs" / "tools.md"
 

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from . import __version__
 from .arg_types import port_number
-from .tools import DEFAULT_TOOL_PROFILE, TOOL_NAMES, ToolProfile
+from .tools.catalog import DEFAULT_TOOL_PROFILE, TOOL_NAMES, ToolProfile
 
 if TYPE_CHECKING:
     from .server.options import ServerOptions

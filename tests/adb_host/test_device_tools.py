@@ -12,8 +12,8 @@ import pytest
 from PIL import Image
 
 from phone_agent.adb.device import AdbDevice
-from phone_agent.context import McpServiceContext
-from phone_agent.tools import TOOLS_BY_NAME, Channel
+from phone_agent.tools.catalog import TOOLS_BY_NAME, Channel
+from phone_agent.tools.dispatch import McpServiceContext
 from tests.agent.pillow_codec import PillowCodec
 
 

@@ -12,11 +12,11 @@ import asyncio
 import shlex
 from typing import Any
 
-from phone_agent.device import UiNode, key_code
+from phone_agent.adb.ui_dump import parse_ui_dump
+from phone_agent.device.interface import UiNode, key_code
+from phone_agent.device.shell_result import ShellResult
 from phone_agent.errors import DeviceError
-from phone_agent.shell_result import ShellResult
 from phone_agent.sim.android import VirtualPhone
-from phone_agent.ui_dump import parse_ui_dump
 
 
 class DictFileStore:

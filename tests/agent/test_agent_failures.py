@@ -9,10 +9,10 @@ import pytest
 
 from phone_agent.agent import AgentConfig, ModelSettings, OpenAIChatModel, PlanAndResolveAgent
 from phone_agent.agent.extract import ExtractConfig
-from phone_agent.context import McpServiceContext
 from phone_agent.errors import ErrorCode, ToolError
 from phone_agent.tasks import AgentTask, StepStatus, TaskStatus
-from phone_agent.tools import Channel
+from phone_agent.tools.catalog import Channel
+from phone_agent.tools.dispatch import McpServiceContext
 from tests.agent.model_server import (
     bad_args,
     call,

@@ -9,9 +9,9 @@ import re
 
 from PIL import Image
 
-from phone_agent.context import McpServiceContext
 from phone_agent.tasks import AgentTask, StepStatus, TaskStatus
-from phone_agent.tools import Channel
+from phone_agent.tools.catalog import Channel
+from phone_agent.tools.dispatch import McpServiceContext
 from tests.agent.model_server import (
     call,
     dynamic,

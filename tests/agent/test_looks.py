@@ -15,7 +15,14 @@ import pytest
 from PIL import Image, ImageChops, ImageStat
 
 from phone_agent.agent import PlanAndResolveAgent
-from phone_agent.agent.looks import (
+from phone_agent.agent.screen import ScreenMapping, observe
+from phone_agent.agent.settings import ScreenSettings
+from phone_agent.scrcpy.protocol import video_size
+from phone_agent.sim.screen_encoder import ScreenEncoder
+from phone_agent.tasks import AgentTask, TaskStatus
+from phone_agent.tools.catalog import Channel
+from phone_agent.tools.dispatch import McpServiceContext
+from phone_agent.tools.screen_source import (
     MAX_FRAME_AGE_S,
     SCRCPY,
     SCREENCAP,
@@ -25,13 +32,6 @@ from phone_agent.agent.looks import (
     choose_look,
     take_look,
 )
-from phone_agent.agent.screen import ScreenMapping, observe
-from phone_agent.agent.settings import ScreenSettings
-from phone_agent.context import McpServiceContext
-from phone_agent.scrcpy.protocol import video_size
-from phone_agent.sim.screen_encoder import ScreenEncoder
-from phone_agent.tasks import AgentTask, TaskStatus
-from phone_agent.tools import Channel
 from tests.agent.conftest import FAST
 from tests.agent.model_server import call, plan, request_images, tap_on, wifi_script
 from tests.agent.pillow_codec import PillowCodec
@@ -286,7 +286,7 @@ async def test_take_screenshot_answers_the_live_frame_only_when_asked_and_fresh(
 
 
 def test_a_landscape_frame_maps_to_the_turned_screen():
-    from phone_agent.agent.looks import oriented
+    from phone_agent.tools.screen_source import oriented
 
     assert oriented((1080, 2400), (464, 1024)) == (1080, 2400)
     assert oriented((1080, 2400), (1024, 464)) == (2400, 1080)

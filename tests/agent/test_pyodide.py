@@ -12,7 +12,7 @@ sys.path.insert(0, "/mnt/py")
 from phone_agent.agent import AgentConfig, ModelSettings, PlanAndResolveAgent, chat_model_for
 from phone_agent.agent.extract import ExtractConfig
 from phone_agent.agent.ports import RgbaImage
-from phone_agent.device import Bounds, UiNode
+from phone_agent.device.interface import Bounds, UiNode
 from phone_agent.tasks import AgentTask
 
 W, H = 64, 400

@@ -13,7 +13,7 @@ from PIL import Image
 
 from phone_agent.agent.benchkit import InstantPhone, NullCodec, TimedCodec
 from phone_agent.agent.screen import ScreenMapping, observe, screen_changed, summarize_nodes
-from phone_agent.device import Bounds, UiNode
+from phone_agent.device.interface import Bounds, UiNode
 from phone_agent.errors import DeviceError
 
 

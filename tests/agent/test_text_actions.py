@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from phone_agent.agent.actions import ActionError, validate_action, validate_plan
 from phone_agent.agent.model import ToolCall
+from phone_agent.agent.model_functions import ActionError, validate_action, validate_plan
 from phone_agent.agent.text_actions import parse_text_action
 
 

@@ -16,7 +16,7 @@ import jsonschema
 import pytest
 
 from phone_agent.sim.server import SimulatedPhoneServer
-from phone_agent.tools import TOOLS_BY_NAME
+from phone_agent.tools.catalog import TOOLS_BY_NAME
 from tests.support import free_port, mcp_stdio_session, open_page
 
 pytestmark = pytest.mark.browser

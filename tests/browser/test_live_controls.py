@@ -44,8 +44,8 @@ async def page_point(page, x: int, y: int) -> tuple[float, float]:
 
 
 def centre_of(sim: SimulatedPhoneServer, label: str) -> tuple[int, int]:
+    from phone_agent.adb.ui_dump import parse_ui_dump
     from phone_agent.sim.android.ui import dump_xml
-    from phone_agent.ui_dump import parse_ui_dump
 
     for node in parse_ui_dump(dump_xml(sim.phone.windows())):
         if node.text == label or node.content_desc == label:
@@ -103,8 +103,8 @@ async def test_clicks_drags_wheel_keys_and_buttons_reach_the_phone(browser, serv
 
 
 def centre_of_input(sim: SimulatedPhoneServer) -> tuple[int, int]:
+    from phone_agent.adb.ui_dump import parse_ui_dump
     from phone_agent.sim.android.ui import dump_xml
-    from phone_agent.ui_dump import parse_ui_dump
 
     for node in parse_ui_dump(dump_xml(sim.phone.windows())):
         if node.class_name.endswith("EditText"):
@@ -113,16 +113,16 @@ def centre_of_input(sim: SimulatedPhoneServer) -> tuple[int, int]:
 
 
 def field_focused(sim: SimulatedPhoneServer) -> bool:
+    from phone_agent.adb.ui_dump import parse_ui_dump
     from phone_agent.sim.android.ui import dump_xml
-    from phone_agent.ui_dump import parse_ui_dump
 
     nodes = parse_ui_dump(dump_xml(sim.phone.windows()))
     return any(node.focused for node in nodes if node.class_name.endswith("EditText"))
 
 
 def field_texts(sim: SimulatedPhoneServer) -> str:
+    from phone_agent.adb.ui_dump import parse_ui_dump
     from phone_agent.sim.android.ui import dump_xml
-    from phone_agent.ui_dump import parse_ui_dump
 
     nodes = parse_ui_dump(dump_xml(sim.phone.windows()))
     return " | ".join(node.text for node in nodes if node.class_name.endswith("EditText"))

@@ -15,7 +15,7 @@ import pytest
 from playwright.async_api import expect
 
 from phone_agent.sim.server import SimulatedPhoneServer
-from phone_agent.tools import TOOL_NAMES, TOOLS_BY_NAME
+from phone_agent.tools.catalog import TOOL_NAMES, TOOLS_BY_NAME
 from tests.support import ServedPhoneAgent, eventually, free_port, mcp_stdio_session, open_page, result_text
 
 pytestmark = pytest.mark.browser

@@ -11,7 +11,7 @@ import json
 import pytest
 from playwright.async_api import expect
 
-from phone_agent.tools import TOOL_NAMES, TOOLS_BY_NAME
+from phone_agent.tools.catalog import TOOL_NAMES, TOOLS_BY_NAME
 from tests.support import open_page
 
 pytestmark = pytest.mark.browser

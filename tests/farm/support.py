@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 
-from phone_agent.context import McpServiceContext
 from phone_agent.tasks import AgentStep, StepStatus, TaskStatus
+from phone_agent.tools.dispatch import McpServiceContext
 from tests.support import ROOT, free_port, mcp_stdio_session, result_text, stop_process
 
 CONFIG = ROOT / "farm" / "nats.conf"
@@ -171,7 +171,7 @@ class PythonPage:
     async def start(self) -> None:
         import nats
 
-        from phone_agent.farm_page import FarmPageService
+        from phone_agent.farm.page import FarmPageService
 
         self.nc = await nats.connect(self.broker.nats_url(self.user), max_reconnect_attempts=0)
         loop = asyncio.get_running_loop()

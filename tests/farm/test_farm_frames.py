@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from phone_agent.errors import ToolError
-from phone_agent.farm_frames import (
+from phone_agent.farm.frames import (
     FarmUrl,
     Presence,
     farm_page_settings,
@@ -20,7 +20,7 @@ from phone_agent.farm_frames import (
     subject_token,
     task_subject,
 )
-from phone_agent.farm_registry import FarmRegistry
+from phone_agent.farm.registry import FarmRegistry
 from tests.farm.support import FarmBroker
 from tests.support import phone_agent_command
 

@@ -16,7 +16,7 @@ import pytest
 from mcp.client.session import ClientSession
 
 from phone_agent import __version__
-from phone_agent.tools import tools_for_profile
+from phone_agent.tools.catalog import tools_for_profile
 from tests.farm.support import PAGE_USERS, FarmBroker, PythonPage, structured
 from tests.server.harness import (
     ServeProcess,

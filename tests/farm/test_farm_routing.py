@@ -10,7 +10,7 @@ from contextlib import AsyncExitStack
 
 import jsonschema
 
-from phone_agent.tools import tools_for_profile
+from phone_agent.tools.catalog import tools_for_profile
 from tests.farm.support import PAGE_USERS, FarmBroker, PythonPage, farm_mcp, routed_calls, structured
 from tests.support import eventually, result_text
 

@@ -21,7 +21,6 @@ from typing import Any
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from phone_agent import relay_frames
 from phone_agent.adb import services
 from phone_agent.adb import sync_protocol as sp
 from phone_agent.adb.client import AdbError
@@ -43,12 +42,13 @@ from phone_agent.adb.shell_protocol import (
     encode_shell_packet,
 )
 from phone_agent.adb.smart_socket import AdbServerClient, encode_request, parse_devices
+from phone_agent.adb.ui_dump import parse_ui_dump
 from phone_agent.agent.model import ModelEvent
 from phone_agent.agent.sse import ChatChunkAssembler, SseEvent, SseParser
 from phone_agent.errors import DeviceError, ToolError
-from phone_agent.locators import LOCATOR_KEYS, ROLES, LocatorError, ScreenSnapshot, parse_target
-from phone_agent.tools import TOOLS, validate_arguments
-from phone_agent.ui_dump import parse_ui_dump
+from phone_agent.relay import frames as relay_frames
+from phone_agent.tools.catalog import TOOLS, validate_arguments
+from phone_agent.tools.locators import LOCATOR_KEYS, ROLES, LocatorError, ScreenSnapshot, parse_target
 
 # The profiles: "fuzz-ci" keeps the whole folder well under half a minute; "fuzz-soak" is the bench's.
 _QUIET = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]

@@ -87,7 +87,7 @@ def sample_of(schema: dict[str, Any]) -> Any:
 
 
 def with_structured_content(tool: Any, result: dict[str, Any]) -> dict[str, Any]:
-    from phone_agent.tools import TOOLS_BY_NAME
+    from phone_agent.tools.catalog import TOOLS_BY_NAME
 
     spec = TOOLS_BY_NAME.get(tool) if isinstance(tool, str) else None
     if spec is None or not spec.output_schema or result.get("isError") or "structuredContent" in result:

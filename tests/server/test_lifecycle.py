@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from phone_agent.tools import TOOL_NAMES
+from phone_agent.tools.catalog import TOOL_NAMES
 from tests.server.harness import PHONE_AGENT, Peer, free_port, port_is_free, stop_server, wait_listening
 
 

@@ -19,7 +19,7 @@ import pytest
 from mcp.shared.exceptions import MCPDeprecationWarning
 
 from phone_agent.errors import BROWSER_NOT_CONNECTED_TEXT
-from phone_agent.tools import TOOL_NAMES, TOOLS_BY_NAME
+from phone_agent.tools.catalog import TOOL_NAMES, TOOLS_BY_NAME
 from tests.server.harness import McpHarness, page_peer, sample_of, with_structured_content
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from websockets.exceptions import ConnectionClosed
 
-from phone_agent.relay_frames import (
+from phone_agent.relay.frames import (
     CLOSE_UNPAIRED,
     PairedFrame,
     hello_frame,

@@ -10,7 +10,7 @@ import pytest
 from phone_agent.server.access import AccessPolicy, normalize_origin
 from phone_agent.server.mcp_bridge import level_allows, mcp_tool, to_call_tool_result
 from phone_agent.server.static_files import cache_control, mime_type, page_relative_path, resolve_page_file
-from phone_agent.tools import TOOLS_BY_NAME
+from phone_agent.tools.catalog import TOOLS_BY_NAME
 
 
 def test_the_policy_accepts_loopback_names_on_the_servers_port_only() -> None:

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from phone_agent.relay.core import CLOSE_REPLACED, CLOSE_SHUTDOWN, RelayCore
 from phone_agent.server.relay import Relay
-from phone_agent.server.relay_core import CLOSE_REPLACED, CLOSE_SHUTDOWN, RelayCore
 
 ANSWER = {"content": [{"type": "text", "text": "ok"}]}
 

@@ -27,7 +27,7 @@ import mcp.types as types
 import pytest
 
 from phone_agent.errors import BROWSER_NOT_CONNECTED_TEXT
-from phone_agent.tools import TOOLS_BY_NAME, tools_for_profile
+from phone_agent.tools.catalog import TOOLS_BY_NAME, tools_for_profile
 from tests.server.harness import (
     PHONE_AGENT,
     McpHarness,

@@ -1,4 +1,4 @@
-"""``AdbDevice``: the ``phone_agent.device.Device`` interface over ADB services.
+"""``AdbDevice``: the ``phone_agent.device.interface.Device`` interface over ADB services.
 
 Works over any ``ServiceOpener``: an ``AdbClient`` (WebUSB, the server's bridge to a network adbd,
 TCP in CPython) or an ``AdbServerDevice`` (a phone held by an adb server). Commands are Android's own
@@ -19,10 +19,10 @@ from typing import Any
 from phone_agent.adb.client import AdbConnectionLost, AdbError, ServiceOpener
 from phone_agent.adb.services import SyncClient, exec_out, join_command, quote, shell
 from phone_agent.adb.sync_protocol import SyncError
-from phone_agent.device import DeviceInfo, UiNode, key_code
+from phone_agent.adb.ui_dump import parse_ui_dump
+from phone_agent.device.interface import DeviceInfo, UiNode, key_code
+from phone_agent.device.shell_result import ShellResult
 from phone_agent.errors import DeviceError, PhoneDisconnectedError, command_exited
-from phone_agent.shell_result import ShellResult
-from phone_agent.ui_dump import parse_ui_dump
 
 ADB_KEYBOARD_PACKAGE = "com.android.adbkeyboard"
 ADB_KEYBOARD_IME = "com.android.adbkeyboard/.AdbIME"

@@ -23,7 +23,7 @@ from phone_agent.adb.shell_protocol import (
     ShellProtocolError,
     encode_shell_packet,
 )
-from phone_agent.shell_result import ShellResult
+from phone_agent.device.shell_result import ShellResult
 
 SHELL_TIMEOUT = 30.0
 

@@ -23,12 +23,15 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..device import Device
+from ..device.interface import Device
 from ..errors import DeviceError, ErrorCode, ToolError, no_model
-from ..phone_env import PhoneEnv, PhoneState
 from ..tasks import AgentStep, AgentTask, StepStatus, TaskStatus, ToolCallRecord, close_out, skip_pending
-from ..tool_spec import CallEnv, Channel, validate_arguments
-from .actions import (
+from ..tools.screen_source import LiveScreen, LookTally
+from ..tools.session import PhoneEnv, PhoneState
+from ..tools.spec import CallEnv, Channel, validate_arguments
+from .extract import ExtractConfig, ExtractionError, extract_scrolling_content
+from .model import ChatModel, Message, ModelError, ModelTurn, ToolCall, ToolSchema, collect_turn
+from .model_functions import (
     ACTION_TOOLS,
     CATALOG_ACTIONS,
     POINT_FIELDS,
@@ -39,9 +42,6 @@ from .actions import (
     validate_action,
     validate_plan,
 )
-from .extract import ExtractConfig, ExtractionError, extract_scrolling_content
-from .looks import LiveScreen, LookTally
-from .model import ChatModel, Message, ModelError, ModelTurn, ToolCall, ToolSchema, collect_turn
 from .ports import Clock, ImageCodec, wall_clock_ms
 from .progress import Listener, Listeners, ProgressReporter, ProgressSink
 from .prompts import plan_messages, replan_history, screen_message, step_context, step_system

@@ -14,8 +14,8 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from ..device import Bounds, Device, UiNode
-from ..device_wrapper import DeviceWrapper
+from ..device.interface import Bounds, Device, UiNode
+from ..device.wrapper import DeviceWrapper
 from .ports import Crop, RgbaImage
 
 T = TypeVar("T")

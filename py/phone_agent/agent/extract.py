@@ -9,10 +9,11 @@ import base64
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from ..device import Device
+from ..device.interface import Device
 from ..errors import DeviceError
+from ..tools.screen_source import png_size
 from .model import ChatModel, collect_turn
-from .ports import ImageCodec, png_size
+from .ports import ImageCodec
 from .prompts import extract_messages
 from .stitch import FrameMatch, StitchPlan, match_frames, plan_stitch, row_keys, split_pages
 

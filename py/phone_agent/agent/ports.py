@@ -6,7 +6,6 @@ sockets and Pillow. Everything else in ``phone_agent.agent`` depends only on the
 
 from __future__ import annotations
 
-import struct
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -95,10 +94,3 @@ class ImageCodec(Protocol):
         """The crops stacked top to bottom, each scaled to ``width`` (keeping its aspect), encoded."""
         ...
 
-
-def png_size(png: bytes) -> tuple[int, int]:
-    """Width and height from a PNG's IHDR chunk (no decoding); ValueError if it is not a PNG."""
-    if len(png) < 24 or png[:8] != b"\x89PNG\r\n\x1a\n" or png[12:16] != b"IHDR":
-        raise ValueError("not a PNG image")
-    width, height = struct.unpack(">II", png[16:24])
-    return width, height

@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..results import STEP_ICONS, format_seconds, truncate
 from ..tasks import AgentStep, StepStatus
+from ..tools.results import STEP_ICONS, format_seconds, truncate
 
 ProgressSink = Callable[[str], None]
 THINKING_CHARS = 1_000  # a flushed 💭 line keeps the end of longer thinking

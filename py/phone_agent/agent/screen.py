@@ -13,10 +13,10 @@ import asyncio
 import base64
 from dataclasses import dataclass, field
 
-from ..device import Device, UiNode
+from ..device.interface import Device, UiNode
 from ..errors import DeviceError
-from ..locators import ScreenSnapshot
-from .looks import SCREENCAP, LiveScreen, take_look
+from ..tools.locators import ScreenSnapshot
+from ..tools.screen_source import SCREENCAP, LiveScreen, take_look
 from .ports import ImageCodec
 
 THUMB_WIDTH = 48

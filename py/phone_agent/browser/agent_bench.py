@@ -27,7 +27,7 @@ from ..agent.benchkit import (
     script,
     sse_reply,
 )
-from ..device import Device
+from ..device.interface import Device
 from ..tasks import AgentTask, TaskStatus
 from .canvas_codec import CanvasImageCodec
 from .fetch_http import FetchHttpClient

@@ -38,12 +38,12 @@ from ..agent import AgentConfig, PlanAndResolveAgent, chat_model_for
 from ..agent.model import ChatModel
 from ..agent.progress import ProgressEvent, ProgressSink
 from ..agent.settings import ModelSettings
-from ..context import McpServiceContext
-from ..device import Device
-from ..device_wrapper import ScreenshotTap
+from ..device.interface import Device
+from ..device.wrapper import ScreenshotTap
 from ..errors import DeviceError, agent_busy
 from ..tasks import TASK_STATUS_KEY, AgentTask
-from ..tools import DEFAULT_TASK_TIMEOUT_MS, Channel
+from ..tools.catalog import DEFAULT_TASK_TIMEOUT_MS, Channel
+from ..tools.dispatch import McpServiceContext
 from .agent_settings import SettingsCard
 from .canvas_codec import CanvasImageCodec
 from .chat_panel import ChatPanel

@@ -14,9 +14,9 @@ from pyodide.ffi import create_proxy  # type: ignore[import-not-found]
 
 from .. import __version__
 from ..adb.services import exec_into
-from ..context import McpServiceContext
-from ..relay_frames import relay_settings
-from ..tools import DEFAULT_TOOL_PROFILE, Channel, ToolProfile
+from ..relay.frames import relay_settings
+from ..tools.catalog import DEFAULT_TOOL_PROFILE, Channel, ToolProfile
+from ..tools.dispatch import McpServiceContext
 from .agent_page import AgentPage
 from .dom import PanelEvents
 from .farm_client import FarmMembership

@@ -18,8 +18,7 @@ import js  # type: ignore[import-not-found]
 from pyodide.code import run_js  # type: ignore[import-not-found]
 from pyodide.ffi import create_proxy  # type: ignore[import-not-found]
 
-from ..context import McpServiceContext
-from ..farm_frames import (
+from ..farm.frames import (
     DEFAULT_HEARTBEAT_MS,
     DISCOVER_SUBJECT,
     FarmPageSettings,
@@ -27,7 +26,8 @@ from ..farm_frames import (
     farm_page_settings,
     parse_farm_url,
 )
-from ..farm_page import FarmPageService
+from ..farm.page import FarmPageService
+from ..tools.dispatch import McpServiceContext
 from .interop import is_nullish, to_js_json
 
 NATS_MODULE = "static/vendor/nats/nats-core.mjs"

@@ -15,9 +15,9 @@ from typing import Any
 import js  # type: ignore[import-not-found]
 from pyodide.ffi import create_proxy  # type: ignore[import-not-found]
 
-from ..context import McpServiceContext
-from ..live_gestures import ToolCall, ViewGeometry, key_action, merge_typing, pointer_gesture, wheel_gesture
-from ..tools import Channel
+from ..tools.catalog import Channel
+from ..tools.dispatch import McpServiceContext
+from .live_gestures import ToolCall, ViewGeometry, key_action, merge_typing, pointer_gesture, wheel_gesture
 
 SCREEN_ID = "screen"
 NAV_BUTTONS = {"nav-back": "back", "nav-home": "home", "nav-recents": "recents"}

@@ -21,7 +21,7 @@ from pyodide.ffi import to_js  # type: ignore[import-not-found]
 
 from ..adb.device import AdbDevice
 from ..agent.settings import ScreenSettings
-from ..device import Device
+from ..device.interface import Device
 from .dom import PanelEvents
 from .interop import to_js_json
 from .phone_link import PhoneLink, query_param

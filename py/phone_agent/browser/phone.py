@@ -27,8 +27,8 @@ from ..adb.device import AdbDevice
 from ..adb.host import ConnectionState
 from ..adb.smart_socket import AdbServerClient
 from ..agent.settings import ScreenSettings
-from ..context import McpServiceContext
 from ..errors import ToolError
+from ..tools.dispatch import McpServiceContext
 from .adb_key import KEY_COMMENT, load_or_create_browser_key
 from .adb_transports import (
     WebSocketAdbTransport,

@@ -9,7 +9,7 @@ from typing import Any
 
 import js  # type: ignore[import-not-found]
 
-from ..device import DeviceInfo
+from ..device.interface import DeviceInfo
 
 
 class PhoneCard:

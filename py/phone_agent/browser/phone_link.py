@@ -17,8 +17,8 @@ from typing import Any, TypeVar
 from urllib.parse import parse_qs, urlsplit
 
 from ..adb.device import AdbDevice
-from ..device import Device
-from ..device_wrapper import DeviceWrapper
+from ..device.interface import Device
+from ..device.wrapper import DeviceWrapper
 from ..errors import DeviceError, ErrorCode, ToolError, no_device
 
 T = TypeVar("T")

@@ -22,8 +22,7 @@ import js  # type: ignore[import-not-found]
 from pyodide.ffi import create_proxy  # type: ignore[import-not-found]
 
 from .. import errors
-from ..context import McpServiceContext
-from ..relay_frames import (
+from ..relay.frames import (
     CLOSE_REPLACED,
     CLOSE_UNPAIRED,
     BadFrame,
@@ -37,7 +36,8 @@ from ..relay_frames import (
     result_frame,
     retry_delay_ms,
 )
-from ..tools import Channel
+from ..tools.catalog import Channel
+from ..tools.dispatch import McpServiceContext
 
 StatusCallback = Callable[[bool], None]
 ReplacedCallback = Callable[[], None]

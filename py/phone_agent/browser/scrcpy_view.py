@@ -27,13 +27,13 @@ import js  # type: ignore[import-not-found]
 from pyodide.ffi import create_proxy, to_js  # type: ignore[import-not-found]
 
 from ..adb.client import AdbError, ServiceOpener
-from ..agent.looks import FrameState, oriented
 from ..agent.settings import ScreenSettings
-from ..device import Device
+from ..device.interface import Device
 from ..scrcpy.client import ScrcpyClient, ScrcpyClosed, ScrcpyStartError
 from ..scrcpy.device import ScrcpyDevice
 from ..scrcpy.h264 import avc_codec_string
 from ..scrcpy.protocol import ScrcpyProtocolError, ScrcpyServerOptions, VideoPacket
+from ..tools.screen_source import FrameState, oriented
 from .canvas_codec import canvas_png
 from .interop import is_nullish, to_js_json
 

@@ -15,8 +15,8 @@ import js  # type: ignore[import-not-found]
 from pyodide.ffi import create_proxy  # type: ignore[import-not-found]
 
 from .. import errors
-from ..context import McpServiceContext
-from ..tools import Channel, ToolSpec, tools_for_profile
+from ..tools.catalog import Channel, ToolSpec, tools_for_profile
+from ..tools.dispatch import McpServiceContext
 from .interop import console_log, console_warn, from_js, is_nullish, to_js_json
 
 ENABLE_STEPS = (

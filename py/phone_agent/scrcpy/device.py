@@ -16,8 +16,8 @@ import asyncio
 from collections.abc import Callable
 
 from phone_agent.adb.client import AdbError
-from phone_agent.device import Device, key_code
-from phone_agent.device_wrapper import DeviceWrapper
+from phone_agent.device.interface import Device, key_code
+from phone_agent.device.wrapper import DeviceWrapper
 from phone_agent.scrcpy import control as ctl
 from phone_agent.scrcpy.client import ScrcpyClient, ScrcpyClosed
 

@@ -28,7 +28,7 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from .. import __version__
-from ..relay_frames import CLOSE_UNPAIRED
+from ..relay.frames import CLOSE_UNPAIRED
 from .access import AccessGuard, AccessPolicy
 from .adb_bridge import BridgePolicy, serve_bridge
 from .mcp_http import MCP_PATH, McpHttpEndpoint, unauthorized

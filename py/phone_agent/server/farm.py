@@ -30,7 +30,7 @@ from nats.js.errors import BucketNotFoundError
 from nats.js.kv import KeyValue
 
 from ..errors import ErrorCode, ToolError, bad_argument, bad_device_argument, gone_device
-from ..farm_frames import (
+from ..farm.frames import (
     DISCOVER_SUBJECT,
     PRESENCE_PREFIX,
     TASKS_BUCKET,
@@ -40,12 +40,12 @@ from ..farm_frames import (
     parse_presence,
     subject_token,
 )
-from ..farm_registry import ANY_DEVICE, FarmPhone, FarmRegistry
-from ..results import json_result
+from ..farm.registry import ANY_DEVICE, FarmPhone, FarmRegistry
+from ..relay.core import RelayCore
 from ..tasks import TASK_CREATED_KEY
-from ..tools import get_tool, validate_arguments
+from ..tools.catalog import get_tool, validate_arguments
+from ..tools.results import json_result
 from .relay import ProgressHandler, Relay
-from .relay_core import RelayCore
 
 log = logging.getLogger("phone_agent.farm")
 

@@ -26,7 +26,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from .. import __version__
-from ..farm_frames import FarmUrl
+from ..farm.frames import FarmUrl
 from . import credentials
 from .access import AccessGuard, AccessPolicy
 from .app import McpService, mcp_lifespan, mcp_service_routes

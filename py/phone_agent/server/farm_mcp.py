@@ -20,8 +20,8 @@ from typing import Any
 import mcp.types as types
 from mcp.server.lowlevel import Server
 
-from ..farm_frames import FarmUrl, parse_farm_url
-from ..tools import DEFAULT_TOOL_PROFILE, ToolProfile, ToolSpec, tools_for_profile
+from ..farm.frames import FarmUrl, parse_farm_url
+from ..tools.catalog import DEFAULT_TOOL_PROFILE, ToolProfile, ToolSpec, tools_for_profile
 from .farm import FarmConnectError, FarmRouter
 from .mcp_bridge import ProgressForwarder, build_tool_server, mcp_tool
 

@@ -35,7 +35,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INTERNAL_ERROR, INVALID_REQUEST
 
 from ..errors import server_gone, server_unreachable
-from ..tools import DEFAULT_TOOL_PROFILE, ToolProfile, tools_for_profile
+from ..tools.catalog import DEFAULT_TOOL_PROFILE, ToolProfile, tools_for_profile
 from . import background, credentials
 from .mcp_bridge import INSTRUCTIONS, ProgressForwarder, build_relaying_server
 from .mcp_http import MCP_PATH

@@ -29,7 +29,7 @@ from pydantic import ValidationError
 
 from .. import __version__
 from ..errors import malformed_result, tool_not_offered
-from ..tools import DEFAULT_TOOL_PROFILE, ToolProfile, ToolSpec, tools_for_profile
+from ..tools.catalog import DEFAULT_TOOL_PROFILE, ToolProfile, ToolSpec, tools_for_profile
 from .relay import Relay
 
 log = logging.getLogger("phone_agent.mcp")

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..tools import DEFAULT_TOOL_PROFILE
+from ..tools.catalog import DEFAULT_TOOL_PROFILE
 from .relay import DEFAULT_PAGE_WAIT_S, DEFAULT_SELF_CHECK_DELAY_S
 
 DEFAULT_HOST = "127.0.0.1"

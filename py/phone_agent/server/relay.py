@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from .. import errors
 from ..errors import ErrorCode, ToolError, page_disconnected, page_replaced
-from .relay_core import (
+from ..relay.core import (
     CLOSE_REPLACED,
     CLOSE_REPLACED_REASON,
     CLOSE_SHUTDOWN,

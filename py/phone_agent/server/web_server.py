@@ -11,6 +11,7 @@ import logging
 import sys
 import time
 
+from ..relay.core import RelayCore
 from . import credentials
 from .access import AccessPolicy
 from .adb_bridge import BridgePolicy
@@ -21,7 +22,6 @@ from .mcp_http import MCP_PATH, McpHttpEndpoint
 from .options import ServerOptions
 from .pairing import PairingGate
 from .relay import Relay
-from .relay_core import RelayCore
 from .uvicorn_task import ServerRecord, UvicornTask, server_identity, watch_idle
 
 log = logging.getLogger("phone_agent.server")

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from ...shell_result import ShellResult
+from ...device.shell_result import ShellResult
 
 if TYPE_CHECKING:
     from .ui import SimulatedView

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-from phone_agent.shell_result import ShellResult
+from phone_agent.device.shell_result import ShellResult
 from phone_agent.sim.vfs import VirtualFileSystem
 
 SH = "/system/bin/sh"

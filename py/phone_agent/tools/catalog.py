@@ -12,11 +12,12 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
-from . import errors
-from .device_actions import DEVICE_TOOLS, action_result
+from .. import errors
+from ..tasks import TaskStatus
+from .device_tools import DEVICE_TOOLS, action_result
 from .results import format_task_markdown, json_result, png_result, text_result
-from .tasks import TaskStatus
-from .tool_spec import (
+from .screen_source import live_look, png_size
+from .spec import (
     BOOLEAN,
     INTEGER,
     INTEGER_OR_NULL,
@@ -165,8 +166,6 @@ async def get_latest_task(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
 
 
 async def take_screenshot(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
-    from .agent.looks import live_look
-    from .agent.ports import png_size
 
     phone = env.phone()
     if args.get("source", PHONE_SOURCE) == LIVE_SOURCE:

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from phone_agent.errors import BROWSER_NOT_CONNECTED_TEXT, ErrorCode, ToolError
-from phone_agent.server.relay_core import (
+from phone_agent.relay.core import (
     CallAnswered,
     CallProgress,
     FrameIgnored,

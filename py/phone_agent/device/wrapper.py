@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from .device import Device, UiNode
+from .interface import Device, UiNode
 from .shell_result import ShellResult
 
 T = TypeVar("T")

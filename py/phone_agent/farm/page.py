@@ -16,9 +16,18 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from . import errors
-from .context import CallRecord, McpServiceContext
-from .farm_frames import (
+from .. import errors
+from ..relay.frames import (
+    BadFrame,
+    CallFrame,
+    CancelFrame,
+    ProgressSequence,
+    parse_server_frame,
+    result_frame,
+)
+from ..tools.catalog import Channel
+from ..tools.dispatch import CallRecord, McpServiceContext
+from .frames import (
     DEFAULT_PRESENCE_TTL_MS,
     Presence,
     addressed_device,
@@ -27,8 +36,6 @@ from .farm_frames import (
     presence_subject,
     task_subject,
 )
-from .relay_frames import BadFrame, CallFrame, CancelFrame, ProgressSequence, parse_server_frame, result_frame
-from .tools import Channel
 
 # Sends one message: (subject, body). Replies are sent to the reply subject like any other.
 Publish = Callable[[str, str], None]

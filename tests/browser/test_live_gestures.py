@@ -1,6 +1,12 @@
 """What input on the live view means: taps, long presses, drags, the wheel and keys, in device pixels."""
 
-from phone_agent.live_gestures import ViewGeometry, key_action, merge_typing, pointer_gesture, wheel_gesture
+from phone_agent.browser.live_gestures import (
+    ViewGeometry,
+    key_action,
+    merge_typing,
+    pointer_gesture,
+    wheel_gesture,
+)
 
 VIEW = ViewGeometry(270, 600, 1080, 2400)  # a 9:20 phone shown at a quarter of its size
 

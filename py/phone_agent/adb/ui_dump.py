@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from xml.etree import ElementTree
 
-from .device import Bounds, UiNode
-from .errors import DeviceError
+from ..device.interface import Bounds, UiNode
+from ..errors import DeviceError
 
 _BOUNDS = re.compile(r"\[(-?\d+),(-?\d+)\]\[(-?\d+),(-?\d+)\]")
 

@@ -15,13 +15,13 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from . import errors
-from .adb.services import quote
-from .device import Device, key_code
-from .errors import DeviceError
+from .. import errors
+from ..adb.services import quote
+from ..device.interface import Device, key_code
+from ..errors import DeviceError
 from .locators import Element, LocatorError, ScreenSnapshot, Target, parse_target
-from .phone_env import PhoneEnv
-from .tool_spec import (
+from .session import PhoneEnv
+from .spec import (
     BOOLEAN,
     INTEGER,
     STRING,

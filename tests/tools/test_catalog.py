@@ -3,7 +3,7 @@
 import pytest
 
 from phone_agent.errors import ErrorCode, ToolError
-from phone_agent.tools import (
+from phone_agent.tools.catalog import (
     SPEC_TOOL_NAMES,
     TOOL_NAMES,
     TOOLS,

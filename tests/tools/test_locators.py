@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from phone_agent.device import Bounds, UiNode
-from phone_agent.locators import (
+from phone_agent.device.interface import Bounds, UiNode
+from phone_agent.tools.locators import (
     MAX_LABEL_CHARS,
     LocatorError,
     ScreenSnapshot,
@@ -175,6 +175,6 @@ def test_a_malformed_target_says_what_the_forms_are(text: object, message: str) 
 
 
 def test_every_locator_key_has_its_matcher():
-    from phone_agent.locators import _MATCHERS, LOCATOR_KEYS
+    from phone_agent.tools.locators import _MATCHERS, LOCATOR_KEYS
 
     assert tuple(_MATCHERS) == LOCATOR_KEYS

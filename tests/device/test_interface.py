@@ -2,7 +2,7 @@
 
 import pytest
 
-from phone_agent.device import DeviceInfo, key_code
+from phone_agent.device.interface import DeviceInfo, key_code
 
 
 def test_key_names():
@@ -23,7 +23,7 @@ def test_device_info_json_puts_the_seeds_fields_first():
 
 
 def test_screen_info_from_wm_and_the_display():
-    from phone_agent.device_actions import parse_screen_info
+    from phone_agent.tools.device_tools import parse_screen_info
 
     text = (
         "Physical size: 1080x2400\nPhysical density: 420\n"

@@ -16,13 +16,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from . import errors
-from .device import Device
-from .errors import ErrorCode, ToolError
-from .phone_env import PhoneEnv
-from .tasks import AgentTask, TaskStatus
-from .tool_spec import CallEnv, ProgressSink
-from .tools import DEFAULT_TOOL_PROFILE, Channel, ToolProfile, get_tool, validate_arguments
+from .. import errors
+from ..device.interface import Device
+from ..errors import ErrorCode, ToolError
+from ..tasks import AgentTask, TaskStatus
+from .catalog import DEFAULT_TOOL_PROFILE, Channel, ToolProfile, get_tool, validate_arguments
+from .session import PhoneEnv
+from .spec import CallEnv, ProgressSink
 
 __all__ = ["AgentRunner", "CallListener", "CallRecord", "McpServiceContext", "ProgressSink"]
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .errors import empty_farm, gone_device, which_device
-from .farm_frames import Presence, page_subject_for_presence
+from ..errors import empty_farm, gone_device, which_device
+from .frames import Presence, page_subject_for_presence
 
 ANY_DEVICE = "any"
 

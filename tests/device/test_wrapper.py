@@ -4,7 +4,7 @@ never fails the call."""
 from __future__ import annotations
 
 from phone_agent.agent.benchkit import InstantPhone
-from phone_agent.device_wrapper import ScreenshotTap
+from phone_agent.device.wrapper import ScreenshotTap
 
 
 async def test_screenshots_reach_the_listener_and_calls_pass_through():

@@ -20,7 +20,7 @@ from phone_agent.tasks import (
     close_out,
     skip_pending,
 )
-from phone_agent.tools import TASK_SCHEMA, TASK_SUMMARY_SCHEMA
+from phone_agent.tools.catalog import TASK_SCHEMA, TASK_SUMMARY_SCHEMA
 
 T, S = TaskStatus, StepStatus
 

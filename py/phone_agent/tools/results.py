@@ -10,7 +10,7 @@ import base64
 import json
 from typing import Any
 
-from .tasks import AgentTask, StepStatus, TaskStatus
+from ..tasks import AgentTask, StepStatus, TaskStatus
 
 TOOL_RESULT_PREVIEW_CHARS = 300
 

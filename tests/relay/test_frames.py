@@ -2,7 +2,7 @@
 
 import json
 
-from phone_agent.relay_frames import (
+from phone_agent.relay.frames import (
     BadFrame,
     CallFrame,
     CancelFrame,

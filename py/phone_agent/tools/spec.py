@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
 
-from . import errors
-from .errors import ToolError
-from .phone_env import PhoneEnv
-from .tasks import AgentTask
+from .. import errors
+from ..errors import ToolError
+from ..tasks import AgentTask
+from .session import PhoneEnv
 
 ProgressSink = Callable[[str], None]
 

@@ -2,9 +2,9 @@
 
 import pytest
 
-from phone_agent.device import Bounds
+from phone_agent.adb.ui_dump import parse_bounds, parse_ui_dump
+from phone_agent.device.interface import Bounds
 from phone_agent.errors import DeviceError
-from phone_agent.ui_dump import parse_bounds, parse_ui_dump
 
 DUMP = (
     "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>"

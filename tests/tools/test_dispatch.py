@@ -10,9 +10,9 @@ import json
 
 import pytest
 
-from phone_agent.context import McpServiceContext
 from phone_agent.tasks import AgentStep, AgentTask, StepStatus, TaskStatus
-from phone_agent.tools import Channel
+from phone_agent.tools.catalog import Channel
+from phone_agent.tools.dispatch import McpServiceContext
 
 PNG = b"\x89PNG\r\n\x1a\nfake"
 

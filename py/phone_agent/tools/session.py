@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .device import Device
+from ..device.interface import Device
 from .locators import ScreenSnapshot
 
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .device import Bounds, UiNode
+from ..device.interface import Bounds, UiNode
 
 REF_PATTERN = re.compile(r"@e([1-9][0-9]{0,5})")
 LOCATOR_KEYS = ("text", "textContains", "id", "desc", "descContains", "class", "role")

@@ -16,13 +16,13 @@ Pure: the page supplies a ``LiveScreen`` (browser/scrcpy_view.py); tests supply 
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ..device import Device
+from ..device.interface import Device
 from ..errors import NO_LIVE_VIEW_REASON, no_live_frame, screenshot_not_png
-from .ports import png_size
 
 SCRCPY = "scrcpy frame"
 SCREENCAP = "screencap"
@@ -30,6 +30,14 @@ SCREENCAP = "screencap"
 # older than this means the stream stalled (or the page stopped drawing), not a still screen.
 MAX_FRAME_AGE_S = 2.5
 
+
+
+def png_size(png: bytes) -> tuple[int, int]:
+    """Width and height from a PNG's IHDR chunk (no decoding); ValueError if it is not a PNG."""
+    if len(png) < 24 or png[:8] != b"\x89PNG\r\n\x1a\n" or png[12:16] != b"IHDR":
+        raise ValueError("not a PNG image")
+    width, height = struct.unpack(">II", png[16:24])
+    return width, height
 
 @dataclass(frozen=True)
 class FrameState:

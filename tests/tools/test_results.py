@@ -1,6 +1,5 @@
 """results.py: the Markdown report of Channel A (a task as the specification shows it) and truncation."""
 
-from phone_agent.results import format_task_markdown, truncate
 from phone_agent.tasks import (
     AgentStep,
     AgentTask,
@@ -8,6 +7,7 @@ from phone_agent.tasks import (
     TaskStatus,
     ToolCallRecord,
 )
+from phone_agent.tools.results import format_task_markdown, truncate
 
 
 def finished_task() -> AgentTask:

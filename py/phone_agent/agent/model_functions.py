@@ -14,10 +14,10 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ..device import key_code
+from ..device.interface import key_code
 from ..errors import ToolError
-from ..tool_spec import ToolSpec, validate_arguments
-from ..tools import AGENT_ACTION_TOOLS
+from ..tools.catalog import AGENT_ACTION_TOOLS
+from ..tools.spec import ToolSpec, validate_arguments
 from .model import ToolCall, ToolSchema
 from .text_actions import NORMALIZED_MAX
 
