@@ -12,20 +12,21 @@ import pytest
 from PIL import Image
 
 from phone_agent.adb.device import AdbDevice
-from phone_agent.tools.catalog import TOOLS_BY_NAME, Channel
-from phone_agent.tools.dispatch import McpServiceContext
+from phone_agent.tools.catalog import TOOLS_BY_NAME
+from phone_agent.tools.dispatch import ToolDispatcher
+from phone_agent.tools.spec import Channel
 from tests.agent.pillow_codec import PillowCodec
 
 
 @pytest.fixture
-def ctx(client) -> McpServiceContext:
-    service = McpServiceContext()
+def ctx(client) -> ToolDispatcher:
+    service = ToolDispatcher()
     service.device = AdbDevice(client, transport="tcp")
     service.image_codec = PillowCodec()
     return service
 
 
-async def call(ctx: McpServiceContext, tool: str, **args) -> dict:
+async def call(ctx: ToolDispatcher, tool: str, **args) -> dict:
     result = await ctx.dispatch(tool, args, Channel.RELAY)
     if not result.get("isError"):
         schema = TOOLS_BY_NAME[tool].output_schema
@@ -33,13 +34,13 @@ async def call(ctx: McpServiceContext, tool: str, **args) -> dict:
     return result
 
 
-async def ok(ctx: McpServiceContext, tool: str, **args) -> dict:
+async def ok(ctx: ToolDispatcher, tool: str, **args) -> dict:
     result = await call(ctx, tool, **args)
     assert not result.get("isError"), result
     return result["structuredContent"]
 
 
-async def fails(ctx: McpServiceContext, tool: str, code: str, **args) -> dict:
+async def fails(ctx: ToolDispatcher, tool: str, code: str, **args) -> dict:
     result = await call(ctx, tool, **args)
     assert result.get("isError"), result
     error = result["structuredContent"]
@@ -49,7 +50,7 @@ async def fails(ctx: McpServiceContext, tool: str, code: str, **args) -> dict:
     return error
 
 
-async def shell(ctx: McpServiceContext, command: str) -> str:
+async def shell(ctx: ToolDispatcher, command: str) -> str:
     return (await ctx.device.shell(command)).text.strip()
 
 
@@ -128,7 +129,7 @@ async def test_errors_are_codes_with_remedies(ctx, sim):
 
 
 async def test_no_phone_is_no_device_for_every_device_tool():
-    service = McpServiceContext()
+    service = ToolDispatcher()
     for name in ("list_elements", "get_current_app", "get_screen_info", "list_apps"):
         result = await service.dispatch(name, {}, Channel.WEBMCP)
         assert result["structuredContent"]["code"] == "no_device"

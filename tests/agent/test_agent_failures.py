@@ -11,8 +11,8 @@ from phone_agent.agent import AgentConfig, ModelSettings, OpenAIChatModel, PlanA
 from phone_agent.agent.extract import ExtractConfig
 from phone_agent.errors import ErrorCode, ToolError
 from phone_agent.tasks import AgentTask, StepStatus, TaskStatus
-from phone_agent.tools.catalog import Channel
-from phone_agent.tools.dispatch import McpServiceContext
+from phone_agent.tools.dispatch import ToolDispatcher
+from phone_agent.tools.spec import Channel
 from tests.agent.model_server import (
     bad_args,
     call,
@@ -59,7 +59,7 @@ async def test_abort_mid_task_keeps_finished_steps_and_ends_within_a_second(agen
 async def test_abort_through_the_context_answers_task_aborted_and_an_aborted_report(
     agent, device, model_server
 ):
-    context = McpServiceContext()
+    context = ToolDispatcher()
     context.device, context.agent = device, agent
     model_server.add(plan("Wait"), stall())
     lines: list[str] = []

@@ -10,8 +10,8 @@ import re
 from PIL import Image
 
 from phone_agent.tasks import AgentTask, StepStatus, TaskStatus
-from phone_agent.tools.catalog import Channel
-from phone_agent.tools.dispatch import McpServiceContext
+from phone_agent.tools.dispatch import ToolDispatcher
+from phone_agent.tools.spec import Channel
 from tests.agent.model_server import (
     call,
     dynamic,
@@ -121,7 +121,7 @@ async def test_extract_first_20_titles_of_the_long_list(agent, device, model_ser
 
 
 async def test_both_channels_report_the_task_with_live_progress(agent, device, model_server):
-    context = McpServiceContext()
+    context = ToolDispatcher()
     context.device, context.agent = device, agent
     device.phone.set_wifi(False)
     panel = []

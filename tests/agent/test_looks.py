@@ -20,8 +20,7 @@ from phone_agent.agent.settings import ScreenSettings
 from phone_agent.scrcpy.protocol import video_size
 from phone_agent.sim.screen_encoder import ScreenEncoder
 from phone_agent.tasks import AgentTask, TaskStatus
-from phone_agent.tools.catalog import Channel
-from phone_agent.tools.dispatch import McpServiceContext
+from phone_agent.tools.dispatch import ToolDispatcher
 from phone_agent.tools.screen_source import (
     MAX_FRAME_AGE_S,
     SCRCPY,
@@ -32,6 +31,7 @@ from phone_agent.tools.screen_source import (
     choose_look,
     take_look,
 )
+from phone_agent.tools.spec import Channel
 from tests.agent.conftest import FAST
 from tests.agent.model_server import call, plan, request_images, tap_on, wifi_script
 from tests.agent.pillow_codec import PillowCodec
@@ -163,7 +163,7 @@ async def test_a_task_on_live_frames_says_so_in_its_report(model, codec, model_s
     device.phone.set_wifi(False)
     live = Live(device)
     agent = PlanAndResolveAgent(model, codec, config=FAST, live=live)
-    context = McpServiceContext()
+    context = ToolDispatcher()
     context.device, context.agent = device, agent
     model_server.add(*wifi_script())
     lines: list[str] = []
@@ -220,7 +220,7 @@ def test_the_screen_source_survives_the_page_history():
     assert "screenSource" not in task_record(AgentTask("t2", "goal", 0))  # only when it was said
 
 
-async def shot(context: McpServiceContext, **args) -> dict:
+async def shot(context: ToolDispatcher, **args) -> dict:
     return await context.dispatch("take_screenshot", args, Channel.WEBMCP)
 
 
@@ -229,7 +229,7 @@ async def test_take_screenshot_answers_the_live_frame_only_when_asked_and_fresh(
 
     device = SimDevice()
     live = Live(device, max_size=480, enabled=False)  # take_screenshot does not follow the agent's setting
-    context = McpServiceContext()
+    context = ToolDispatcher()
     context.device, context.image_codec = device, PillowCodec()
 
     # the default stays the phone's own screenshot, whatever the live view holds

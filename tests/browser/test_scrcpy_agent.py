@@ -110,7 +110,7 @@ async def test_the_agent_looks_at_scrcpy_frames_and_its_report_says_which_source
             assert await page.get_attribute("#screen", "data-source") == "scrcpy"  # the live view stays
 
             # the phone going away while scrcpy runs and the model thinks: the task fails at once
-            # with the phone's reason (the tools' device is still the page's PhoneLink)
+            # with the phone's reason (the tools' device is still the page's PageDevice)
             model.add(
                 plan("Open Settings", "Wait for the model"),
                 tap_on("Settings"),

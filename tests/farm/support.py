@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from phone_agent.tasks import AgentStep, StepStatus, TaskStatus
-from phone_agent.tools.dispatch import McpServiceContext
+from phone_agent.tools.dispatch import ToolDispatcher
 from tests.support import ROOT, free_port, mcp_stdio_session, result_text, stop_process
 
 CONFIG = ROOT / "farm" / "nats.conf"
@@ -159,7 +159,7 @@ class PythonPage:
                  delay_s: float = 0.0, agent_s: float = 0.3) -> None:
         self.broker = broker
         self.user = user
-        self.context = McpServiceContext()
+        self.context = ToolDispatcher()
         self.context.device = NamedPhone(serial, delay_s)
         self.context.agent = SteppedAgent(agent_s)
         self.heartbeat_s = heartbeat_s

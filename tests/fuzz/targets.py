@@ -47,8 +47,9 @@ from phone_agent.agent.model import ModelEvent
 from phone_agent.agent.sse import ChatChunkAssembler, SseEvent, SseParser
 from phone_agent.errors import DeviceError, ToolError
 from phone_agent.relay import frames as relay_frames
-from phone_agent.tools.catalog import TOOLS, validate_arguments
+from phone_agent.tools.catalog import TOOLS
 from phone_agent.tools.locators import LOCATOR_KEYS, ROLES, LocatorError, ScreenSnapshot, parse_target
+from phone_agent.tools.spec import validate_arguments
 
 # The profiles: "fuzz-ci" keeps the whole folder well under half a minute; "fuzz-soak" is the bench's.
 _QUIET = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]

@@ -122,5 +122,5 @@ def test_the_simulated_phone_depends_on_neither_the_server_package_nor_the_cli_n
         if name == "phone_agent.sim" or name.startswith("phone_agent.sim."):
             assert not {t for t in targets if t.startswith("phone_agent.server")}, name
             assert "phone_agent.cli" not in targets, name
-    for name in ("phone_agent.sim.connection", "phone_agent.sim.services", "phone_agent.sim.control"):
+    for name in ("phone_agent.sim.connection", "phone_agent.sim.services", "phone_agent.sim.state_http"):
         assert "phone_agent.sim.server" not in graph[name], name

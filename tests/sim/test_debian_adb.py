@@ -14,7 +14,7 @@ from xml.etree import ElementTree
 import pytest
 from PIL import Image
 
-from phone_agent.sim.control import ControlClient
+from phone_agent.sim.state_http import StateClient
 
 pytestmark = pytest.mark.adb
 
@@ -205,7 +205,7 @@ async def test_send_a_message_through_adb_and_read_it_on_the_control_endpoint(si
     nodes = await dump_nodes(debian_adb, connected)
     send = next(n for n in nodes if "send" in n["resource-id"].lower() and n["clickable"] == "true")
     await shell(debian_adb, connected, "input", "tap", *center(send))
-    phone = await asyncio.to_thread(ControlClient(sim.control_port).phone_state)
+    phone = await asyncio.to_thread(StateClient(sim.control_port).phone_state)
     assert {"to": "Zhang San", "text": "See you at 7"} in phone["sent"]
 
 

@@ -8,12 +8,11 @@ from phone_agent.tools.catalog import (
     TOOL_NAMES,
     TOOLS,
     TOOLS_BY_NAME,
-    Channel,
     ToolProfile,
     get_tool,
     tools_for_profile,
-    validate_arguments,
 )
+from phone_agent.tools.spec import Channel, validate_arguments
 
 SEED_TOOLS = [
     "run_agent_task",

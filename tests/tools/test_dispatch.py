@@ -1,4 +1,4 @@
-"""McpServiceContext.dispatch: what each tool answers, on both channels, with and without a phone.
+"""ToolDispatcher.dispatch: what each tool answers, on both channels, with and without a phone.
 
 The phone and the agent are given through their interfaces (STYLE.md: fakes of the small interfaces
 the pure code depends on); the real ones are exercised by the interop and browser tests.
@@ -11,8 +11,8 @@ import json
 import pytest
 
 from phone_agent.tasks import AgentStep, AgentTask, StepStatus, TaskStatus
-from phone_agent.tools.catalog import Channel
-from phone_agent.tools.dispatch import McpServiceContext
+from phone_agent.tools.dispatch import ToolDispatcher
+from phone_agent.tools.spec import Channel
 
 PNG = b"\x89PNG\r\n\x1a\nfake"
 
@@ -60,7 +60,7 @@ def text_of(result):
 
 
 async def test_without_a_phone_every_tool_answers_honestly():
-    ctx = McpServiceContext()
+    ctx = ToolDispatcher()
     status = await ctx.dispatch("get_device_status", {}, Channel.RELAY)
     assert json.loads(text_of(status)) == {"connected": False}
     assert "isError" not in status
@@ -78,7 +78,7 @@ async def test_without_a_phone_every_tool_answers_honestly():
 
 
 async def test_bad_arguments_are_answered_before_anything_runs():
-    ctx = McpServiceContext()
+    ctx = ToolDispatcher()
     result = await ctx.dispatch("run_agent_task", {"goal": 1}, Channel.WEBMCP)
     assert result["structuredContent"]["code"] == "invalid_argument"
     assert result["structuredContent"]["details"]["field"] == "goal"
@@ -87,7 +87,7 @@ async def test_bad_arguments_are_answered_before_anything_runs():
 
 
 async def test_with_a_phone_status_and_screenshot_come_from_it():
-    ctx = McpServiceContext()
+    ctx = ToolDispatcher()
     ctx.device = ListedDevice()
     status = await ctx.dispatch("get_device_status", {}, Channel.RELAY)
     assert json.loads(text_of(status)) == {
@@ -104,7 +104,7 @@ async def test_with_a_phone_status_and_screenshot_come_from_it():
 
 
 async def test_no_model_is_a_clear_error():
-    ctx = McpServiceContext()
+    ctx = ToolDispatcher()
     ctx.device = ListedDevice()
     result = await ctx.dispatch("run_agent_task", {"goal": "x"}, Channel.RELAY)
     assert result["structuredContent"]["code"] == "no_model"
@@ -112,7 +112,7 @@ async def test_no_model_is_a_clear_error():
 
 
 async def test_a_task_runs_alone_reports_progress_and_can_be_aborted():
-    ctx = McpServiceContext()
+    ctx = ToolDispatcher()
     ctx.device = ListedDevice()
     agent = StepwiseAgent()
     ctx.agent = agent
@@ -136,7 +136,7 @@ async def test_a_task_runs_alone_reports_progress_and_can_be_aborted():
 
 
 async def test_channel_b_answers_json_and_uses_its_own_default_budget():
-    ctx = McpServiceContext()
+    ctx = ToolDispatcher()
     ctx.device = ListedDevice()
     agent = StepwiseAgent()
     agent.release.set()
@@ -154,7 +154,7 @@ async def test_channel_b_answers_json_and_uses_its_own_default_budget():
 
 
 async def test_listeners_see_every_call_and_cannot_break_one(capsys):
-    ctx = McpServiceContext()
+    ctx = ToolDispatcher()
     records = []
     ctx.add_call_listener(records.append)
     ctx.add_call_listener(lambda record: 1 / 0)
@@ -169,7 +169,7 @@ async def test_a_bug_in_a_tool_is_an_internal_error_result():
         async def screenshot_png(self):
             raise RuntimeError("wire fell out")
 
-    ctx = McpServiceContext()
+    ctx = ToolDispatcher()
     ctx.device = BrokenDevice()
     result = await ctx.dispatch("take_screenshot", {}, Channel.RELAY)
     assert result["isError"] and result["structuredContent"]["code"] == "internal_error"
@@ -177,7 +177,7 @@ async def test_a_bug_in_a_tool_is_an_internal_error_result():
 
 
 def test_remembered_tasks_are_listed_in_order():
-    ctx = McpServiceContext()
+    ctx = ToolDispatcher()
     for n in range(3):
         ctx.remember_task(AgentTask(id=f"t{n}", goal="g", created_at=n))
     assert [t.id for t in ctx.get_all_tasks()] == ["t0", "t1", "t2"]
@@ -186,7 +186,7 @@ def test_remembered_tasks_are_listed_in_order():
 
 @pytest.mark.parametrize("channel", list(Channel))
 async def test_cancellation_propagates_to_the_channel(channel):
-    ctx = McpServiceContext()
+    ctx = ToolDispatcher()
     ctx.device = ListedDevice()
     ctx.agent = StepwiseAgent()
     call = asyncio.ensure_future(ctx.dispatch("run_agent_task", {"goal": "x"}, channel))
@@ -198,7 +198,7 @@ async def test_cancellation_propagates_to_the_channel(channel):
 
 
 async def test_a_phone_unplugged_mid_call_answers_no_phone():
-    ctx = McpServiceContext()
+    ctx = ToolDispatcher()
     started = asyncio.Event()
 
     class UnpluggedDevice(ListedDevice):
@@ -239,7 +239,7 @@ async def test_a_task_refused_before_it_starts_is_not_kept():
         def abort(self):
             pass
 
-    ctx = McpServiceContext()
+    ctx = ToolDispatcher()
     ctx.device = ListedDevice()
     ctx.agent = Unconfigured()
     result = await ctx.dispatch("run_agent_task", {"goal": "x"}, Channel.RELAY)

@@ -11,7 +11,7 @@ Wiring in the page::
 
     agent = PlanAndResolveAgent(current_model, canvas_codec)   # context.py's AgentRunner
     unsubscribe = agent.subscribe(chat_panel.on_progress_event)  # ProgressEvent per lifecycle event
-    context.agent = agent   # run_agent_task / abort_task go through McpServiceContext
+    context.agent = agent   # run_agent_task / abort_task go through ToolDispatcher
 """
 
 from __future__ import annotations

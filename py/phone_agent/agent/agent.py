@@ -27,7 +27,7 @@ from ..device.interface import Device
 from ..errors import DeviceError, ErrorCode, ToolError, no_model
 from ..tasks import AgentStep, AgentTask, StepStatus, TaskStatus, ToolCallRecord, close_out, skip_pending
 from ..tools.screen_source import LiveScreen, LookTally
-from ..tools.session import PhoneEnv, PhoneState
+from ..tools.session import DeviceSession, SessionState
 from ..tools.spec import CallEnv, Channel, validate_arguments
 from .extract import ExtractConfig, ExtractionError, extract_scrolling_content
 from .model import ChatModel, Message, ModelError, ModelTurn, ToolCall, ToolSchema, collect_turn
@@ -566,12 +566,13 @@ class PlanAndResolveAgent:
                 mapping.device_width / mapping.image_width, mapping.device_height / mapping.image_height
             )
             args["distance"] = max(1, round(args["distance"] * scale))
-        state = PhoneState(
+        state = SessionState(
             snapshot=observation.snapshot, screen_size=(mapping.device_width, mapping.device_height)
         )
-        phone = PhoneEnv(device, state, sleep=self.sleep, verify_refs=False)
+        phone = DeviceSession(device, state, sleep=self.sleep, verify_refs=False)
         try:
-            result = await spec.run(CallEnv(Channel.AGENT, phone_env=phone), validate_arguments(spec, args))
+            call = CallEnv(Channel.AGENT, device_session=phone)
+            result = await spec.run(call, validate_arguments(spec, args))
         except ToolError as exc:
             if exc.code is ErrorCode.NO_DEVICE:
                 raise

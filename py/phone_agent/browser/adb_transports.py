@@ -20,10 +20,11 @@ import js  # type: ignore[import-not-found]
 from pyodide.code import run_js  # type: ignore[import-not-found]
 from pyodide.ffi import create_proxy, to_js  # type: ignore[import-not-found]
 
+from ..adb.packet import HEADER_SIZE
 from .interop import is_nullish, to_js_json
 
 ADB_INTERFACE = {"classCode": 0xFF, "subclassCode": 0x42, "protocolCode": 0x01}
-HEADER_SIZE = 24
+
 CONNECT_TIMEOUT_S = 10.0
 IN_USE_MESSAGE = (
     "The phone is in use by another program (an adb server or Android Studio). "

@@ -1,5 +1,5 @@
 """The agent in the page: builds the Plan-and-Resolve agent from the browser's adapters (fetch, canvas,
-the Prompt API), plugs it into the shared McpServiceContext, and keeps the task history in IndexedDB.
+the Prompt API), plugs it into the shared ToolDispatcher, and keeps the task history in IndexedDB.
 
 ``PageAgentRunner`` is what ``context.agent`` holds (context.py's AgentRunner): it runs each task on
 the PlanAndResolveAgent and around it tells the chat panel and stores the task (at its start, after
@@ -42,14 +42,15 @@ from ..device.interface import Device
 from ..device.wrapper import ScreenshotTap
 from ..errors import DeviceError, agent_busy
 from ..tasks import TASK_STATUS_KEY, AgentTask
-from ..tools.catalog import DEFAULT_TASK_TIMEOUT_MS, Channel
-from ..tools.dispatch import McpServiceContext
+from ..tools.catalog import DEFAULT_TASK_TIMEOUT_MS
+from ..tools.dispatch import ToolDispatcher
+from ..tools.spec import Channel
 from .agent_settings import SettingsCard
 from .canvas_codec import CanvasImageCodec
 from .chat_panel import ChatPanel
 from .fetch_http import FetchHttpClient
 from .interop import is_nullish, to_js_json
-from .phone_link import PhoneLink, lost_message, query_param
+from .page_device import PageDevice, lost_message, query_param
 from .prompt_api import PromptApiModel
 from .storage import IndexedDbStore
 from .task_history import (
@@ -165,7 +166,7 @@ class TaskHistory:
         self._channel_proxy: Any = None
         self._following: set[asyncio.Future[None]] = set()
 
-    async def restore(self, context: McpServiceContext, panel: ChatPanel) -> int:
+    async def restore(self, context: ToolDispatcher, panel: ChatPanel) -> int:
         """Put the stored tasks back into the context (oldest first) and the panel; how many. Tasks
         another tab still runs are followed until they end there."""
         try:
@@ -189,7 +190,7 @@ class TaskHistory:
         self._listen(context)
         return len(tasks)
 
-    def _follow(self, task_id: str, context: McpServiceContext, panel: ChatPanel) -> None:
+    def _follow(self, task_id: str, context: ToolDispatcher, panel: ChatPanel) -> None:
         """Once the tab running ``task_id`` lets go of it, take its last record from storage (a tab
         closed mid-task leaves it unfinished: it is stopped there, and stored so)."""
 
@@ -214,7 +215,7 @@ class TaskHistory:
         self._following.add(future)
         future.add_done_callback(self._following.discard)
 
-    def _listen(self, context: McpServiceContext) -> None:
+    def _listen(self, context: ToolDispatcher) -> None:
         """Keep the other tabs' tasks current in this tab's context (their records as they are posted)."""
         if is_nullish(getattr(js, "BroadcastChannel", None)) or self._channel is not None:
             return
@@ -288,7 +289,7 @@ class PageAgentRunner:
     ) -> AgentTask:
         origin = "this page" if self.from_page else ("MCP client" if progress is not None else "WebMCP")
         self.from_page = False
-        if isinstance(device, PhoneLink) and device.lost_reason is not None:
+        if isinstance(device, PageDevice) and device.lost_reason is not None:
             raise DeviceError(f"{lost_message(device.lost_reason)} The page is reconnecting by itself.")
         # One agent on the phone across this browser's tabs; refused here, the task never began.
         agent_lock = await try_lock(AGENT_LOCK)
@@ -296,7 +297,7 @@ class PageAgentRunner:
             raise agent_busy()
         task_lock = await try_lock(task_lock_name(task.id))
         unwatch = None
-        if isinstance(device, PhoneLink):
+        if isinstance(device, PageDevice):
             unwatch = device.watch(
                 lambda reason: self.agent.fail(f"The phone stopped answering: {lost_message(reason)}")
             )
@@ -340,7 +341,7 @@ class PageAgentRunner:
 class AgentPage:
     """Everything the agent adds to the page, wired to the context."""
 
-    def __init__(self, context: McpServiceContext, server_config: dict[str, Any] | None) -> None:
+    def __init__(self, context: ToolDispatcher, server_config: dict[str, Any] | None) -> None:
         self.context = context
         self.origin = str(js.location.origin)
         self.http = FetchHttpClient()

@@ -15,8 +15,9 @@ from pyodide.ffi import create_proxy  # type: ignore[import-not-found]
 from .. import __version__
 from ..adb.services import exec_into
 from ..relay.frames import relay_settings
-from ..tools.catalog import DEFAULT_TOOL_PROFILE, Channel, ToolProfile
-from ..tools.dispatch import McpServiceContext
+from ..tools.catalog import DEFAULT_TOOL_PROFILE, ToolProfile
+from ..tools.dispatch import ToolDispatcher
+from ..tools.spec import Channel
 from .agent_page import AgentPage
 from .dom import PanelEvents
 from .farm_client import FarmMembership
@@ -32,7 +33,7 @@ from .webmcp import WebMcpService
 
 @dataclass
 class PhoneAgentPage:
-    context: McpServiceContext
+    context: ToolDispatcher
     ui: PageUi
     webmcp: WebMcpService
     relay: McpRelayClient
@@ -58,7 +59,7 @@ async def fetch_server_config() -> dict[str, Any] | None:
 
 async def start() -> PhoneAgentPage:
     ui = PageUi()
-    context = McpServiceContext()
+    context = ToolDispatcher()
     context.add_call_listener(ui.log_call)
 
     server_config = await fetch_server_config()

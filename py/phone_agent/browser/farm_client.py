@@ -27,7 +27,7 @@ from ..farm.frames import (
     parse_farm_url,
 )
 from ..farm.page import FarmPageService
-from ..tools.dispatch import McpServiceContext
+from ..tools.dispatch import ToolDispatcher
 from .interop import is_nullish, to_js_json
 
 NATS_MODULE = "static/vendor/nats/nats-core.mjs"
@@ -41,7 +41,7 @@ StatusCallback = Callable[[str], None]
 
 class FarmClient:
     def __init__(
-        self, context: McpServiceContext, settings: FarmPageSettings, on_state: StatusCallback | None = None
+        self, context: ToolDispatcher, settings: FarmPageSettings, on_state: StatusCallback | None = None
     ) -> None:
         assert settings.url is not None
         self.settings = settings
@@ -201,7 +201,7 @@ class FarmMembership:
     field sets. ``use`` keeps a new URL (or forgets it) and joins or leaves at once, without reload.
     What it shows (``shown``) never carries the credentials."""
 
-    def __init__(self, context: McpServiceContext, on_state: StatusCallback | None = None) -> None:
+    def __init__(self, context: ToolDispatcher, on_state: StatusCallback | None = None) -> None:
         from .storage import IndexedDbStore
 
         self.context = context

@@ -15,8 +15,8 @@ from typing import Any
 import js  # type: ignore[import-not-found]
 from pyodide.ffi import create_proxy  # type: ignore[import-not-found]
 
-from ..tools.catalog import Channel
-from ..tools.dispatch import McpServiceContext
+from ..tools.dispatch import ToolDispatcher
+from ..tools.spec import Channel
 from .live_gestures import ToolCall, ViewGeometry, key_action, merge_typing, pointer_gesture, wheel_gesture
 
 SCREEN_ID = "screen"
@@ -28,7 +28,7 @@ WHEEL_PAUSE_S = 0.15  # wheel events within this of each other make one scroll
 class LiveViewControls:
     """Turns input on the live view (element ``#screen``) into tool calls on the connected phone."""
 
-    def __init__(self, context: McpServiceContext) -> None:
+    def __init__(self, context: ToolDispatcher) -> None:
         self.context = context
         self._doc = js.document
         self._proxies: list[Any] = []

@@ -2,7 +2,7 @@
 
 While the "Live view" box is ticked and a phone is connected, the view runs scrcpy
 (``ScrcpyLiveView``: H.264 into ``canvas#screen``, input through its control socket, the tools'
-calls routed through its ScrcpyDevice by the ``PhoneLink``) for as long as it works, then polls
+calls routed through its ScrcpyDevice by the ``PageDevice``) for as long as it works, then polls
 ``screencap`` into ``img#screen`` and says why. While an agent task runs, the polling stops and the
 view shows the agent's own screenshots (scrcpy's stream goes on: it costs the phone no screenshots).
 The Settings' screen part restarts, stops or starts scrcpy (``apply_screen_settings``), and the
@@ -24,7 +24,7 @@ from ..agent.settings import ScreenSettings
 from ..device.interface import Device
 from .dom import PanelEvents
 from .interop import to_js_json
-from .phone_link import PhoneLink, query_param
+from .page_device import PageDevice, query_param
 from .scrcpy_view import TURNED_OFF, ScrcpyLiveView, ScrcpyLooks, server_options
 
 LIVE_VIEW_IDLE_S = 0.05
@@ -37,7 +37,7 @@ class LiveView:
     def __init__(
         self,
         current: Callable[[], AdbDevice | None],
-        link: Callable[[], PhoneLink | None],
+        link: Callable[[], PageDevice | None],
         screen: ScreenSettings | None,
         events: PanelEvents,
     ) -> None:

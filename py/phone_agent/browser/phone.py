@@ -2,14 +2,14 @@
 show its state and a live view of its screen, and hand it to the tools as ``context.device``.
 
 ``PhonePanel`` is the connection's lifecycle; the card's DOM is ``phone_card.PhoneCard``, the live
-view ``live_view.LiveView``, and what the tools hold ``phone_link.PhoneLink``.
+view ``live_view.LiveView``, and what the tools hold ``page_device.PageDevice``.
 
 Which phone at load: ``?device=tcp:HOST:PORT`` wins; else a USB phone this page was allowed before
 (no prompt); else the server's default (``phone-agent serve --sim`` names its simulated phone).
 
 A link that drops by itself (the server restarted and its bridge closed, the phone went away and came
 back, it sent garbage) is reconnected by itself, with backoff (a USB phone when it is plugged in again);
-the card says why it dropped. Meanwhile ``context.device`` stays a ``PhoneLink`` that answers
+the card says why it dropped. Meanwhile ``context.device`` stays a ``PageDevice`` that answers
 ``device_error`` with that reason (get_device_status: ``connected: false``), and a running agent task
 ends at once, failed, with it. Only the Disconnect button or choosing another phone forgets the phone.
 """
@@ -28,7 +28,7 @@ from ..adb.host import ConnectionState
 from ..adb.smart_socket import AdbServerClient
 from ..agent.settings import ScreenSettings
 from ..errors import ToolError
-from ..tools.dispatch import McpServiceContext
+from ..tools.dispatch import ToolDispatcher
 from .adb_key import KEY_COMMENT, load_or_create_browser_key
 from .adb_transports import (
     WebSocketAdbTransport,
@@ -39,8 +39,8 @@ from .adb_transports import (
 from .dom import PanelEvents
 from .interop import is_nullish
 from .live_view import LiveView
+from .page_device import PageDevice, lost_message, parse_device_spec, query_param
 from .phone_card import PhoneCard
-from .phone_link import PhoneLink, lost_message, parse_device_spec, query_param
 
 ADB_SERVER_TARGET = "127.0.0.1:5037"
 RECONNECT_FIRST_S = 0.5  # the first try after a drop; each failed try doubles the wait…
@@ -52,7 +52,7 @@ class PhonePanel:
     card (``card``) what to show and the live view (``live``) when to run."""
 
     def __init__(
-        self, context: McpServiceContext, bridge_path: str | None, screen: ScreenSettings | None = None
+        self, context: ToolDispatcher, bridge_path: str | None, screen: ScreenSettings | None = None
     ) -> None:
         self.context = context
         self.bridge_path = bridge_path
@@ -61,7 +61,7 @@ class PhonePanel:
         self._transport: Any = None
         self._device: AdbDevice | None = None
         self._busy = False
-        self._link: PhoneLink | None = None
+        self._link: PageDevice | None = None
         # What a dropped link reconnects to: ("tcp", "HOST:PORT") or ("usb", serial number).
         self._target: tuple[str, str] | None = None
         self._reconnecting: asyncio.Task[None] | None = None
@@ -219,7 +219,7 @@ class PhonePanel:
         info = await device.device_info()
         self._device = device
         if self._link is None:
-            self._link = PhoneLink(device)
+            self._link = PageDevice(device)
         else:  # back after a drop: the same link, but refs and screen facts start afresh
             self._link.attach(device)
             self.context.device = None

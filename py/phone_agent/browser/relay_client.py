@@ -4,7 +4,7 @@ Connects on load; after a disconnect it retries at once, then after 1 s, 2 s, 4 
 interval (30 s by default). Each connection begins by pairing (``RelayPairing``: the secret the server
 handed this page in ``/api/config``, or one remembered from pairing by code); the page counts as
 connected once the server answers ``paired``. It runs each ``{id, tool, args}`` frame through the shared
-McpServiceContext (the same dispatch WebMCP uses), answers ``{id, result}``, streams progress frames
+ToolDispatcher (the same dispatch WebMCP uses), answers ``{id, result}``, streams progress frames
 numbered per request, and cancels a call when the server sends ``{id, type: "cancel"}`` — and cancels
 every call still running when the socket closes or another page replaces this one, since no one can
 receive their answers any more (a run_agent_task started over the relay is aborted with them; one
@@ -36,8 +36,8 @@ from ..relay.frames import (
     result_frame,
     retry_delay_ms,
 )
-from ..tools.catalog import Channel
-from ..tools.dispatch import McpServiceContext
+from ..tools.dispatch import ToolDispatcher
+from ..tools.spec import Channel
 
 StatusCallback = Callable[[bool], None]
 ReplacedCallback = Callable[[], None]
@@ -117,7 +117,7 @@ class RelayPairing:
 class McpRelayClient:
     def __init__(
         self,
-        context: McpServiceContext,
+        context: ToolDispatcher,
         url: str,
         retry_ms: int,
         on_status_change: StatusCallback | None = None,

@@ -18,8 +18,9 @@ from typing import Any
 import js  # type: ignore[import-not-found]
 from pyodide.ffi import create_proxy  # type: ignore[import-not-found]
 
-from ..tools.catalog import DEFAULT_TOOL_PROFILE, Channel, tools_for_profile
+from ..tools.catalog import DEFAULT_TOOL_PROFILE, tools_for_profile
 from ..tools.dispatch import CallRecord
+from ..tools.spec import Channel
 from .dom import PanelEvents, element
 from .interop import is_nullish
 

@@ -1,6 +1,6 @@
 """WebMcpService: Channel B. Registers the catalog's tools on ``document.modelContext``.
 
-Each tool's ``execute`` validates and dispatches through the shared McpServiceContext, answers every
+Each tool's ``execute`` validates and dispatches through the shared ToolDispatcher, answers every
 failure as an ``isError`` result (Chrome turns a thrown error into an opaque "UnknownError"), and
 cancels the call when ``options.signal`` aborts. Unregistering aborts the registration signal: the
 API has no ``unregisterTool``.
@@ -15,8 +15,9 @@ import js  # type: ignore[import-not-found]
 from pyodide.ffi import create_proxy  # type: ignore[import-not-found]
 
 from .. import errors
-from ..tools.catalog import Channel, ToolSpec, tools_for_profile
-from ..tools.dispatch import McpServiceContext
+from ..tools.catalog import tools_for_profile
+from ..tools.dispatch import ToolDispatcher
+from ..tools.spec import Channel, ToolSpec
 from .interop import console_log, console_warn, from_js, is_nullish, to_js_json
 
 ENABLE_STEPS = (
@@ -43,7 +44,7 @@ def get_model_context() -> Any:
 
 
 class WebMcpService:
-    def __init__(self, context: McpServiceContext) -> None:
+    def __init__(self, context: ToolDispatcher) -> None:
         self._context = context
         self._controller: Any = None
         self._proxies: list[Any] = []

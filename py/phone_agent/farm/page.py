@@ -1,7 +1,7 @@
 """A page's side of the phone farm, without I/O: what it announces, which calls it serves, what it records.
 
 ``FarmPageService`` is handed each message the page receives on its own subjects and a ``publish``
-function; it runs calls through the shared ``McpServiceContext`` (the dispatch both channels use), answers
+function; it runs calls through the shared ``ToolDispatcher`` (the dispatch both channels use), answers
 the relay's frames on each call's reply subject, refuses calls meant for another phone, and publishes its
 task records to the farm's key-value bucket. The browser adapter (``browser/farm_client``) only moves
 strings between it and the NATS client; tests drive it with a Python client.
@@ -25,8 +25,8 @@ from ..relay.frames import (
     parse_server_frame,
     result_frame,
 )
-from ..tools.catalog import Channel
-from ..tools.dispatch import CallRecord, McpServiceContext
+from ..tools.dispatch import CallRecord, ToolDispatcher
+from ..tools.spec import Channel
 from .frames import (
     DEFAULT_PRESENCE_TTL_MS,
     Presence,
@@ -52,7 +52,7 @@ class FarmPageService:
 
     def __init__(
         self,
-        context: McpServiceContext,
+        context: ToolDispatcher,
         user: str,
         publish: Publish,
         host: str = "",

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import browser_not_connected
-from ..tools.catalog import ToolSpec, get_tool, validate_arguments
+from ..tools.catalog import get_tool
+from ..tools.spec import ToolSpec, validate_arguments
 from .frames import CLOSE_REPLACED as CLOSE_REPLACED  # one source: the page stops retrying on it
 
 # WebSocket close codes the server uses towards a page (4000–4999 are free for applications).

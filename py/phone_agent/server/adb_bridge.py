@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from ..adb.packet import HEADER_SIZE, Command
+
 log = logging.getLogger("phone_agent.adb_bridge")
 
 CONNECT_TIMEOUT_S = 5.0
@@ -42,8 +44,6 @@ CLOSE_FIRST_BYTES_TIMEOUT = 4408
 CLOSE_NOT_ADB = 4415
 CLOSE_UNREACHABLE = 4502
 ANSWER_TIMEOUT_S = 10.0  # for the target's first answer (an adbd answers CNXN at once, AUTH or not)
-ADB_HEADER_SIZE = 24
-CNXN = 0x4E584E43
 MAX_FIRST_PAYLOAD = 4096  # CNXN never exceeds MAX_PAYLOAD_V1 (adb.h); a host's banner is a few hundred bytes
 MAX_SERVER_REQUEST = 1024
 # A device's CNXN names what it is (AOSP's connection states); "host" is the page's own, so an echo.
@@ -133,14 +133,14 @@ def first_request_size(data: bytes) -> int:
         return size if allowed_server_request(service) else NOT_ADB
     if data[:4] != b"CNXN":
         return NOT_ADB
-    if len(data) < ADB_HEADER_SIZE:
+    if len(data) < HEADER_SIZE:
         return NEED_MORE
     length = int.from_bytes(data[12:16], "little")
     magic = int.from_bytes(data[20:24], "little")
-    if magic != CNXN ^ 0xFFFFFFFF or length > MAX_FIRST_PAYLOAD:
+    if magic != Command.CNXN ^ 0xFFFFFFFF or length > MAX_FIRST_PAYLOAD:
         return NOT_ADB
-    size = ADB_HEADER_SIZE + length
-    banner = data[ADB_HEADER_SIZE:size]
+    size = HEADER_SIZE + length
+    banner = data[HEADER_SIZE:size]
     # Refuse as soon as the banner goes wrong, not only once it is complete.
     if not (b"host::"[: len(banner)] == banner[:6]) or not _is_printable(banner.rstrip(b"\x00")):
         return NOT_ADB
@@ -159,19 +159,19 @@ def answers_as_adb(answer: bytes, request: bytes) -> bool | None:
         return answer[:4] in (b"OKAY", b"FAIL")
     if answer[:4] not in (b"CNXN", b"AUTH", b"STLS"):
         return False
-    if len(answer) < ADB_HEADER_SIZE:
+    if len(answer) < HEADER_SIZE:
         return None
     command = int.from_bytes(answer[0:4], "little")
     if int.from_bytes(answer[20:24], "little") != command ^ 0xFFFFFFFF:
         return False
-    if command != CNXN:
+    if command != Command.CNXN:
         return True
     length = int.from_bytes(answer[12:16], "little")
     if length > MAX_FIRST_PAYLOAD:
         return False
-    if len(answer) < ADB_HEADER_SIZE + length:
+    if len(answer) < HEADER_SIZE + length:
         return None
-    banner = answer[ADB_HEADER_SIZE : ADB_HEADER_SIZE + length]
+    banner = answer[HEADER_SIZE : HEADER_SIZE + length]
     return allowed_device_banner(banner)
 
 

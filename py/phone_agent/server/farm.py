@@ -43,8 +43,9 @@ from ..farm.frames import (
 from ..farm.registry import ANY_DEVICE, FarmPhone, FarmRegistry
 from ..relay.core import RelayCore
 from ..tasks import TASK_CREATED_KEY
-from ..tools.catalog import get_tool, validate_arguments
+from ..tools.catalog import get_tool
 from ..tools.results import json_result
+from ..tools.spec import validate_arguments
 from .relay import ProgressHandler, Relay
 
 log = logging.getLogger("phone_agent.farm")

@@ -21,7 +21,8 @@ import mcp.types as types
 from mcp.server.lowlevel import Server
 
 from ..farm.frames import FarmUrl, parse_farm_url
-from ..tools.catalog import DEFAULT_TOOL_PROFILE, ToolProfile, ToolSpec, tools_for_profile
+from ..tools.catalog import DEFAULT_TOOL_PROFILE, ToolProfile, tools_for_profile
+from ..tools.spec import ToolSpec
 from .farm import FarmConnectError, FarmRouter
 from .mcp_bridge import ProgressForwarder, build_tool_server, mcp_tool
 

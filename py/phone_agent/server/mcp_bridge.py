@@ -29,7 +29,8 @@ from pydantic import ValidationError
 
 from .. import __version__
 from ..errors import malformed_result, tool_not_offered
-from ..tools.catalog import DEFAULT_TOOL_PROFILE, ToolProfile, ToolSpec, tools_for_profile
+from ..tools.catalog import DEFAULT_TOOL_PROFILE, ToolProfile, tools_for_profile
+from ..tools.spec import ToolSpec
 from .relay import Relay
 
 log = logging.getLogger("phone_agent.mcp")

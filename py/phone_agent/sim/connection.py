@@ -4,7 +4,7 @@ The protocol (handshake, authentication, version and checksums, streams and flow
 pure core in ``adb/connection.py``; this module only moves bytes between the socket and the core,
 runs a service task for each stream the host opens, and turns the core's events into what services
 see: ``AdbdStream.read`` / ``write`` / ``close``. Authentication asks the adbd that accepted the
-connection (``AdbdHost``: trusted keys, "Allow USB debugging?").
+connection (``SimAdbd``: trusted keys, "Allow USB debugging?").
 
 Whatever a peer sends, the worst outcome is that *this* connection is dropped (a bad header, an
 oversize payload, a bad checksum, a close mid-message) or that a stream is closed (a WRTE or OKAY
@@ -38,11 +38,11 @@ from phone_agent.adb.keys import AdbPublicKey
 
 __all__ = [
     "AdbdConnection",
-    "AdbdHost",
     "AdbdStream",
     "AdbdStreamClosedError",
     "ConnectionState",
     "ServiceHandler",
+    "SimAdbd",
 ]
 
 log = logging.getLogger("phone_agent.sim")
@@ -141,7 +141,7 @@ class AdbdStream:
 ServiceHandler = Callable[[AdbdStream], Awaitable[None]]
 
 
-class AdbdHost(Protocol):
+class SimAdbd(Protocol):
     """What a connection asks of the adbd that accepted it (``SimulatedPhoneServer`` is one)."""
 
     auth: str
@@ -158,7 +158,7 @@ class AdbdHost(Protocol):
 class _ServerAuthenticator:
     """The device's AUTH strategy: the server's trusted keys and its approval prompt."""
 
-    def __init__(self, server: AdbdHost, connection: AdbdConnection) -> None:
+    def __init__(self, server: SimAdbd, connection: AdbdConnection) -> None:
         self.server = server
         self.connection = connection
 
@@ -178,7 +178,7 @@ class AdbdConnection:
 
     def __init__(
         self,
-        server: AdbdHost,
+        server: SimAdbd,
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
         number: int,

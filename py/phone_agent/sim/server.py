@@ -132,9 +132,9 @@ class SimulatedPhoneServer:
         """Listen for adb hosts (and start the control endpoint when a control port was given)."""
         self._server = await asyncio.start_server(self._accept, self.host, self._requested_port)
         if self._requested_control_port is not None:
-            from phone_agent.sim.control import ControlServer
+            from phone_agent.sim.state_http import StateServer
 
-            self._control = ControlServer(self, port=self._requested_control_port)
+            self._control = StateServer(self, port=self._requested_control_port)
             await self._control.start()
         log.debug(
             "simulated phone %s listening on %s:%d (auth %s)", self.serial, self.host, self.port, self.auth

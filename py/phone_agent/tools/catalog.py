@@ -25,13 +25,10 @@ from .spec import (
     STRING_OR_NULL,
     CallEnv,
     Channel,
-    Handler,
-    ToolService,
+    TaskService,
     ToolSpec,
     object_schema,
-    parameters_text,
     result_schema,
-    validate_arguments,
 )
 
 __all__ = [
@@ -40,16 +37,9 @@ __all__ = [
     "TOOLS",
     "TOOLS_BY_NAME",
     "TOOL_NAMES",
-    "CallEnv",
-    "Channel",
-    "Handler",
     "ToolProfile",
-    "ToolSpec",
     "get_tool",
-    "object_schema",
-    "parameters_text",
     "tools_for_profile",
-    "validate_arguments",
 ]
 
 # run_agent_task's default time budget per channel (the specification's numbers).
@@ -126,7 +116,7 @@ DEVICE_STATUS_SCHEMA = result_schema(
 )
 
 
-def _service(env: CallEnv) -> ToolService:
+def _service(env: CallEnv) -> TaskService:
     if env.service is None:  # pragma: no cover - the six are called through the page's service only
         raise errors.internal("service", RuntimeError("no service for this call"))
     return env.service
@@ -167,7 +157,7 @@ async def get_latest_task(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
 
 async def take_screenshot(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
 
-    phone = env.phone()
+    phone = env.session()
     if args.get("source", PHONE_SOURCE) == LIVE_SOURCE:
         # The live view's latest scrcpy frame (at the stream's size), or why there is none.
         look = await live_look(phone.live_screen)

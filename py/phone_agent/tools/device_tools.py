@@ -20,7 +20,7 @@ from ..adb.services import quote
 from ..device.interface import Device, key_code
 from ..errors import DeviceError
 from .locators import Element, LocatorError, ScreenSnapshot, Target, parse_target
-from .session import PhoneEnv
+from .session import DeviceSession
 from .spec import (
     BOOLEAN,
     INTEGER,
@@ -74,7 +74,7 @@ def _target(tool: str, text: str) -> Target:
         ) from None
 
 
-async def resolve(env: PhoneEnv, tool: str, text: str) -> Found:
+async def resolve(env: DeviceSession, tool: str, text: str) -> Found:
     """The element a target names on the screen as it is now (ToolError when none does)."""
     target = _target(tool, text)
     if target.ref is not None:
@@ -94,7 +94,7 @@ async def resolve(env: PhoneEnv, tool: str, text: str) -> Found:
     return Found(found[0], len(found))
 
 
-async def _point(env: PhoneEnv, tool: str, args: dict[str, Any]) -> tuple[int, int, dict[str, Any]]:
+async def _point(env: DeviceSession, tool: str, args: dict[str, Any]) -> tuple[int, int, dict[str, Any]]:
     """Where a tap-like action lands: the target's centre, or x and y; with what to report of it."""
     has_xy = "x" in args or "y" in args
     if "target" in args:
@@ -155,7 +155,7 @@ async def _current_app_or_none(device: Device) -> str | None:
 
 
 async def list_elements(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
-    phone = env.phone()
+    phone = env.session()
     nodes, focus = await asyncio.gather(phone.device.ui_nodes(), _current_app_or_none(phone.device))
     snapshot = ScreenSnapshot.from_nodes(nodes)
     if snapshot.width and snapshot.height:
@@ -190,7 +190,7 @@ async def list_elements(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
 
 
 async def tap(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
-    phone = env.phone()
+    phone = env.session()
     x, y, report = await _point(phone, "tap", args)
     await phone.device.tap(x, y)
     if args.get("double"):
@@ -207,7 +207,7 @@ def _public(report: dict[str, Any]) -> dict[str, Any]:
 
 
 async def long_press(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
-    phone = env.phone()
+    phone = env.session()
     x, y, report = await _point(phone, "long_press", args)
     duration = args["durationMs"]
     await phone.device.long_press(x, y, duration)
@@ -239,7 +239,7 @@ def direction_points(
 
 
 async def swipe(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
-    phone = env.phone()
+    phone = env.session()
     given = [name for name in _SWIPE_POINTS if name in args]
     duration = args["durationMs"]
     width, height = await phone.screen_size()
@@ -317,7 +317,7 @@ def _screen_key(snapshot: ScreenSnapshot) -> list[tuple[Any, ...]]:
 
 
 async def scroll_to(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
-    phone = env.phone()
+    phone = env.session()
     target = _target("scroll_to", args["target"])
     if target.ref is not None:
         raise errors.invalid_argument(
@@ -350,7 +350,7 @@ async def scroll_to(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
 
 
 async def type_text(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
-    phone = env.phone()
+    phone = env.session()
     text = args["text"]
     structured: dict[str, Any] = {"typed": text}
     field_element: Element | None = None
@@ -382,7 +382,7 @@ async def type_text(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
 
 
 async def press_key(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
-    phone = env.phone()
+    phone = env.session()
     try:
         code = key_code(args["key"])
     except ValueError as exc:
@@ -396,7 +396,7 @@ async def press_key(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
 _PACKAGE = re.compile(r"[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+")
 
 
-async def resolve_package(phone: PhoneEnv, tool: str, name: str) -> str:
+async def resolve_package(phone: DeviceSession, tool: str, name: str) -> str:
     """An installed package for ``name``: itself, or the one installed package whose name contains it
     (``settings`` → ``com.android.settings``); app_not_installed or invalid_argument otherwise."""
     wanted = name.strip()
@@ -422,14 +422,14 @@ async def resolve_package(phone: PhoneEnv, tool: str, name: str) -> str:
 
 
 async def open_app(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
-    phone = env.phone()
+    phone = env.session()
     package = await resolve_package(phone, "open_app", args["packageName"])
     await phone.device.open_app(package)
     return action_result(f"opened {package}", {"packageName": package})
 
 
 async def stop_app(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
-    phone = env.phone()
+    phone = env.session()
     package = await resolve_package(phone, "stop_app", args["packageName"])
     result = await phone.device.shell(f"am force-stop {quote(package)}")
     if result.exit_code not in (0, -1):
@@ -442,7 +442,7 @@ _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:\S+")
 
 
 async def open_url(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
-    phone = env.phone()
+    phone = env.session()
     url = args["url"].strip()
     if not _URL.fullmatch(url) or any(ord(ch) < 32 for ch in url):
         raise errors.invalid_argument(
@@ -463,7 +463,7 @@ async def open_url(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
 
 
 async def list_apps(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
-    phone = env.phone()
+    phone = env.session()
     packages = await phone.device.list_apps(third_party_only=not args["includeSystem"])
     which = "installed" if args["includeSystem"] else "user-installed (includeSystem=true lists all)"
     text = f"{len(packages)} {which} apps:\n" + "\n".join(packages)
@@ -471,7 +471,7 @@ async def list_apps(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
 
 
 async def get_current_app(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
-    phone = env.phone()
+    phone = env.session()
     app = _app_json(await phone.device.current_app())
     if app["packageName"] is None:
         return action_result("No app window has the focus.", app)
@@ -493,7 +493,7 @@ def _condition_met(condition: str, found: list[Element]) -> bool:
 
 
 async def wait_for(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
-    phone = env.phone()
+    phone = env.session()
     target = _target("wait_for", args["target"])
     old: Element | None = None
     if target.ref is not None:
@@ -568,7 +568,7 @@ def parse_screen_info(text: str) -> dict[str, Any]:
 
 
 async def get_screen_info(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
-    phone = env.phone()
+    phone = env.session()
     result = await phone.device.shell("wm size; wm density; dumpsys display | grep 'DisplayInfo{'")
     info = parse_screen_info(result.stdout.decode("utf-8", "replace"))
     if not info["width"]:
@@ -582,7 +582,7 @@ async def get_screen_info(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
 
 
 async def set_orientation(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
-    phone = env.phone()
+    phone = env.session()
     rotation = 0 if args["orientation"] == "portrait" else 1
     command = f"settings put system accelerometer_rotation 0 && settings put system user_rotation {rotation}"
     result = await phone.device.shell(command)

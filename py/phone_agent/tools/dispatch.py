@@ -1,4 +1,4 @@
-"""McpServiceContext: the page's state behind every tool (tasks, the phone, the agent) and the one
+"""ToolDispatcher: the page's state behind every tool (tasks, the phone, the agent) and the one
 dispatch both channels use.
 
 The relay client (Channel A), the WebMCP service (Channel B) and the page's live view all call
@@ -20,11 +20,11 @@ from .. import errors
 from ..device.interface import Device
 from ..errors import ErrorCode, ToolError
 from ..tasks import AgentTask, TaskStatus
-from .catalog import DEFAULT_TOOL_PROFILE, Channel, ToolProfile, get_tool, validate_arguments
-from .session import PhoneEnv
-from .spec import CallEnv, ProgressSink
+from .catalog import DEFAULT_TOOL_PROFILE, ToolProfile, get_tool
+from .session import DeviceSession
+from .spec import CallEnv, Channel, ProgressSink, validate_arguments
 
-__all__ = ["AgentRunner", "CallListener", "CallRecord", "McpServiceContext", "ProgressSink"]
+__all__ = ["AgentRunner", "CallListener", "CallRecord", "ProgressSink", "ToolDispatcher"]
 
 
 @dataclass(frozen=True)
@@ -54,12 +54,12 @@ def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
-class McpServiceContext:
-    """The seed's McpServiceContext: tasks, the device, the agent, and the one dispatch."""
+class ToolDispatcher:
+    """The seed's ToolDispatcher: tasks, the device, the agent, and the one dispatch."""
 
     def __init__(self, clock_ms: Callable[[], int] = _now_ms) -> None:
         self._device: Device | None = None
-        self._phone_env: PhoneEnv | None = None
+        self._session: DeviceSession | None = None
         self.agent: AgentRunner | None = None
         # Scales and re-encodes screenshots (the page: canvas; CPython: Pillow); None: full PNGs only.
         self.image_codec: Any = None
@@ -89,19 +89,19 @@ class McpServiceContext:
     @device.setter
     def device(self, device: Device | None) -> None:
         if device is not self._device:
-            self._phone_env = None  # refs and the screen size belong to the phone they came from
+            self._session = None  # refs and the screen size belong to the phone they came from
         self._device = device
 
-    def phone_env(self) -> PhoneEnv:
+    def session(self) -> DeviceSession:
         """The connected phone as the device tools use it; ToolError no_device when none is."""
         device = self._device
         if device is None:
             raise errors.no_device()
-        if self._phone_env is None or self._phone_env.device is not device:
-            self._phone_env = PhoneEnv(device)
-        self._phone_env.image_codec = self.image_codec
-        self._phone_env.live_screen = self.live_screen
-        return self._phone_env
+        if self._session is None or self._session.device is not device:
+            self._session = DeviceSession(device)
+        self._session.image_codec = self.image_codec
+        self._session.live_screen = self.live_screen
+        return self._session
 
     # -- the seed's interface -------------------------------------------------------------------
 

@@ -1,6 +1,6 @@
-"""``PhoneEnv``: the connected phone as the device tools use it, with what they remember about it.
+"""``DeviceSession``: the connected phone as the device tools use it, with what they remember about it.
 
-A handler gets it from ``CallEnv.phone()``; the page's service keeps one per phone (a new phone, a
+A handler gets it from ``CallEnv.session()``; the page's service keeps one per phone (a new phone, a
 new state: refs and the screen size belong to the phone they came from). Pure: no I/O of its own.
 """
 
@@ -17,7 +17,7 @@ from .locators import ScreenSnapshot
 
 
 @dataclass
-class PhoneState:
+class SessionState:
     """What the tools remember about the connected phone: the latest screen handed out (its refs) and
     the screen size. A new phone gets a new state."""
 
@@ -30,12 +30,12 @@ def _monotonic_ms() -> float:
 
 
 @dataclass
-class PhoneEnv:
+class DeviceSession:
     """The phone as the device tools use it. ``verify_refs``: a ref is checked against a fresh UI
     dump before it is used (off for the page's agent, which acts on the screen it has just read)."""
 
     device: Device
-    state: PhoneState = field(default_factory=PhoneState)
+    state: SessionState = field(default_factory=SessionState)
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     monotonic_ms: Callable[[], float] = _monotonic_ms
     image_codec: Any = None  # agent.ports.ImageCodec, for scaled screenshots

@@ -4,7 +4,7 @@ runs.
 
 The catalog itself is ``tools`` (the specification's six) and ``device_actions`` (the phone as tools);
 this module knows neither, nor the service that dispatches to them (``context``): the service is the
-``ToolService`` protocol here, so the catalog builds on this module and the service on the catalog,
+``TaskService`` protocol here, so the catalog builds on this module and the service on the catalog,
 never round. Pure: no I/O.
 """
 
@@ -19,7 +19,7 @@ from typing import Any, Protocol
 from .. import errors
 from ..errors import ToolError
 from ..tasks import AgentTask
-from .session import PhoneEnv
+from .session import DeviceSession
 
 ProgressSink = Callable[[str], None]
 
@@ -34,8 +34,8 @@ class Channel(StrEnum):
     PAGE = "page"
 
 
-class ToolService(Protocol):
-    """What the six tools use of the page's service (``context.McpServiceContext``)."""
+class TaskService(Protocol):
+    """What the six tools use of the page's service (``context.ToolDispatcher``)."""
 
     async def run_agent(
         self, goal: str, timeout_ms: int, progress: ProgressSink | None = None
@@ -49,25 +49,25 @@ class ToolService(Protocol):
 
     async def device_info(self) -> dict[str, Any]: ...
 
-    def phone_env(self) -> PhoneEnv: ...
+    def session(self) -> DeviceSession: ...
 
 
 @dataclass
 class CallEnv:
     """What a handler may use: the page's service (the six tools), the phone (device tools), the
-    channel, and where progress goes. ``phone`` raises ``no_device`` when no phone is connected."""
+    channel, and where progress goes. ``session()`` raises ``no_device`` when no phone is connected."""
 
     channel: Channel
-    service: ToolService | None = None
+    service: TaskService | None = None
     progress: ProgressSink | None = None
-    phone_env: PhoneEnv | None = None
+    device_session: DeviceSession | None = None
 
-    def phone(self) -> PhoneEnv:
-        if self.phone_env is not None:
-            return self.phone_env
+    def session(self) -> DeviceSession:
+        if self.device_session is not None:
+            return self.device_session
         if self.service is None:
             raise errors.no_device()
-        return self.service.phone_env()
+        return self.service.session()
 
 
 Handler = Callable[[CallEnv, dict[str, Any]], Awaitable[dict[str, Any]]]

@@ -12,7 +12,7 @@ Lets tests in other processes (and people) see and steer what a phone's owner wo
     GET  /files?path=P     a file from the phone's file system (base64), or a directory listing
 
 Only loopback Host headers are served (a web page cannot DNS-rebind its way in); every read has a
-size and time bound. ``ControlClient`` is the same from another process (tests, scripts).
+size and time bound. ``StateClient`` is the same from another process (tests, scripts).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ REQUEST_TIMEOUT = 10.0
 REASONS = {200: "OK", 400: "Bad Request", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed"}
 
 
-class ControlledPhone(Protocol):
+class ObservedPhone(Protocol):
     """What the control interface reads and drives (``SimulatedPhoneServer`` is one)."""
 
     phone: Any
@@ -52,10 +52,10 @@ class ControlledPhone(Protocol):
     def reset(self) -> None: ...
 
 
-class ControlServer:
+class StateServer:
     """HTTP/1.1 (one request per connection) on ``127.0.0.1:port``; ``port=0`` picks a free one."""
 
-    def __init__(self, sim: ControlledPhone, port: int = 0, host: str = "127.0.0.1") -> None:
+    def __init__(self, sim: ObservedPhone, port: int = 0, host: str = "127.0.0.1") -> None:
         self.sim = sim
         self.host = host
         self._requested_port = port
@@ -148,11 +148,11 @@ class ControlServer:
             return 404, {"error": f"{path}: {exc.__class__.__name__}"}
 
 
-class ControlError(Exception):
+class StateError(Exception):
     """The control endpoint answered with an error status."""
 
 
-class ControlClient:
+class StateClient:
     """Blocking client of the control endpoint, for tests and scripts in another process."""
 
     def __init__(self, port: int, host: str = "127.0.0.1", timeout: float = 10.0) -> None:
@@ -167,7 +167,7 @@ class ControlClient:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:
                 return json.load(response)
         except urllib.error.HTTPError as exc:
-            raise ControlError(f"{method} {path}: {exc.code} {exc.read().decode(errors='replace')}") from None
+            raise StateError(f"{method} {path}: {exc.code} {exc.read().decode(errors='replace')}") from None
 
     def state(self) -> dict[str, Any]:
         """Everything: serial, auth mode, connections, keys, and ``phone`` (the phone's state)."""

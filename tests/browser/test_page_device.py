@@ -1,4 +1,4 @@
-"""PhoneLink, what the tools hold while the page has chosen a phone: it passes the calls to the
+"""PageDevice, what the tools hold while the page has chosen a phone: it passes the calls to the
 phone — to the ScrcpyDevice while scrcpy runs — and while the link is down answers why it dropped,
 whatever scrcpy's run does as it winds down."""
 
@@ -7,13 +7,13 @@ from __future__ import annotations
 import pytest
 
 from phone_agent.agent.benchkit import InstantPhone
-from phone_agent.browser.phone_link import PhoneLink, lost_message, parse_device_spec, query_param
+from phone_agent.browser.page_device import PageDevice, lost_message, parse_device_spec, query_param
 from phone_agent.errors import DeviceError
 
 
 async def test_calls_go_through_the_device_it_routes_through_until_the_link_drops():
     plain, scrcpy, back = InstantPhone(b"plain"), InstantPhone(b"scrcpy"), InstantPhone(b"back")
-    link = PhoneLink(plain)  # type: ignore[arg-type]
+    link = PageDevice(plain)  # type: ignore[arg-type]
     assert await link.screenshot_png() == b"plain"
     link.route_through(scrcpy)
     assert await link.screenshot_png() == b"scrcpy"

@@ -1,7 +1,7 @@
-"""What the tools hold while the page has chosen a phone (``PhoneLink``), and the small words of the
+"""What the tools hold while the page has chosen a phone (``PageDevice``), and the small words of the
 connection: which phone the page's URL names, and how a dropped link is said.
 
-``PhoneLink`` stays ``context.device`` across a drop and a reconnect: while the link is down it
+``PageDevice`` stays ``context.device`` across a drop and a reconnect: while the link is down it
 answers ``device_error`` with why it dropped (get_device_status: ``connected: false``), and whoever
 watches it (a running agent task) is told at once. While scrcpy runs, the link passes the calls to
 its ScrcpyDevice over the same phone (``route_through``).
@@ -59,7 +59,7 @@ class _NoPhone:
         return call
 
 
-class PhoneLink(DeviceWrapper):
+class PageDevice(DeviceWrapper):
     """What ``context.device`` holds while a phone is chosen: the connected AdbDevice, or, while its
     link is down, a stand-in that answers ``device_error`` with why it dropped. The object stays the
     same across a drop, so a call in flight answers that reason instead of "No phone device

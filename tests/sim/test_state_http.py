@@ -10,7 +10,7 @@ import pytest
 
 from phone_agent.adb.keys import generate_private_key
 from phone_agent.adb.packet import AdbPacket, AuthType, Command
-from phone_agent.sim.control import ControlClient, ControlError
+from phone_agent.sim.state_http import StateClient, StateError
 from tests.sim.raw_host import RawHost
 
 
@@ -109,7 +109,7 @@ async def test_control_client_from_another_thread(sim):
     sim.fs.write_file("/sdcard/Download/a b.txt", b"spaced")
 
     def use_client() -> tuple:
-        client = ControlClient(sim.control_port)
+        client = StateClient(sim.control_port)
         return (
             client.state()["serial"],
             client.phone_state() == sim.phone.state(),
@@ -119,5 +119,5 @@ async def test_control_client_from_another_thread(sim):
         )
 
     assert await asyncio.to_thread(use_client) == (sim.serial, True, b"spaced", [], [])
-    with pytest.raises(ControlError, match="404"):
-        await asyncio.to_thread(ControlClient(sim.control_port).read_file, "/nope")
+    with pytest.raises(StateError, match="404"):
+        await asyncio.to_thread(StateClient(sim.control_port).read_file, "/nope")
