@@ -11,7 +11,7 @@ import asyncio
 import json
 import random
 import time
-from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from ..device.interface import Bounds, Device, UiNode
@@ -42,23 +42,25 @@ def ui_nodes(count: int = 60) -> list[UiNode]:
 
 
 class BusyClock:
-    """Wall time during which at least one call was running (overlapping calls count once)."""
+    """Wall time during which at least one call was running (overlapping calls count once), read from
+    ``now`` (seconds; ``time.perf_counter`` unless a test gives its own clock)."""
 
-    def __init__(self) -> None:
+    def __init__(self, now: Callable[[], float] = time.perf_counter) -> None:
+        self.now = now
         self.busy_ms = 0.0
         self._running = 0
         self._since = 0.0
 
     async def timed(self, call: Awaitable[Any]) -> Any:
         if self._running == 0:
-            self._since = time.perf_counter()
+            self._since = self.now()
         self._running += 1
         try:
             return await call
         finally:
             self._running -= 1
             if self._running == 0:
-                self.busy_ms += (time.perf_counter() - self._since) * 1000
+                self.busy_ms += (self.now() - self._since) * 1000
 
 
 class TimedDevice(DeviceWrapper):
