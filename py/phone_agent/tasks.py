@@ -140,7 +140,7 @@ class AgentTask:
     error: str | None = None
     started_at: int | None = None
     finished_at: int | None = None
-    # Where the agent's looks came from, when the page could offer scrcpy frames (agent.looks):
+    # Where the agent's looks came from, when the page could offer scrcpy frames (tools/screen_source.py):
     # e.g. "scrcpy frame (6 looks)"; None elsewhere (every look a screenshot, nothing to say).
     screen_source: str | None = None
 

@@ -1,8 +1,11 @@
-"""``py/phone_agent`` has no import cycles: the import graph, computed from the source, is a DAG.
+"""``py/phone_agent`` is layered and has no import cycles: the import graph, computed from the source,
+is a DAG, and no import runs from a lower layer to a higher one.
 
 Every import counts, wherever it stands: at the top, inside a function, or under ``TYPE_CHECKING``
-(a type-only back-reference is still a dependency the reader must hold in mind). Importing a
-module's own parent package does not count (Python has already started it).
+(a type-only back-reference is still a dependency the reader must hold in mind). An import also runs
+the ``__init__`` of every package on the way to its module (``from .agent.looks import x`` runs
+``agent/__init__.py``, and whatever that imports), so those packages count as imported too — except
+the importing module's own ancestors, which Python has already started.
 """
 
 from __future__ import annotations
@@ -16,9 +19,26 @@ PACKAGE = ROOT / "phone_agent"
 # Cycles that remain, each as the module prefixes it may span. Shrink this list; never grow it.
 ALLOWED_CYCLES: list[frozenset[str]] = []
 
+# The layers, lowest first: a module imports only from its own layer or lower ones. Each entry is a
+# package (or root module) of phone_agent; the root package itself (its version) is below them all.
+LAYERS: list[set[str]] = [
+    {"errors", "tasks", "arg_types"},  # words every layer uses: failures, a task's record, CLI types
+    {"device"},  # the Device interface, its wrapper, the shell result
+    {"adb"},  # ADB, pure: packets, connections, services, AdbDevice
+    {"scrcpy"},  # scrcpy's protocol and ScrcpyDevice, over adb
+    {"tools"},  # the catalog: specs, handlers by family, dispatch, results — on Device only
+    {"relay"},  # the relay's wire format and the server's pure core
+    {"agent"},  # the Plan-and-Resolve agent, through the catalog
+    {"farm"},  # the farm's pure core: frames, the page's service, the registry
+    {"sim"},  # the simulated phone (CPython)
+    {"browser"},  # the page's adapters (Pyodide)
+    {"server"},  # the CPython server's adapters
+    {"cli"},
+]
 
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+
+def module_name(path: Path, root: Path = ROOT) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
@@ -40,8 +60,11 @@ def imports_of(name: str, path: Path, modules: set[str]) -> set[str]:
             targets = [module] + [f"{module}.{alias.name}" for alias in node.names]
         else:
             continue
-        found.update(t for t in targets if t in modules and t != name and not name.startswith(t + "."))
-    return found
+        found.update(t for t in targets if t in modules)
+        for target in targets:  # the packages whose __init__ the import runs on its way
+            parts = target.split(".")
+            found.update(".".join(parts[:i]) for i in range(1, len(parts)) if ".".join(parts[:i]) in modules)
+    return {t for t in found if t != name and not name.startswith(t + ".")}
 
 
 def import_graph() -> dict[str, set[str]]:
@@ -124,3 +147,52 @@ def test_the_simulated_phone_depends_on_neither_the_server_package_nor_the_cli_n
             assert "phone_agent.cli" not in targets, name
     for name in ("phone_agent.sim.connection", "phone_agent.sim.services", "phone_agent.sim.state_http"):
         assert "phone_agent.sim.server" not in graph[name], name
+
+
+def layer_of(module: str) -> int:
+    parts = module.split(".")
+    if len(parts) == 1:
+        return -1
+    for rank, members in enumerate(LAYERS):
+        if parts[1] in members:
+            return rank
+    raise AssertionError(f"{module} is in no layer: add its package to LAYERS")
+
+
+def test_no_import_runs_from_a_lower_layer_to_a_higher_one():
+    upward = sorted(
+        f"{name} -> {target}"
+        for name, targets in import_graph().items()
+        for target in targets
+        if layer_of(target) > layer_of(name)
+    )
+    assert not upward, "imports that run up a layer:\n" + "\n".join(upward)
+
+
+def test_the_catalog_reaches_the_phone_through_the_device_interface_only():
+    graph = import_graph()
+    reached = sorted(
+        f"{name} -> {target}"
+        for name, targets in graph.items()
+        if name.startswith("phone_agent.tools.")
+        for target in targets
+        if target == "phone_agent.adb" or target.startswith("phone_agent.adb.")
+    )
+    assert not reached, reached
+
+
+def test_an_import_counts_the_package_inits_it_runs(tmp_path):
+    """``from ..pkg.mod import x`` runs ``pkg/__init__.py`` too: a loop through an __init__ is a loop."""
+    package = tmp_path / "phone_agent"
+    (package / "low").mkdir(parents=True)
+    (package / "high").mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "low" / "__init__.py").write_text("")
+    (package / "low" / "mod.py").write_text("from ..high.leaf import x\n")
+    (package / "high" / "__init__.py").write_text("from .agent import y\n")
+    (package / "high" / "agent.py").write_text("from ..low.mod import z\n")
+    (package / "high" / "leaf.py").write_text("x = 1\n")
+    paths = {module_name(path, tmp_path): path for path in package.rglob("*.py")}
+    graph = {name: imports_of(name, path, set(paths)) for name, path in paths.items()}
+    assert "phone_agent.high" in graph["phone_agent.low.mod"]
+    assert cycles(graph) == [{"phone_agent.low.mod", "phone_agent.high", "phone_agent.high.agent"}]

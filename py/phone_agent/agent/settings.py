@@ -165,7 +165,7 @@ def valid_max_fps(value: Any) -> int | None:
 @dataclass(frozen=True)
 class ScreenSettings:
     """The live view and the agent's looks. ``live_looks``: while scrcpy runs, the agent takes its
-    looks from the stream's latest frame instead of ``screencap`` (agent.looks). ``scrcpy``: the live
+    looks from the stream's latest frame instead of ``screencap`` (tools.screen_source). ``scrcpy``: the live
     view streams through scrcpy (else it polls ``screencap``), at most ``max_size`` pixels on the long
     side (0: the phone's own size) and ``max_fps`` frames a second."""
 

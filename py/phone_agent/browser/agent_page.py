@@ -1,8 +1,8 @@
 """The agent in the page: builds the Plan-and-Resolve agent from the browser's adapters (fetch, canvas,
 the Prompt API), plugs it into the shared ToolDispatcher, and keeps the task history in IndexedDB.
 
-``PageAgentRunner`` is what ``context.agent`` holds (context.py's AgentRunner): it runs each task on
-the PlanAndResolveAgent and around it tells the chat panel and stores the task (at its start, after
+``PageAgentRunner`` is what the dispatcher's ``agent`` holds (tools/dispatch.py's AgentRunner): it
+runs each task on the PlanAndResolveAgent and around it tells the chat panel and stores the task (at its start, after
 the plan, each step and each action, and at its end), so get_task_result and get_latest_task still
 answer after a reload.
 
@@ -13,7 +13,7 @@ BroadcastChannel. A tab opened meanwhile shows such a task as it stands (not as 
 it, and reads its end from storage once the lock is free; only a task whose tab is gone is stopped.
 A phone whose link drops while a task runs ends the task at once, failed, with the reason.
 
-Settings decide the model at every task's start; with none configured, ``context.agent`` is None and
+Settings decide the model at every task's start; with none configured, the dispatcher's ``agent`` is None and
 run_agent_task answers the "No model configured" error.
 
 Hidden page parameters for tests, slow phones and slow models: ``?agentSettleMs=N`` (the wait after
@@ -260,7 +260,7 @@ class TaskHistory:
 
 
 class PageAgentRunner:
-    """context.py's AgentRunner for the page: the PlanAndResolveAgent plus the panel and the history."""
+    """The dispatcher's AgentRunner for the page: the PlanAndResolveAgent, the panel and the history."""
 
     def __init__(
         self,

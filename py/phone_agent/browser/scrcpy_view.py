@@ -12,7 +12,7 @@ a closed decoder and destroyed proxies. The caller (the live view) then polls ``
 shows the reason. ``restart`` ends a run at once (the
 Settings changed the stream): ``run_while_possible`` starts the next with the new options.
 
-``ScrcpyLooks`` offers the latest drawn frame to the agent (``agent.looks.LiveScreen``).
+``ScrcpyLooks`` offers the latest drawn frame to the agent (``tools.screen_source.LiveScreen``).
 """
 
 from __future__ import annotations

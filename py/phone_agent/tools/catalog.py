@@ -59,7 +59,7 @@ TASK_SUMMARY_SCHEMA = result_schema(
         "totalSteps": INTEGER,
         "durationMs": INTEGER_OR_NULL,
         "error": STRING_OR_NULL,
-        # Written only when the page's agent could look at its scrcpy live view (agent.looks).
+        # Written only when the page's agent could look at its scrcpy live view (screen_source).
         "screenSource": {
             "type": "string",
             "description": "Where the agent's looks came from, with counts: \"scrcpy frame (N looks)\" "
@@ -82,7 +82,7 @@ TASK_SCHEMA = result_schema(
     ["taskId", "goal", "status"],
 )
 # take_screenshot's sources: the phone's own screenshot (screencap, the default) or the live view's
-# latest scrcpy frame (agent.looks.live_look).
+# latest scrcpy frame (screen_source.live_look).
 PHONE_SOURCE = "phone"
 LIVE_SOURCE = "live"
 SCREENSHOT_SOURCES = (PHONE_SOURCE, LIVE_SOURCE)

@@ -63,7 +63,7 @@ class ToolDispatcher:
         self.agent: AgentRunner | None = None
         # Scales and re-encodes screenshots (the page: canvas; CPython: Pillow); None: full PNGs only.
         self.image_codec: Any = None
-        # The page's scrcpy live view (agent.looks.LiveScreen) for take_screenshot's source "live";
+        # The page's scrcpy live view (tools.screen_source.LiveScreen) for take_screenshot's source "live";
         # None in CPython: that source then answers why not.
         self.live_screen: Any = None
         # Which tools this page serves (the server's --tools, from /api/config).

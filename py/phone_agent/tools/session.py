@@ -39,7 +39,7 @@ class DeviceSession:
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     monotonic_ms: Callable[[], float] = _monotonic_ms
     image_codec: Any = None  # agent.ports.ImageCodec, for scaled screenshots
-    live_screen: Any = None  # agent.looks.LiveScreen: the page's scrcpy live view (take_screenshot "live")
+    live_screen: Any = None  # screen_source.LiveScreen: the page's scrcpy live view (take_screenshot "live")
     verify_refs: bool = True
 
     async def screen(self) -> ScreenSnapshot:

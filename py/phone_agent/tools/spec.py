@@ -2,10 +2,11 @@
 fragments entries are written with, and the strict argument check every call passes before its handler
 runs.
 
-The catalog itself is ``tools`` (the specification's six) and ``device_actions`` (the phone as tools);
-this module knows neither, nor the service that dispatches to them (``context``): the service is the
-``TaskService`` protocol here, so the catalog builds on this module and the service on the catalog,
-never round. Pure: no I/O.
+The entries themselves are declared in ``catalog`` (the specification's six and the profiles) and in
+the device tools' family modules; this module imports none of them, nor the dispatcher that runs them
+(``dispatch.ToolDispatcher``), which it sees only as the ``TaskService`` protocol. So the imports run
+one way: the entries build on this module, the dispatcher on the entries, and nothing back (the
+import-graph test checks it). Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ class Channel(StrEnum):
 
 
 class TaskService(Protocol):
-    """What the six tools use of the page's service (``context.ToolDispatcher``)."""
+    """What the six tools use of the page's service (``tools.dispatch.ToolDispatcher``)."""
 
     async def run_agent(
         self, goal: str, timeout_ms: int, progress: ProgressSink | None = None

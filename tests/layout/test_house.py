@@ -1,0 +1,39 @@
+"""The house keeps its plan: a small package root, no module too long to read, and every package of
+py/phone_agent and every test folder named in the README's Layout."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "py" / "phone_agent"
+MAX_ROOT_MODULES = 6
+MAX_MODULE_LINES = 600
+
+
+def test_the_package_root_holds_at_most_six_modules():
+    modules = sorted(path.name for path in PACKAGE.glob("*.py"))
+    assert len(modules) <= MAX_ROOT_MODULES, modules
+
+
+def test_no_module_is_over_600_lines():
+    long = {
+        str(path.relative_to(ROOT)): count
+        for path in PACKAGE.rglob("*.py")
+        if (count := len(path.read_text().splitlines())) > MAX_MODULE_LINES
+    }
+    assert not long, long
+
+
+def layout_text() -> str:
+    readme = (ROOT / "README.md").read_text()
+    return readme.split("## Layout", 1)[1].split("\n## ", 1)[0]
+
+
+def test_the_readme_layout_names_every_package_and_test_folder():
+    layout = layout_text()
+    packages = sorted(path.parent.name for path in PACKAGE.glob("*/__init__.py"))
+    tests = sorted(path.name for path in (ROOT / "tests").iterdir() if path.is_dir() and path.name[0] != "_")
+    missing = [name for name in packages + tests if not re.search(rf"\b{re.escape(name)}/", layout)]
+    assert not missing, f"README's Layout does not name: {missing}"
