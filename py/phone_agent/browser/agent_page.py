@@ -2,9 +2,9 @@
 the Prompt API), plugs it into the shared ToolDispatcher, and keeps the task history in IndexedDB.
 
 ``PageAgentRunner`` is what the dispatcher's ``agent`` holds (tools/dispatch.py's AgentRunner): it
-runs each task on the PlanAndResolveAgent and around it tells the chat panel and stores the task (at its start, after
-the plan, each step and each action, and at its end), so get_task_result and get_latest_task still
-answer after a reload.
+runs each task on the PlanAndResolveAgent and around it tells the chat panel and stores the task (at
+its start, after the plan, each step and each action, and at its end), so get_task_result and
+get_latest_task still answer after a reload.
 
 Tabs of one browser share the history (IndexedDB) and the phone, so they share one agent too: a task
 runs only in the tab that holds the ``AGENT_LOCK`` Web Lock (another tab answers the busy text), that
