@@ -3,6 +3,7 @@ py/phone_agent and every test folder named in the README's Layout."""
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -37,3 +38,37 @@ def test_the_readme_layout_names_every_package_and_test_folder():
     tests = sorted(path.name for path in (ROOT / "tests").iterdir() if path.is_dir() and path.name[0] != "_")
     missing = [name for name in packages + tests if not re.search(rf"\b{re.escape(name)}/", layout)]
     assert not missing, f"README's Layout does not name: {missing}"
+
+
+def test_adb_wire_constants_are_defined_once():
+    """ADB's command words, header size and payload limits live in adb/packet.py; other modules import
+    them (a second copy drifts: the bridge and the page once had their own)."""
+    from phone_agent.adb import packet
+
+    magic = {int(command) for command in packet.Command}
+    sizes = {
+        packet.HEADER_SIZE: "HEADER_SIZE",
+        packet.MAX_PAYLOAD: "MAX_PAYLOAD",
+        packet.MAX_PAYLOAD_V1: "MAX_PAYLOAD_V1",
+    }
+    copies = []
+    for path in PACKAGE.rglob("*.py"):
+        if path == PACKAGE / "adb" / "packet.py":
+            continue
+        for node in ast.parse(path.read_text()).body:
+            if not isinstance(node, ast.Assign) or not isinstance(node.value, (ast.Constant, ast.BinOp)):
+                continue
+            try:
+                value = ast.literal_eval(node.value) if isinstance(node.value, ast.Constant) else eval(
+                    compile(ast.Expression(node.value), str(path), "eval"), {}
+                )
+            except Exception:
+                continue
+            names = [target.id for target in node.targets if isinstance(target, ast.Name)]
+            if not isinstance(value, int) or isinstance(value, bool):
+                continue
+            is_magic = value in magic
+            is_size = any(sizes.get(value) and sizes[value] in name for name in names)
+            if is_magic or is_size:
+                copies.append(f"{path.relative_to(ROOT)}:{node.lineno} {names} = {value:#x}")
+    assert not copies, copies

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from ..adb.packet import HEADER_SIZE, Command
+from ..adb.packet import HEADER_SIZE, MAX_CONNECT_PAYLOAD, Command
 
 log = logging.getLogger("phone_agent.adb_bridge")
 
@@ -44,7 +44,6 @@ CLOSE_FIRST_BYTES_TIMEOUT = 4408
 CLOSE_NOT_ADB = 4415
 CLOSE_UNREACHABLE = 4502
 ANSWER_TIMEOUT_S = 10.0  # for the target's first answer (an adbd answers CNXN at once, AUTH or not)
-MAX_FIRST_PAYLOAD = 4096  # CNXN never exceeds MAX_PAYLOAD_V1 (adb.h); a host's banner is a few hundred bytes
 MAX_SERVER_REQUEST = 1024
 # A device's CNXN names what it is (AOSP's connection states); "host" is the page's own, so an echo.
 DEVICE_KINDS = frozenset({b"device", b"recovery", b"rescue", b"sideload", b"bootloader"})
@@ -137,7 +136,7 @@ def first_request_size(data: bytes) -> int:
         return NEED_MORE
     length = int.from_bytes(data[12:16], "little")
     magic = int.from_bytes(data[20:24], "little")
-    if magic != Command.CNXN ^ 0xFFFFFFFF or length > MAX_FIRST_PAYLOAD:
+    if magic != Command.CNXN ^ 0xFFFFFFFF or length > MAX_CONNECT_PAYLOAD:
         return NOT_ADB
     size = HEADER_SIZE + length
     banner = data[HEADER_SIZE:size]
@@ -167,7 +166,7 @@ def answers_as_adb(answer: bytes, request: bytes) -> bool | None:
     if command != Command.CNXN:
         return True
     length = int.from_bytes(answer[12:16], "little")
-    if length > MAX_FIRST_PAYLOAD:
+    if length > MAX_CONNECT_PAYLOAD:
         return False
     if len(answer) < HEADER_SIZE + length:
         return None
