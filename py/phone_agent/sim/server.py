@@ -22,7 +22,7 @@ from typing import Any, Literal, TypeVar
 from phone_agent.adb.connection import Side, make_banner
 from phone_agent.adb.keys import AdbPublicKey
 from phone_agent.sim.connection import AdbdConnection, ConnectionState, ServiceHandler
-from phone_agent.sim.scrcpy_server import ScrcpyHost
+from phone_agent.sim.scrcpy_server.process import ScrcpyHost
 from phone_agent.sim.vfs import VirtualFileSystem
 
 log = logging.getLogger("phone_agent.sim")
