@@ -22,7 +22,7 @@ from typing import Any, Literal, TypeVar
 from phone_agent.adb.connection import Side, make_banner
 from phone_agent.adb.keys import AdbPublicKey
 from phone_agent.sim.connection import AdbdConnection, ConnectionState, ServiceHandler
-from phone_agent.sim.scrcpy_server import ScrcpyHost
+from phone_agent.sim.scrcpy_server.process import SimScrcpy
 from phone_agent.sim.vfs import VirtualFileSystem
 
 log = logging.getLogger("phone_agent.sim")
@@ -110,7 +110,7 @@ class SimulatedPhoneServer:
         self._executor = ThreadPoolExecutor(max_workers=64, thread_name_prefix="sim-shell")
         # scrcpy 2.5 under app_process: on for `phone-agent sim` and `serve --sim` (their --no-scrcpy
         # turns it off); off by default here, so a test phone is a screencap-only phone unless asked.
-        self.scrcpy = ScrcpyHost(self, enabled=scrcpy)
+        self.scrcpy = SimScrcpy(self, enabled=scrcpy)
 
     @property
     def serial(self) -> str:

@@ -154,7 +154,7 @@ def find_service(server: ServiceHost, name: str) -> ServiceHandler | None:
     kind, options, arg = parse_service(name)
     if kind in ("shell", "exec") and arg.strip():
         launched = server.scrcpy.shell_handler(arg, v2=kind == "shell" and "v2" in options)
-        if launched is not None:  # app_process running the scrcpy server (sim/scrcpy_server.py)
+        if launched is not None:  # app_process running the scrcpy server (sim/scrcpy_server/)
             return launched
     if kind == "localabstract":
         return server.scrcpy.socket_handler(arg)

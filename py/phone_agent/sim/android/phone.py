@@ -11,11 +11,12 @@ in a loop cost nothing while the screen stays the same.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import quote_plus, urlsplit
 
@@ -125,6 +126,24 @@ class VirtualPhone:
         """Back to the home screen, default settings and the initial messages."""
         with self._lock:
             self._reset_state()
+
+    @contextlib.contextmanager
+    def locked(self, *, wait: bool = True) -> Iterator[bool]:
+        """Hold the phone as an Android command does while it runs (to change it from outside one);
+        yields True. With ``wait=False`` it does not wait for another thread that holds it: it yields
+        False at once, holding nothing."""
+        if not self._lock.acquire(blocking=wait):
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            self._lock.release()
+
+    def set_clipboard(self, text: str) -> None:
+        """Put ``text`` on the clipboard (a change: listeners are told)."""
+        self.clipboard = text
+        self._changed()
 
     # --- state ----------------------------------------------------------------------
 
