@@ -16,7 +16,7 @@ Wiring in the page::
 
 from __future__ import annotations
 
-from .agent import AgentConfig, PlanAndResolveAgent
+from .resolve import AgentConfig, PlanAndResolveAgent
 from .model import ChatModel, ModelError, ModelTurn, TextDelta, ToolCall
 from .openai_client import OpenAIChatModel, chat_model_for
 from .ports import HttpClient, HttpResponse, ImageCodec, NetworkError, RgbaImage
