@@ -16,12 +16,13 @@ Wiring in the page::
 
 from __future__ import annotations
 
-from .resolve import AgentConfig, PlanAndResolveAgent
+from .config import AgentConfig
 from .model import ChatModel, ModelError, ModelTurn, TextDelta, ToolCall
 from .openai_client import OpenAIChatModel, chat_model_for
 from .ports import HttpClient, HttpResponse, ImageCodec, NetworkError, RgbaImage
 from .progress import ProgressEvent, ProgressReporter
 from .settings import ModelSettings, resolve_model_settings
+from .task_runner import PlanAndResolveAgent
 
 __all__ = [
     "AgentConfig",
