@@ -1,27 +1,34 @@
 """The Plan-and-Resolve phone agent and its model clients, in pure Python (CPython and Pyodide alike).
 
-What the browser provides (HTTP, image scaling, the built-in model) comes in through the small
-interfaces of ``ports`` and ``model``; nothing here imports ``js``, opens a socket or starts a thread.
+``task_runner`` holds the task's life (``PlanAndResolveAgent``: plan, run the steps, replan, the time
+limit, abort, the report), ``resolve`` the step's resolution (look, ask the model, act through the
+tools' catalog, verify) and ``config`` their bounds (``AgentConfig``). What the browser provides (HTTP,
+image scaling, the built-in model) comes in through the small interfaces of ``ports`` and ``model``;
+nothing here imports ``js``, opens a socket or starts a thread.
 
-Wiring in the page::
+Wiring in the page (browser/agent_page.py's ``AgentPage``, then browser/app.py)::
 
-    def current_model():
-        settings = resolve_model_settings(page_settings_dict, server_defaults_dict)
-        return chat_model_for(settings, fetch_http_client, location_origin, builtin=prompt_api_model)
+    def current_model():  # asked at each task's start
+        settings = model_limits(settings_card.resolved(), page_url)  # resolve_model_settings(page, server)
+        return chat_model_for(settings, FetchHttpClient(), origin, builtin=lambda _: PromptApiModel())
 
-    agent = PlanAndResolveAgent(current_model, canvas_codec)   # context.py's AgentRunner
-    unsubscribe = agent.subscribe(chat_panel.on_progress_event)  # ProgressEvent per lifecycle event
-    context.agent = agent   # run_agent_task / abort_task go through ToolDispatcher
+    agent = PlanAndResolveAgent(current_model, CanvasImageCodec(), config=agent_config(page_url))
+    runner = PageAgentRunner(agent, chat_panel, task_history)  # subscribes to every ProgressEvent;
+    # runner.run wraps agent.run: one tab's lock, the history, agent.fail(reason) when the phone is lost
+    dispatcher.agent = runner if settings_card.resolved() is not None else None  # ToolDispatcher
+    # (tools/dispatch.py): run_agent_task runs dispatcher.agent.run, abort_task its abort()
+    agent.live = phone.live.looks(lambda: settings_card.screen.live_looks)  # app.py: the scrcpy frames
 """
 
 from __future__ import annotations
 
-from .agent import AgentConfig, PlanAndResolveAgent
+from .config import AgentConfig
 from .model import ChatModel, ModelError, ModelTurn, TextDelta, ToolCall
 from .openai_client import OpenAIChatModel, chat_model_for
 from .ports import HttpClient, HttpResponse, ImageCodec, NetworkError, RgbaImage
 from .progress import ProgressEvent, ProgressReporter
 from .settings import ModelSettings, resolve_model_settings
+from .task_runner import PlanAndResolveAgent
 
 __all__ = [
     "AgentConfig",
