@@ -2,8 +2,8 @@
 fragments entries are written with, and the strict argument check every call passes before its handler
 runs.
 
-The catalog itself is ``tools`` (the specification's six) and ``device_actions`` (the phone as tools);
-this module knows neither, nor the service that dispatches to them (``context``): the service is the
+The catalog itself is ``catalog`` (the specification's six) and ``device_tools`` (the phone as tools);
+this module knows neither, nor the service that dispatches to them (``dispatch``): the service is the
 ``TaskService`` protocol here, so the catalog builds on this module and the service on the catalog,
 never round. Pure: no I/O.
 """
@@ -35,7 +35,7 @@ class Channel(StrEnum):
 
 
 class TaskService(Protocol):
-    """What the six tools use of the page's service (``context.ToolDispatcher``)."""
+    """What the six tools use of the page's service (``dispatch.ToolDispatcher``)."""
 
     async def run_agent(
         self, goal: str, timeout_ms: int, progress: ProgressSink | None = None
