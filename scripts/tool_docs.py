@@ -1,7 +1,7 @@
 """Write docs/tools.md, the tool reference, from the tool catalog and the error code list.
 
-The catalog is the one source: run this after changing py/phone_agent/tools.py or errors.py
-(`--check` only reports; a unit test runs it that way).
+The catalog is the one source: run this after changing a tool in py/phone_agent/tools/ (catalog.py,
+the device tools' family modules) or errors.py (`--check` only reports; a unit test runs it that way).
 """
 
 from __future__ import annotations
@@ -24,10 +24,12 @@ def render() -> str:
     out = [
         "# Tool reference",
         "",
-        "Generated from the catalog (`py/phone_agent/tools.py`, `py/phone_agent/device_actions.py`) by",
-        "`scripts/tool_docs.py`; do not edit by hand. Both channels offer the same tools: Channel A",
-        "through `phone-agent mcp` (MCP, relayed to the page), Channel B on `document.modelContext` in the",
-        "page (WebMCP). The page's agent calls the device actions marked *agent* as its own actions.",
+        "Generated from the catalog in `py/phone_agent/tools/` (`catalog.py`: the six; `device_tools.py`:",
+        "the device tools, each declared in its family's module: `screen.py`, `gestures.py`,",
+        "`text_keys.py`, `apps.py`, `waits.py`) by `scripts/tool_docs.py`; do not edit by hand. Both",
+        "channels offer the same tools: Channel A through `phone-agent mcp` (MCP, relayed to the page),",
+        "Channel B on `document.modelContext` in the page (WebMCP). The page's agent calls the device",
+        "actions marked *agent* as its own actions.",
         "",
         "Tool profiles (`phone-agent serve|mcp --tools PROFILE`): `all` (default) offers every tool,",
         f"`agent` the specification's six ({', '.join(SPEC_TOOL_NAMES)}), `read-only` only the tools",

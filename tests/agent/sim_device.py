@@ -12,6 +12,7 @@ import asyncio
 import shlex
 from typing import Any
 
+from phone_agent.adb.screen_info import parse_screen_info
 from phone_agent.adb.ui_dump import parse_ui_dump
 from phone_agent.device.interface import UiNode, key_code
 from phone_agent.device.shell_result import ShellResult
@@ -90,11 +91,29 @@ class SimDevice:
         self._check("press_key")
         await self._run("input", "keyevent", key_code(key))
 
+    async def delete_chars(self, count: int) -> None:
+        self._check("delete_chars")
+        await self._run("input", "keyevent", "KEYCODE_MOVE_END", *["KEYCODE_DEL"] * count)
+
     async def open_app(self, package: str) -> None:
         self._check("open_app")
         result = await self._run("monkey", "-p", package, "-c", "android.intent.category.LAUNCHER", "1")
         if result.exit_code != 0:
             raise DeviceError(f"no launchable app {package!r} on the phone")
+
+    async def stop_app(self, package: str) -> None:
+        self._check("stop_app")
+        result = await self._run("am", "force-stop", package)
+        if result.exit_code != 0:
+            detail = (result.stderr or result.stdout).decode("utf-8", "replace").strip()[:200]
+            raise DeviceError(f"`am force-stop {package}` failed: {detail}")
+
+    async def open_url(self, url: str) -> None:
+        self._check("open_url")
+        result = await self._run("am", "start", "-W", "-a", "android.intent.action.VIEW", "-d", url)
+        output = (result.stdout + result.stderr).decode("utf-8", "replace")
+        if result.exit_code != 0 or "Error" in output:
+            raise DeviceError(f"no app on the phone opened {url}: {output.strip()[:200]}")
 
     async def list_apps(self, third_party_only: bool = False) -> list[str]:
         self._check("list_apps")
@@ -112,6 +131,20 @@ class SimDevice:
         text = result.text
         end = text.find("</hierarchy>")
         return parse_ui_dump(text[: end + len("</hierarchy>")] if end >= 0 else text)
+
+    async def screen_info(self) -> dict[str, Any]:
+        self._check("screen_info")
+        asked = (["wm", "size"], ["wm", "density"], ["dumpsys", "display"])
+        info = parse_screen_info("".join([(await self._run(*argv)).text for argv in asked]))
+        if not info["width"]:
+            raise DeviceError("the phone did not say its screen size: no answer")
+        return info
+
+    async def set_orientation(self, orientation: str) -> None:
+        self._check("set_orientation")
+        await self._run("settings", "put", "system", "accelerometer_rotation", "0")
+        rotation = "0" if orientation == "portrait" else "1"
+        await self._run("settings", "put", "system", "user_rotation", rotation)
 
     async def shell(self, command: str, timeout_ms: int = 10_000) -> ShellResult:
         self._check("shell")

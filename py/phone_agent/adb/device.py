@@ -2,9 +2,9 @@
 
 Works over any ``ServiceOpener``: an ``AdbClient`` (WebUSB, the server's bridge to a network adbd,
 TCP in CPython) or an ``AdbServerDevice`` (a phone held by an adb server). Commands are Android's own
-(see ADB.md): getprop, ``wm size``, ``exec:screencap -p``, ``input``, ``monkey``, ``pm``, ``dumpsys``,
-``uiautomator dump``. Every call is bounded in time and fails with a ``DeviceError`` whose message
-says what went wrong and what to do.
+(see ADB.md): getprop, ``wm size``, ``exec:screencap -p``, ``input``, ``monkey``, ``am``, ``pm``,
+``dumpsys``, ``settings``, ``uiautomator dump``. Every call is bounded in time and fails with a
+``DeviceError`` whose message says what went wrong and what to do.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from phone_agent.adb.client import AdbConnectionLost, AdbError, ServiceOpener
+from phone_agent.adb.screen_info import SCREEN_INFO_COMMAND, parse_screen_info
 from phone_agent.adb.services import SyncClient, exec_out, join_command, quote, shell
 from phone_agent.adb.sync_protocol import SyncError
 from phone_agent.adb.ui_dump import parse_ui_dump
@@ -244,6 +245,9 @@ class AdbDevice:
             ) from None
         await self._check(f"input keyevent {code}")
 
+    async def delete_chars(self, count: int) -> None:
+        await self.shell("input keyevent KEYCODE_MOVE_END " + " ".join(["KEYCODE_DEL"] * count))
+
     async def open_app(self, package: str) -> None:
         if not re.fullmatch(r"[A-Za-z0-9_.]+", package):
             raise DeviceError(f"not an Android package name: {package!r}", retryable=False)
@@ -253,6 +257,22 @@ class AdbDevice:
             raise DeviceError(
                 f"could not open {package}: it is not installed or has no launcher activity",
                 remedy="List the installed apps and use one of their package names.",
+                retryable=False,
+            )
+
+    async def stop_app(self, package: str) -> None:
+        result = await self.shell(f"am force-stop {quote(package)}")
+        if result.exit_code not in (0, -1):
+            detail = (result.stderr or result.stdout).decode("utf-8", "replace").strip()[:200]
+            raise DeviceError(f"`am force-stop {package}` failed: {detail}")
+
+    async def open_url(self, url: str) -> None:
+        result = await self.shell(f"am start -W -a android.intent.action.VIEW -d {quote(url)}")
+        output = (result.stdout + result.stderr).decode("utf-8", "replace")
+        if result.exit_code not in (0, -1) or "Error" in output:
+            raise DeviceError(
+                f"no app on the phone opened {url}: {output.strip()[:200]}",
+                remedy="Check the URL; for an app link, install the app that handles it.",
                 retryable=False,
             )
 
@@ -293,6 +313,23 @@ class AdbDevice:
             return parse_ui_dump(result.stdout[start:].decode("utf-8", "replace"))
         # The dump said it wrote the file but the shell did not show it: read it the other way.
         return parse_ui_dump(await self._pull_text(UI_DUMP_PATH))
+
+    async def screen_info(self) -> dict[str, Any]:
+        result = await self.shell(SCREEN_INFO_COMMAND)
+        info = parse_screen_info(result.stdout.decode("utf-8", "replace"))
+        if not info["width"]:
+            shown = result.stdout.decode("utf-8", "replace").strip()[:200]
+            raise DeviceError(f"the phone did not say its screen size: {shown or 'no answer'}")
+        return info
+
+    async def set_orientation(self, orientation: str) -> None:
+        rotation = 0 if orientation == "portrait" else 1
+        result = await self.shell(
+            f"settings put system accelerometer_rotation 0 && settings put system user_rotation {rotation}"
+        )
+        if result.exit_code not in (0, -1):
+            detail = (result.stderr or result.stdout).decode("utf-8", "replace").strip()[:200]
+            raise DeviceError(f"the phone refused to rotate: {detail}")
 
     async def _pull_text(self, path: str) -> str:
         with phone_call(f"could not read {path} from the phone", remedy=RECONNECT_REMEDY):

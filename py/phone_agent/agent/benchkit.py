@@ -129,7 +129,16 @@ class InstantPhone:
     async def press_key(self, key: str) -> None:
         self._acted()
 
+    async def delete_chars(self, count: int) -> None:
+        self._acted()
+
     async def open_app(self, package: str) -> None:
+        self._acted()
+
+    async def stop_app(self, package: str) -> None:
+        self._acted()
+
+    async def open_url(self, url: str) -> None:
         self._acted()
 
     async def list_apps(self, third_party_only: bool = False) -> list[str]:
@@ -140,6 +149,21 @@ class InstantPhone:
 
     async def ui_nodes(self) -> list[UiNode]:
         return await self._answer(self.nodes)
+
+    async def screen_info(self) -> dict[str, Any]:
+        return await self._answer(
+            {
+                "width": WIDTH,
+                "height": HEIGHT,
+                "density": 420,
+                "orientation": "portrait",
+                "rotation": 0,
+                "screenOn": True,
+            }
+        )
+
+    async def set_orientation(self, orientation: str) -> None:
+        self._acted()
 
     async def shell(self, command: str, timeout_ms: int = 10_000) -> Any:
         raise NotImplementedError

@@ -3,7 +3,7 @@ names, UI nodes, device info; shell results are ``shell_result.py``, device erro
 
 The ADB implementation (``adb/``) provides a Device over any transport (WebUSB, the server's bridge,
 TCP in CPython); the agent and the tools depend only on this interface. Pure: no I/O here. Parsing a
-``uiautomator dump`` is ``ui_dump.py``; wrapping a Device is ``device_wrapper.py``.
+``uiautomator dump`` is ``adb/ui_dump.py``; wrapping a Device is ``wrapper.py``.
 """
 
 from __future__ import annotations
@@ -147,7 +147,19 @@ class Device(Protocol):
         """A name of ``KEY_CODES``, a ``KEYCODE_`` name or a number."""
         ...
 
+    async def delete_chars(self, count: int) -> None:
+        """Move to the end of the focused field and delete ``count`` characters back from there."""
+        ...
+
     async def open_app(self, package: str) -> None: ...
+
+    async def stop_app(self, package: str) -> None:
+        """Force-stop an installed app (DeviceError when the phone refuses)."""
+        ...
+
+    async def open_url(self, url: str) -> None:
+        """Open a URL in the app the phone chooses for it (DeviceError when no app takes it)."""
+        ...
 
     async def list_apps(self, third_party_only: bool = False) -> list[str]: ...
 
@@ -157,6 +169,16 @@ class Device(Protocol):
 
     async def ui_nodes(self) -> list[UiNode]:
         """The current screen's uiautomator nodes, flattened in document order."""
+        ...
+
+    async def screen_info(self) -> dict[str, Any]:
+        """The screen as get_screen_info answers it: ``width`` and ``height`` (device pixels as the
+        screen is turned now), ``density`` (dpi), ``orientation`` (``portrait`` or ``landscape``),
+        ``rotation`` (0–3) and ``screenOn``. DeviceError when the phone does not say its size."""
+        ...
+
+    async def set_orientation(self, orientation: str) -> None:
+        """Lock the screen in ``portrait`` or ``landscape`` (auto-rotate off)."""
         ...
 
     async def shell(self, command: str, timeout_ms: int = 10_000) -> ShellResult: ...

@@ -44,8 +44,17 @@ class DeviceWrapper:
     async def press_key(self, key: str) -> None:
         await self._around(self.device.press_key(key))
 
+    async def delete_chars(self, count: int) -> None:
+        await self._around(self.device.delete_chars(count))
+
     async def open_app(self, package: str) -> None:
         await self._around(self.device.open_app(package))
+
+    async def stop_app(self, package: str) -> None:
+        await self._around(self.device.stop_app(package))
+
+    async def open_url(self, url: str) -> None:
+        await self._around(self.device.open_url(url))
 
     async def list_apps(self, third_party_only: bool = False) -> list[str]:
         return await self._around(self.device.list_apps(third_party_only))
@@ -55,6 +64,12 @@ class DeviceWrapper:
 
     async def ui_nodes(self) -> list[UiNode]:
         return await self._around(self.device.ui_nodes())
+
+    async def screen_info(self) -> dict[str, Any]:
+        return await self._around(self.device.screen_info())
+
+    async def set_orientation(self, orientation: str) -> None:
+        await self._around(self.device.set_orientation(orientation))
 
     async def shell(self, command: str, timeout_ms: int = 10_000) -> ShellResult:
         return await self._around(self.device.shell(command, timeout_ms))

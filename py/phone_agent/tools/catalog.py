@@ -1,7 +1,7 @@
 """The tool catalog: the one source of tool names, descriptions, schemas, annotations and timeouts.
 
 ``TOOLS`` is the specification's six (declared here, with how each runs on the page's service) and the
-phone's device tools (``device_actions``). The page registers its WebMCP tools from it, the MCP server
+phone's device tools (``device_tools``). The page registers its WebMCP tools from it, the MCP server
 lists its tools from it, the relay takes its timeouts from it, the agent takes its device actions from
 it, and the docs' tool reference is generated from it. ``validate_arguments`` checks a call against the
 schema here, because Chrome does not validate WebMCP input and the relay must not trust what arrives.
@@ -14,8 +14,8 @@ from typing import Any
 
 from .. import errors
 from ..tasks import TaskStatus
-from .device_tools import DEVICE_TOOLS, action_result
-from .results import format_task_markdown, json_result, png_result, text_result
+from .device_tools import DEVICE_TOOLS
+from .results import action_result, format_task_markdown, json_result, png_result, text_result
 from .screen_source import live_look, png_size
 from .spec import (
     BOOLEAN,

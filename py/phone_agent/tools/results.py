@@ -24,6 +24,12 @@ def text_result(text: str) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": text}]}
 
 
+def action_result(text: str, structured: dict[str, Any], *more_text: str) -> dict[str, Any]:
+    """A tool's answer: the text a model reads and the same facts as structuredContent."""
+    content = [{"type": "text", "text": text}, *({"type": "text", "text": extra} for extra in more_text)]
+    return {"content": content, "structuredContent": structured}
+
+
 def json_result(data: dict[str, Any]) -> dict[str, Any]:
     """JSON as text content (what the specification shows) and as structuredContent (for programs)."""
     return {"content": [{"type": "text", "text": dumps_compact(data)}], "structuredContent": data}

@@ -1,0 +1,99 @@
+"""Targets: how a device tool names an element, and how that name becomes an element on the screen.
+
+A target is a ref from the latest ``list_elements`` (``@e12``) or a locator (``text=Settings``, see
+``locators``). ``parse_tool_target`` reads one (invalid_argument when it is not one), ``resolve`` finds
+the element it names on the screen as it is now. ``TARGET`` and ``ELEMENT_SCHEMA`` are the schema
+fragments every family of device tools describes targets and elements with. Pure: the phone is reached
+only through the ``DeviceSession``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .. import errors
+from .locators import Element, LocatorError, Target, parse_target
+from .session import DeviceSession
+from .spec import BOOLEAN, INTEGER, STRING
+
+TARGET = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": 500,
+    "description": "A ref from the latest list_elements (@e12), or a locator: text=…, textContains=…, "
+    "id=… (resource id, package prefix optional), desc=…, descContains=…, class=…, role=… (button, "
+    "input, switch, checkbox, list, image, text). Several matches: the first in reading order.",
+}
+ELEMENT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "ref": STRING,
+        "text": STRING,
+        "desc": STRING,
+        "id": STRING,
+        "class": STRING,
+        "role": {
+            "type": "string",
+            "enum": ["button", "input", "switch", "checkbox", "list", "image", "text"],
+        },
+        "bounds": {
+            "type": "object",
+            "properties": {"x1": INTEGER, "y1": INTEGER, "x2": INTEGER, "y2": INTEGER},
+            "required": ["x1", "y1", "x2", "y2"],
+        },
+        "center": {"type": "object", "properties": {"x": INTEGER, "y": INTEGER}, "required": ["x", "y"]},
+        **{
+            flag: BOOLEAN
+            for flag in (
+                "clickable",
+                "checkable",
+                "checked",
+                "enabled",
+                "focused",
+                "scrollable",
+                "selected",
+                "password",
+            )
+        },
+    },
+    "required": ["ref", "text", "desc", "id", "class", "role", "bounds", "center", "enabled", "password"],
+}
+
+
+@dataclass(frozen=True)
+class Found:
+    """The element a target named, and how many elements it matched (the first in reading order)."""
+
+    element: Element
+    matches: int
+
+
+def parse_tool_target(tool: str, text: str) -> Target:
+    """The target ``tool`` was given, parsed; invalid_argument (on ``target``) when it is not one."""
+    try:
+        return parse_target(text)
+    except LocatorError as exc:
+        raise errors.invalid_argument(
+            tool, "target", str(exc).rstrip("."), f"Call {tool} with a valid target: {exc}"
+        ) from None
+
+
+async def resolve(env: DeviceSession, tool: str, text: str) -> Found:
+    """The element a target names on the screen as it is now (ToolError when none does)."""
+    target = parse_tool_target(tool, text)
+    if target.ref is not None:
+        snapshot = env.state.snapshot
+        old = snapshot.by_ref.get(target.ref) if snapshot is not None else None
+        if old is None:
+            raise errors.unknown_ref(target.ref)
+        if not env.verify_refs:
+            return Found(old, 1)
+        same = (await env.screen()).find_same(old)
+        if same is None:
+            raise errors.stale_ref(target.ref)
+        return Found(same, 1)
+    found = target.find(await env.screen())
+    if not found:
+        raise errors.no_such_element(str(target))
+    return Found(found[0], len(found))
