@@ -29,6 +29,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "py"))
 
+from phone_agent.farm.frames import farm_envelope  # noqa: E402
+from phone_agent.relay.frames import call_frame  # noqa: E402
 from phone_agent.sim.server import SimulatedPhoneServer  # noqa: E402
 from tests.farm.support import PAGE_USERS, FarmBroker, PythonPage, farm_mcp  # noqa: E402
 from tests.support import (  # noqa: E402
@@ -267,9 +269,9 @@ async def broker_round_trip(broker: FarmBroker, calls: int) -> dict[str, str]:
         times = []
         cpu_before = broker_cpu_s(broker)
         for n in range(calls):
-            frame = {"id": f"b{n}", "tool": "get_device_status", "args": {}, "device": "broker-only"}
+            envelope = farm_envelope("broker-only", call_frame(f"b{n}", "get_device_status", {}))
             started = time.perf_counter()
-            reply = await nc.request(page.service.subject, json.dumps(frame).encode(), timeout=5)
+            reply = await nc.request(page.service.subject, envelope.encode(), timeout=5)
             times.append((time.perf_counter() - started) * 1000)
             assert json.loads(reply.data)["id"] == f"b{n}"
         cpu_per_call_us = (broker_cpu_s(broker) - cpu_before) / calls * 1e6

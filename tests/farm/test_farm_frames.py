@@ -1,7 +1,9 @@
-"""The farm's pure parts: subjects, farm URLs (credentials never shown), presence, routing rules."""
+"""The farm's pure parts: subjects, farm URLs (credentials never shown), presence, call envelopes, routing
+rules."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 
@@ -9,9 +11,12 @@ import pytest
 
 from phone_agent.errors import ToolError
 from phone_agent.farm.frames import (
+    FarmEnvelope,
     FarmUrl,
     Presence,
+    farm_envelope,
     farm_page_settings,
+    open_farm_envelope,
     page_subject_for_presence,
     parse_farm_url,
     parse_presence,
@@ -21,6 +26,8 @@ from phone_agent.farm.frames import (
     task_subject,
 )
 from phone_agent.farm.registry import FarmRegistry
+from phone_agent.relay.frames import call_frame, cancel_frame
+from phone_agent.server.farm import _NatsPageLink
 from tests.farm.support import FarmBroker
 from tests.support import phone_agent_command
 
@@ -77,6 +84,42 @@ def test_presence_round_trips_and_junk_is_ignored():
     for junk in ("", "[]", "{}", '{"serial": 5}', "{" * 10000):
         assert parse_presence(junk) is None
     assert parse_presence(json.dumps({"serial": "x", "ttlMs": 10**9})).ttl_ms == 60_000
+
+
+def test_an_envelope_carries_the_relay_frame_byte_for_byte():
+    frames = [
+        call_frame("r1", "run_agent_task", {"goal": "開く \"Settings\"\n", "timeoutMs": 60_000}),
+        cancel_frame("r1"),
+        '{"id":"r2","tool":"take_screenshot","args":{"x":"\\u00e9"}}',  # any text, spacing and escapes kept
+    ]
+    serial = "10.0.0.2:5555"
+    for frame in frames:
+        assert open_farm_envelope(farm_envelope(serial, frame)) == FarmEnvelope(serial, frame)
+    cancel = cancel_frame("r1")
+    assert json.loads(farm_envelope("s1", cancel)) == {"device": "s1", "frame": cancel}
+
+
+def test_a_body_that_is_no_envelope_is_a_bare_frame_meant_for_no_phone():
+    for body in (call_frame("r1", "get_device_status", {}), "not json", "[]", '{"frame": 5}', "{" * 10000):
+        assert open_farm_envelope(body) == FarmEnvelope(None, body)
+    assert open_farm_envelope('{"device": 5, "frame": "x"}') == FarmEnvelope(None, "x")
+
+
+def test_the_farm_link_publishes_each_relay_frame_in_its_envelope_untouched():
+    sent = []
+
+    class Broker:
+        async def publish(self, subject, payload, reply=""):
+            sent.append((subject, payload, reply))
+
+    link = _NatsPageLink(Broker(), "farm.page.phone1.p1", "_INBOX.x.0", "s1")
+    frames = [call_frame("r1", "take_screenshot", {}), cancel_frame("r1")]
+    for frame in frames:
+        asyncio.run(link.send_text(frame))
+    assert [(subject, reply) for subject, _, reply in sent] == [("farm.page.phone1.p1", "_INBOX.x.0")] * 2
+    assert [open_farm_envelope(payload.decode()) for _, payload, _ in sent] == [
+        FarmEnvelope("s1", frame) for frame in frames
+    ]
 
 
 def test_routing_rules():

@@ -10,6 +10,8 @@ from contextlib import AsyncExitStack
 
 import jsonschema
 
+from phone_agent.farm.frames import farm_envelope
+from phone_agent.relay.frames import call_frame
 from phone_agent.tools.catalog import tools_for_profile
 from tests.farm.support import PAGE_USERS, FarmBroker, PythonPage, farm_mcp, routed_calls, structured
 from tests.support import eventually, result_text
@@ -191,8 +193,8 @@ async def test_a_page_refuses_a_call_for_another_phone(broker: FarmBroker):
     try:
         nc = await nats.connect(broker.nats_url("mcp"))
         try:
-            frame = {"id": "x1", "tool": "get_device_status", "args": {}, "device": "farm-z"}
-            reply = await nc.request(page.service.subject, json.dumps(frame).encode(), timeout=5)
+            envelope = farm_envelope("farm-z", call_frame("x1", "get_device_status", {}))
+            reply = await nc.request(page.service.subject, envelope.encode(), timeout=5)
             answer = json.loads(reply.data)
             assert answer["id"] == "x1" and answer["result"]["isError"] is True
             assert answer["result"]["structuredContent"]["code"] == "no_device"

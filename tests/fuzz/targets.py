@@ -46,6 +46,7 @@ from phone_agent.adb.ui_dump import parse_ui_dump
 from phone_agent.agent.model import ModelEvent
 from phone_agent.agent.sse import ChatChunkAssembler, SseEvent, SseParser
 from phone_agent.errors import DeviceError, ToolError
+from phone_agent.farm.frames import FarmEnvelope, farm_envelope, open_farm_envelope
 from phone_agent.relay import frames as relay_frames
 from phone_agent.tools.catalog import TOOLS
 from phone_agent.tools.locators import LOCATOR_KEYS, ROLES, LocatorError, ScreenSnapshot, parse_target
@@ -484,6 +485,11 @@ relay_text = st.one_of(st.text(max_size=200), frame_objects.map(json.dumps), jso
 def check_relay_frame(text: str) -> None:
     frame = relay_frames.parse_server_frame(text)
     assert isinstance(frame, relay_frames.CallFrame | relay_frames.CancelFrame | relay_frames.BadFrame)
+    page_frame = relay_frames.ResultFrame | relay_frames.ProgressFrame | relay_frames.BadFrame
+    assert isinstance(relay_frames.parse_page_frame(text), page_frame)
+    first = relay_frames.parse_first_frame(text)
+    assert first is None or isinstance(first, relay_frames.HelloFrame | relay_frames.PairFrame)
+    assert isinstance(open_farm_envelope(text), FarmEnvelope)
 
 
 def check_relay_round_trip(frame_id: str, tool: str, args: Any, result: dict[str, Any]) -> None:
@@ -496,6 +502,17 @@ def check_relay_round_trip(frame_id: str, tool: str, args: Any, result: dict[str
     progress = relay_frames.ProgressSequence()
     first, second = (json.loads(progress.frame(frame_id, tool)) for _ in range(2))
     assert (first["seq"], second["seq"], first["message"]) == (1, 2, tool)
+    # The server's half writes what the page's half reads, and the other way round.
+    call = relay_frames.call_frame(frame_id, tool, args)
+    assert relay_frames.parse_server_frame(call) == relay_frames.CallFrame(frame_id, tool, args)
+    answer = relay_frames.parse_page_frame(relay_frames.result_frame(frame_id, result))
+    assert answer == relay_frames.ResultFrame(frame_id, result)
+    assert relay_frames.parse_page_frame(relay_frames.ProgressSequence().frame(frame_id, tool)) == (
+        relay_frames.ProgressFrame(frame_id, 1, tool)
+    )
+    assert relay_frames.parse_first_frame(relay_frames.hello_frame(tool)) == relay_frames.HelloFrame(tool)
+    # The farm's envelope gives the frame back exactly as it was written.
+    assert open_farm_envelope(farm_envelope(tool, call)) == FarmEnvelope(tool, call)
 
 
 page_urls = st.builds(

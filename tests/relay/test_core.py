@@ -15,6 +15,7 @@ from phone_agent.relay.core import (
     RelayCore,
     new_request_id,
 )
+from phone_agent.relay.frames import call_frame, cancel_frame
 
 TEXT_RESULT = {"content": [{"type": "text", "text": "ok"}]}
 
@@ -62,7 +63,7 @@ def test_unknown_tools_and_bad_arguments_are_refused_before_the_page() -> None:
 def test_a_request_frame_carries_id_tool_and_validated_args_with_defaults() -> None:
     core, page = core_with_page()
     call = core.start_call("get_task_result", {"taskId": "t1"})
-    assert json.loads(core.request_frame(call)) == {
+    assert json.loads(call_frame(call.id, call.tool, call.args)) == {
         "id": call.id,
         "tool": "get_task_result",
         "args": {"taskId": "t1", "includeSteps": True},
@@ -189,4 +190,4 @@ def test_a_call_given_up_on_is_forgotten_and_its_late_answer_ignored() -> None:
     assert core.end_call(call.id) is call
     assert core.end_call(call.id) is None
     assert isinstance(core.receive_frame(page, frame(id=call.id, result=TEXT_RESULT)), FrameIgnored)
-    assert json.loads(core.cancel_frame(call.id)) == {"id": call.id, "type": "cancel"}
+    assert json.loads(cancel_frame(call.id)) == {"id": call.id, "type": "cancel"}

@@ -1,16 +1,34 @@
-"""The page's side of the relay frames, and where the page's relay client connects."""
+"""The relay's wire format, both halves: the frames the server and the page build and read, pairing,
+and where the page's relay client connects and how it retries."""
 
 import json
+
+import pytest
 
 from phone_agent.relay.frames import (
     BadFrame,
     CallFrame,
     CancelFrame,
+    HelloFrame,
+    PairedFrame,
+    PairFrame,
+    ProgressFrame,
     ProgressSequence,
+    ResultFrame,
+    call_frame,
+    cancel_frame,
+    hello_frame,
+    pair_frame,
+    paired_frame,
+    parse_first_frame,
+    parse_page_frame,
     parse_server_frame,
     relay_settings,
     result_frame,
+    retry_delay_ms,
 )
+
+# -- the page's half: what the server sends, what the page answers --------------------------------
 
 
 def test_call_and_cancel_frames():
@@ -44,6 +62,84 @@ def test_progress_is_numbered_per_request_from_one():
     assert frames[0] == {"id": "a", "type": "progress", "seq": 1, "message": "x"}
     seq.forget("a")
     assert json.loads(seq.frame("a", "again"))["seq"] == 1
+
+
+def test_paired_frames_parse_with_or_without_a_secret() -> None:
+    assert parse_server_frame('{"type": "paired"}') == PairedFrame(None)
+    assert parse_server_frame('{"type": "paired", "secret": "x"}') == PairedFrame("x")
+
+
+# -- the server's half: what the server sends, what it reads from the page -----------------------
+
+
+def test_call_and_cancel_frames_are_the_bytes_the_page_reads() -> None:
+    call = call_frame("r1", "run_agent_task", {"goal": "開く"})
+    assert call == '{"id": "r1", "tool": "run_agent_task", "args": {"goal": "開く"}}'
+    assert parse_server_frame(call) == CallFrame("r1", "run_agent_task", {"goal": "開く"})
+    assert cancel_frame("r1") == '{"id": "r1", "type": "cancel"}'
+    assert parse_server_frame(cancel_frame("r1")) == CancelFrame("r1")
+
+
+def test_the_server_answers_pairing_and_the_page_reads_it() -> None:
+    assert paired_frame() == '{"type": "paired"}'
+    assert paired_frame("s3cret") == '{"type": "paired", "secret": "s3cret"}'
+    assert parse_server_frame(paired_frame()) == PairedFrame(None)
+    assert parse_server_frame(paired_frame("s3cret")) == PairedFrame("s3cret")
+
+
+def test_the_first_frame_is_a_hello_or_a_pair_and_nothing_else() -> None:
+    assert parse_first_frame(hello_frame("s3cret")) == HelloFrame("s3cret")
+    assert parse_first_frame(pair_frame("123 456")) == PairFrame("123 456")
+    assert parse_first_frame(b'{"type": "hello", "secret": 5}') == HelloFrame(None)
+    assert parse_first_frame('{"type": "pair"}') == PairFrame(None)
+    for other in (None, "not json", "[1]", "[" * 100_000, '{"id": "x", "tool": "t"}', '{"type": "paired"}'):
+        assert parse_first_frame(other) is None
+
+
+def test_the_server_reads_results_and_progress_from_the_page() -> None:
+    answer = {"content": [{"type": "text", "text": "見る"}]}
+    assert parse_page_frame(result_frame("r1", answer)) == ResultFrame("r1", answer)
+    assert parse_page_frame(ProgressSequence().frame("r1", "step")) == ProgressFrame("r1", 1, "step")
+    assert parse_page_frame(b'{"id": "r1", "type": null, "result": {}}') == ResultFrame("r1", {})
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("not json", BadFrame("not JSON")),
+        (b"\xff\xfe", BadFrame("not JSON")),
+        ("[" * 100_000 + "]" * 100_000, BadFrame("not JSON")),
+        ("[1, 2]", BadFrame("not a JSON object but list")),
+        ('{"result": {}}', BadFrame("no string id")),
+        ('{"id": 7, "result": {}}', BadFrame("no string id")),
+        ('{"id": "a"}', BadFrame("frame for 'a' has neither result nor type", "a")),
+        ('{"id": "a", "result": [1]}', BadFrame("result for 'a' is not an object but list", "a")),
+        ('{"id": "a", "type": "cancel"}', BadFrame("unknown frame type 'cancel' for 'a'", "a")),
+        (
+            '{"id": "a", "type": "progress", "seq": true, "message": "x"}',
+            BadFrame("progress for 'a' without a positive integer seq", "a"),
+        ),
+        (
+            '{"id": "a", "type": "progress", "seq": 0, "message": "x"}',
+            BadFrame("progress for 'a' without a positive integer seq", "a"),
+        ),
+        (
+            '{"id": "a", "type": "progress", "seq": 1, "message": 5}',
+            BadFrame("progress for 'a' without a string message", "a"),
+        ),
+    ],
+)
+def test_page_frames_the_server_cannot_act_on_say_why(text: str | bytes, expected: BadFrame) -> None:
+    assert parse_page_frame(text) == expected
+
+
+def test_the_page_retries_at_once_then_backs_off_to_its_retry_interval() -> None:
+    assert [retry_delay_ms(n, 30_000) for n in range(8)] == [0, 1000, 2000, 4000, 8000, 16000, 30000, 30000]
+    assert [retry_delay_ms(n, 300) for n in range(3)] == [0, 300, 300]  # tests' short interval
+    assert retry_delay_ms(10_000, 30_000) == 30_000
+
+
+# -- where the page connects ----------------------------------------------------------------------
 
 
 def test_relay_url_resolution():

@@ -1,4 +1,4 @@
-"""Pairing a page with the relay: the pure gate, the page's retry schedule, and the real server refusing
+"""Pairing a page with the relay: the pure gate, and the real server refusing
 a page that does not pair (a process posing as the page) while pairing one that shows the secret or the
 code from the console."""
 
@@ -18,7 +18,6 @@ from phone_agent.relay.frames import (
     hello_frame,
     pair_frame,
     parse_server_frame,
-    retry_delay_ms,
 )
 from phone_agent.server.pairing import MAX_CODE_ATTEMPTS, Paired, PairingGate, Refused
 from tests.server.harness import Peer, ServeProcess, api_config, free_port, serve_process
@@ -75,17 +74,6 @@ def test_wrong_codes_use_up_the_code_and_an_old_code_expires() -> None:
 
 def test_the_gate_never_shows_its_secret_in_repr() -> None:
     assert "s3cret" not in repr(PairingGate("s3cret"))
-
-
-def test_the_page_retries_at_once_then_backs_off_to_its_retry_interval() -> None:
-    assert [retry_delay_ms(n, 30_000) for n in range(8)] == [0, 1000, 2000, 4000, 8000, 16000, 30000, 30000]
-    assert [retry_delay_ms(n, 300) for n in range(3)] == [0, 300, 300]  # tests' short interval
-    assert retry_delay_ms(10_000, 30_000) == 30_000
-
-
-def test_paired_frames_parse_with_or_without_a_secret() -> None:
-    assert parse_server_frame('{"type": "paired"}') == PairedFrame(None)
-    assert parse_server_frame('{"type": "paired", "secret": "x"}') == PairedFrame("x")
 
 
 # -- the real server -----------------------------------------------------------------------------------

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from phone_agent.relay.core import CLOSE_REPLACED, CLOSE_SHUTDOWN, RelayCore
+from phone_agent.relay.core import RelayCore
+from phone_agent.relay.frames import CLOSE_REPLACED, CLOSE_SHUTDOWN
 from phone_agent.server.relay import Relay
 
 ANSWER = {"content": [{"type": "text", "text": "ok"}]}

@@ -9,7 +9,7 @@ numbered per request, and cancels a call when the server sends ``{id, type: "can
 every call still running when the socket closes or another page replaces this one, since no one can
 receive their answers any more (a run_agent_task started over the relay is aborted with them; one
 started in the page itself does not go through here). Frame parsing and numbering live in the pure
-``relay_frames`` module.
+``relay.frames`` module.
 """
 
 from __future__ import annotations

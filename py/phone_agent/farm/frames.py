@@ -2,10 +2,13 @@
 
 A page joins a farm with ``?farm=ws://USER:PASSWORD@HOST:PORT`` (or ``ws://TOKEN@HOST:PORT``) and serves its
 phone on subjects of its own; ``phone-agent mcp --farm nats://…`` routes each tool call to one page. The
-message bodies are the relay's frames (``relay_frames``), plus the phone they are meant for::
+calls are the relay's frames (``relay.frames``), each in an envelope that carries the frame's text as it
+is beside the phone it is meant for (the farm never decodes a frame to address it); the answers are the
+relay's frames as they are::
 
     farm.presence.NAME.PAGE  page → all   {"serial", "model", "release", "screen", "host", "busy", …}
-    farm.page.NAME.PAGE      mcp → page   {"id", "tool", "args", "device"} and {"id", "type": "cancel"}
+    farm.page.NAME.PAGE      mcp → page   {"device", "frame"}   frame: {"id", "tool", "args"} or
+                                                                {"id", "type": "cancel"}, as text
     (the call's reply)       page → mcp   {"id", "result"} and {"id", "type": "progress", "seq", "message"}
     farm.discover            mcp → pages  "announce yourselves now"
     $KV.phone-farm-tasks.NAME.SERIAL.TASK   the page's task records (JetStream key-value)
@@ -237,19 +240,32 @@ def parse_presence(text: str | bytes) -> Presence | None:
     )
 
 
-# -- calls --------------------------------------------------------------------------------------
+# -- calls ------------------------------------------------------------------------------------
 
 
-def farm_call_frame(call_id: str, tool: str, args: dict[str, Any], device: str) -> str:
-    """The relay's call frame, addressed to one phone."""
-    return json.dumps({"id": call_id, "tool": tool, "args": args, "device": device}, ensure_ascii=False)
+def farm_envelope(device: str, frame: str) -> str:
+    """A relay frame addressed to one phone: the frame's text, untouched, beside the phone's serial."""
+    return json.dumps({"device": device, "frame": frame}, ensure_ascii=False)
 
 
-def addressed_device(text: str | bytes) -> str | None:
-    """The ``device`` a call frame names (None when none, or not a call frame)."""
+@dataclass(frozen=True)
+class FarmEnvelope:
+    """What a page receives on its call subject: the phone it is meant for (None: none named) and the
+    relay frame's text exactly as the MCP server's relay wrote it."""
+
+    device: str | None
+    frame: str
+
+
+def open_farm_envelope(text: str) -> FarmEnvelope:
+    """The envelope of a message on a page's call subject. A body that is not an envelope is taken as a
+    bare frame meant for no phone: a call in it is refused, a cancel still cancels, a bad frame with an
+    id is answered."""
     try:
         data = json.loads(text)
     except (ValueError, RecursionError):
-        return None
-    device = data.get("device") if isinstance(data, dict) else None
-    return device if isinstance(device, str) else None
+        return FarmEnvelope(None, text)
+    if not isinstance(data, dict) or not isinstance(data.get("frame"), str):
+        return FarmEnvelope(None, text)
+    device = data.get("device")
+    return FarmEnvelope(device if isinstance(device, str) else None, data["frame"])

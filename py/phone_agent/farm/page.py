@@ -1,8 +1,9 @@
 """A page's side of the phone farm, without I/O: what it announces, which calls it serves, what it records.
 
 ``FarmPageService`` is handed each message the page receives on its own subjects and a ``publish``
-function; it runs calls through the shared ``ToolDispatcher`` (the dispatch both channels use), answers
-the relay's frames on each call's reply subject, refuses calls meant for another phone, and publishes its
+function; it opens each call's envelope (``farm.frames``), runs the relay frame inside through the shared
+``ToolDispatcher`` (the dispatch both channels use), answers with the relay's frames (``relay.frames``) on
+each call's reply subject, refuses calls meant for another phone, and publishes its
 task records to the farm's key-value bucket. The browser adapter (``browser/farm_client``) only moves
 strings between it and the NATS client; tests drive it with a Python client.
 """
@@ -30,7 +31,7 @@ from ..tools.spec import Channel
 from .frames import (
     DEFAULT_PRESENCE_TTL_MS,
     Presence,
-    addressed_device,
+    open_farm_envelope,
     page_subject,
     presence_from_device_info,
     presence_subject,
@@ -131,7 +132,8 @@ class FarmPageService:
         """One message on the page's call subject."""
         if subject != self.subject:
             return  # not this page's: never served
-        frame = parse_server_frame(text)
+        envelope = open_farm_envelope(text)
+        frame = parse_server_frame(envelope.frame)
         if isinstance(frame, CancelFrame):
             call = self._calls.get(frame.id)
             if call is not None:
@@ -145,7 +147,7 @@ class FarmPageService:
                 self._publish_reply(reply, result_frame(frame.id, failure.to_result()))
             return
         assert isinstance(frame, CallFrame)
-        wanted = addressed_device(text)
+        wanted = envelope.device
         if wanted is None or wanted != self.serial:
             refusal = errors.wrong_device(self.serial, wanted or "").to_result()
             self._publish_reply(reply, result_frame(frame.id, refusal))

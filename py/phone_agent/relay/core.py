@@ -1,19 +1,15 @@
-"""The relay between ``phone-agent mcp`` and the page, without I/O: pending calls, frames, ids, time limits.
+"""The relay between ``phone-agent mcp`` and the page, without I/O: pending calls, ids, time limits.
 
 ``RelayCore`` holds the one thing the relay must get right — which call is waiting for which answer from
 which page — and nothing that waits: it never touches a socket, a clock or a task. The asyncio front end
-(``relay.Relay``) feeds it the page's text frames and turns what it returns into futures, notifications
-and frames to send. Frames are the specification's, plus ``cancel``::
-
-    server → page  {"id", "tool", "args"}
-    page → server  {"id", "result"}                              result = CallToolResult, wire form
-    page → server  {"id", "type": "progress", "seq", "message"}  seq 1, 2, 3 … per id
-    server → page  {"id", "type": "cancel"}
+(``server.relay.Relay``) feeds it the page's text frames and turns what it returns into futures,
+notifications and frames to send. The frames themselves (their shapes, building and reading them) are
+``relay.frames``'s; the core reads each page frame through ``parse_page_frame`` and judges it against
+the calls it holds.
 """
 
 from __future__ import annotations
 
-import json
 import secrets
 import time
 from collections.abc import Callable, Mapping
@@ -23,12 +19,7 @@ from typing import Any
 from ..errors import browser_not_connected
 from ..tools.catalog import get_tool
 from ..tools.spec import ToolSpec, validate_arguments
-from .frames import CLOSE_REPLACED as CLOSE_REPLACED  # one source: the page stops retrying on it
-
-# WebSocket close codes the server uses towards a page (4000–4999 are free for applications).
-CLOSE_REPLACED_REASON = "replaced by a newer phone-agent page"
-CLOSE_SHUTDOWN = 1001
-CLOSE_SHUTDOWN_REASON = "phone-agent is shutting down"
+from .frames import BadFrame, ProgressFrame, parse_page_frame
 
 
 def new_request_id() -> str:
@@ -146,50 +137,24 @@ class RelayCore:
 
     # -- frames ---------------------------------------------------------------------------------
 
-    @staticmethod
-    def request_frame(call: PendingCall) -> str:
-        return json.dumps({"id": call.id, "tool": call.tool, "args": call.args}, ensure_ascii=False)
-
-    @staticmethod
-    def cancel_frame(call_id: str) -> str:
-        return json.dumps({"id": call_id, "type": "cancel"})
-
     def receive_frame(self, page: int, text: str | bytes) -> RelayEvent:
         """Interpret one frame from page ``page``. Never raises: a bad frame is ``FrameIgnored``."""
         if page != self.page:
             return FrameIgnored("frame from a page that is no longer the relay's page")
-        try:
-            frame = json.loads(text)
-        except (ValueError, RecursionError):  # RecursionError: absurdly nested JSON
-            return FrameIgnored("not JSON")
-        if not isinstance(frame, dict):
-            return FrameIgnored(f"not a JSON object but {type(frame).__name__}")
-        call_id = frame.get("id")
-        if not isinstance(call_id, str):
-            return FrameIgnored("no string id")
-        call = self.pending.get(call_id)
+        frame = parse_page_frame(text)
+        if isinstance(frame, BadFrame) and frame.id is None:  # unreadable before it named a call
+            return FrameIgnored(frame.reason)
+        call = self.pending.get(frame.id) if frame.id is not None else None
         if call is None:
-            return FrameIgnored(f"unknown id {call_id!r} (answered, timed out or cancelled already)")
+            return FrameIgnored(f"unknown id {frame.id!r} (answered, timed out or cancelled already)")
         if call.page != page:  # pragma: no cover - calls of a replaced page are dropped on attach
-            return FrameIgnored(f"id {call_id!r} belongs to another page")
-        kind = frame.get("type")
-        if kind == "progress":
-            seq = frame.get("seq")
-            message = frame.get("message")
-            if isinstance(seq, bool) or not isinstance(seq, int) or seq < 1:
-                return FrameIgnored(f"progress for {call_id!r} without a positive integer seq")
-            if not isinstance(message, str):
-                return FrameIgnored(f"progress for {call_id!r} without a string message")
-            if seq <= call.last_seq:
-                return FrameIgnored(f"progress seq {seq} for {call_id!r} after seq {call.last_seq}")
-            call.last_seq = seq
-            return CallProgress(call, seq, message)
-        if kind is not None:
-            return FrameIgnored(f"unknown frame type {kind!r} for {call_id!r}")
-        if "result" not in frame:
-            return FrameIgnored(f"frame for {call_id!r} has neither result nor type")
-        result = frame["result"]
-        if not isinstance(result, dict):
-            return FrameIgnored(f"result for {call_id!r} is not an object but {type(result).__name__}")
-        del self.pending[call_id]
-        return CallAnswered(call, result)
+            return FrameIgnored(f"id {frame.id!r} belongs to another page")
+        if isinstance(frame, BadFrame):
+            return FrameIgnored(frame.reason)
+        if isinstance(frame, ProgressFrame):
+            if frame.seq <= call.last_seq:
+                return FrameIgnored(f"progress seq {frame.seq} for {call.id!r} after seq {call.last_seq}")
+            call.last_seq = frame.seq
+            return CallProgress(call, frame.seq, frame.message)
+        del self.pending[call.id]
+        return CallAnswered(call, frame.result)

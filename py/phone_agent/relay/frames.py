@@ -1,14 +1,19 @@
-"""The relay's frames as the page sees them: parse what the server sends, build what the page answers.
+"""The relay's wire format, both halves: every frame the server and the page exchange is built and read here.
 
 server → page  ``{id, tool, args}`` (a call) and ``{id, type: "cancel"}``
-page → server  ``{id, result}`` and ``{id, type: "progress", seq, message}``
+page → server  ``{id, result}`` (result = CallToolResult, wire form) and
+               ``{id, type: "progress", seq, message}`` (seq 1, 2, 3 … per id)
 
 Pairing comes first on every connection: the page's first frame is ``{type: "hello", secret}`` (the
 secret from ``/api/config`` or remembered from an earlier pairing) or ``{type: "pair", code}`` (the code
 the server's console shows). The server answers ``{type: "paired"}`` when the page is in (with
 ``secret`` after a code, for the page to remember); an unpaired page is closed with ``CLOSE_UNPAIRED``.
+The close codes the server uses towards a page are here too, and where the page's relay client
+connects (``relay_settings``) and how it retries.
 
-Pure: text in, events out, text to send. The browser's WebSocket adapter only moves the strings.
+Pure: text in, frames out, text to send. The page's WebSocket adapter (``browser.relay_client``), the
+server's core (``relay.core``) and its asyncio front end (``server.relay``), the pairing gate and the
+farm only move these strings; none of them builds or reads a frame itself.
 """
 
 from __future__ import annotations
@@ -20,11 +25,15 @@ from urllib.parse import parse_qs, urlsplit
 
 DEFAULT_RELAY_URL = "ws://localhost:7788"
 DEFAULT_RETRY_MS = 30_000
+# WebSocket close codes the server uses towards a page (4000–4999 are free for applications).
 # The close code the server sends to a page that a newer page replaced. That page stops retrying on its
 # own (two open tabs would otherwise take the relay from each other every 30 s) until a person asks.
 CLOSE_REPLACED = 4000
+CLOSE_REPLACED_REASON = "replaced by a newer phone-agent page"
 # The close code for a page that did not pair (no secret, a wrong one, a wrong code).
 CLOSE_UNPAIRED = 4401
+CLOSE_SHUTDOWN = 1001
+CLOSE_SHUTDOWN_REASON = "phone-agent is shutting down"
 # After a disconnect the page retries at once, then after 1 s, 2 s, 4 s … up to its retry interval.
 FIRST_BACKOFF_MS = 1000
 
@@ -37,12 +46,76 @@ def retry_delay_ms(failures: int, max_ms: int) -> int:
     return min(max_ms, FIRST_BACKOFF_MS << min(failures - 1, 20))
 
 
+@dataclass(frozen=True)
+class BadFrame:
+    """A frame its receiver cannot act on; ``id`` is set when the frame named one, so it can be answered."""
+
+    reason: str
+    id: str | None = None
+
+
+# -- pairing ------------------------------------------------------------------------------------
+
+
 def hello_frame(secret: str) -> str:
+    """page → server, first: the pairing secret."""
     return json.dumps({"type": "hello", "secret": secret})
 
 
 def pair_frame(code: str) -> str:
+    """page → server, first: the pairing code the server's console shows."""
     return json.dumps({"type": "pair", "code": code})
+
+
+def paired_frame(secret: str | None = None) -> str:
+    """server → page: the page is in; ``secret`` (after a pairing code) is the one to remember."""
+    return json.dumps({"type": "paired"} if secret is None else {"type": "paired", "secret": secret})
+
+
+@dataclass(frozen=True)
+class HelloFrame:
+    """The page shows a pairing secret (None when the frame's is not a string)."""
+
+    secret: str | None
+
+
+@dataclass(frozen=True)
+class PairFrame:
+    """The page gives a pairing code (None when the frame's is not a string)."""
+
+    code: str | None
+
+
+def parse_first_frame(text: str | bytes | None) -> HelloFrame | PairFrame | None:
+    """The page's first frame as the server reads it; None for no frame, or one neither hello nor pair."""
+    try:
+        data = json.loads(text) if text is not None else None
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    if data.get("type") == "hello":
+        return HelloFrame(_text(data.get("secret")))
+    if data.get("type") == "pair":
+        return PairFrame(_text(data.get("code")))
+    return None
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+# -- server → page ------------------------------------------------------------------------------
+
+
+def call_frame(call_id: str, tool: str, args: Any) -> str:
+    """server → page: one tool call."""
+    return json.dumps({"id": call_id, "tool": tool, "args": args}, ensure_ascii=False)
+
+
+def cancel_frame(call_id: str) -> str:
+    """server → page: stop working on call ``call_id`` (nobody waits for its answer any more)."""
+    return json.dumps({"id": call_id, "type": "cancel"})
 
 
 @dataclass(frozen=True)
@@ -58,14 +131,6 @@ class CancelFrame:
 
 
 @dataclass(frozen=True)
-class BadFrame:
-    """A frame the page cannot act on; ``id`` is set when the frame named one, so it can be answered."""
-
-    reason: str
-    id: str | None = None
-
-
-@dataclass(frozen=True)
 class PairedFrame:
     """The server accepted the page; ``secret`` (after a pairing code) is what it shows from now on."""
 
@@ -76,6 +141,7 @@ ServerFrame = CallFrame | CancelFrame | PairedFrame | BadFrame
 
 
 def parse_server_frame(text: str) -> ServerFrame:
+    """A frame from the server as the page reads it; never raises."""
     try:
         data = json.loads(text)
     except (ValueError, TypeError) as exc:
@@ -98,7 +164,11 @@ def parse_server_frame(text: str) -> ServerFrame:
     return CallFrame(frame_id, tool, data.get("args"))
 
 
+# -- page → server ------------------------------------------------------------------------------
+
+
 def result_frame(frame_id: str, result: dict[str, Any]) -> str:
+    """page → server: call ``frame_id``'s answer."""
     return json.dumps({"id": frame_id, "result": result}, ensure_ascii=False)
 
 
@@ -117,6 +187,60 @@ class ProgressSequence:
 
     def forget(self, frame_id: str) -> None:
         self._next.pop(frame_id, None)
+
+
+@dataclass(frozen=True)
+class ResultFrame:
+    """The page answered call ``id``."""
+
+    id: str
+    result: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ProgressFrame:
+    """The page reports progress on call ``id``; ``seq`` is positive (its order is the core's to judge)."""
+
+    id: str
+    seq: int
+    message: str
+
+
+PageFrame = ResultFrame | ProgressFrame | BadFrame
+
+
+def parse_page_frame(text: str | bytes) -> PageFrame:
+    """A frame from the page as the server reads it; never raises. A bad frame keeps its id when it had a
+    string one: the server first asks whether that id is still pending, then why the frame is bad."""
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):  # RecursionError: absurdly nested JSON
+        return BadFrame("not JSON")
+    if not isinstance(data, dict):
+        return BadFrame(f"not a JSON object but {type(data).__name__}")
+    call_id = data.get("id")
+    if not isinstance(call_id, str):
+        return BadFrame("no string id")
+    kind = data.get("type")
+    if kind == "progress":
+        seq = data.get("seq")
+        message = data.get("message")
+        if isinstance(seq, bool) or not isinstance(seq, int) or seq < 1:
+            return BadFrame(f"progress for {call_id!r} without a positive integer seq", call_id)
+        if not isinstance(message, str):
+            return BadFrame(f"progress for {call_id!r} without a string message", call_id)
+        return ProgressFrame(call_id, seq, message)
+    if kind is not None:
+        return BadFrame(f"unknown frame type {kind!r} for {call_id!r}", call_id)
+    if "result" not in data:
+        return BadFrame(f"frame for {call_id!r} has neither result nor type", call_id)
+    result = data["result"]
+    if not isinstance(result, dict):
+        return BadFrame(f"result for {call_id!r} is not an object but {type(result).__name__}", call_id)
+    return ResultFrame(call_id, result)
+
+
+# -- where the page connects --------------------------------------------------------------------
 
 
 @dataclass(frozen=True)

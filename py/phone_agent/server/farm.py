@@ -1,11 +1,13 @@
 """The farm's router on asyncio and nats-py: an MCP server's way to every phone of a NATS phone farm.
 
-``FarmRouter`` listens to the pages' presence (``FarmRegistry`` keeps who is live), and sends each tool
-call to the page ``route`` picks. Each page gets its own ``Relay`` — the local relay's engine, unchanged:
-time limits, progress in order, cancel frames — whose ``PageLink`` publishes the relay's frames on the
-page's subject with this server's reply subject for that page. A page that leaves (its heartbeat lapses
-or it says so) is detached like a closed WebSocket, so its pending calls end at once, answered
-``no_device``. Task records are read from the farm's JetStream key-value bucket, which the pages write.
+``FarmRouter`` listens to the pages' presence (``FarmRegistry`` keeps who is live), and sends each tool call
+to the page ``route`` picks. Each page gets its own ``Relay`` — the local relay's engine, unchanged: time
+limits, progress in order, cancel frames — whose ``PageLink`` publishes the relay's frames on the page's
+subject, each as it is in an envelope that names the phone (``farm.frames.farm_envelope``), with this
+server's reply subject for that page; the page's answers are the relay's frames, fed to that relay. A page
+that leaves (its heartbeat lapses or it says so) is detached like a closed WebSocket, so its pending calls
+end at once, answered ``no_device``. Task records are read from the farm's JetStream key-value bucket, which
+the pages write.
 
 Credentials come in the farm URL (or, as an nkey seed, from ``--farm-nkey-seed``'s file) and go to nats-py
 as arguments; they are never logged (the URL is shown with ``***``, the seed never).
@@ -35,7 +37,7 @@ from ..farm.frames import (
     PRESENCE_PREFIX,
     TASKS_BUCKET,
     FarmUrl,
-    farm_call_frame,
+    farm_envelope,
     page_subject_for_presence,
     parse_presence,
     subject_token,
@@ -70,7 +72,8 @@ class FarmConnectError(Exception):
 
 @dataclass
 class _NatsPageLink:
-    """A page's end of a per-page relay: publishes the relay's frames on the page's subject."""
+    """A page's end of a per-page relay: publishes the relay's frames on the page's subject, each in an
+    envelope naming the phone."""
 
     nc: NatsClient
     subject: str
@@ -78,10 +81,8 @@ class _NatsPageLink:
     serial: str
 
     async def send_text(self, text: str) -> None:
-        data = json.loads(text)
-        if "tool" in data:
-            text = farm_call_frame(data["id"], data["tool"], data.get("args") or {}, self.serial)
-        await self.nc.publish(self.subject, text.encode(), reply=self.reply)
+        envelope = farm_envelope(self.serial, text)  # the frame as the relay wrote it, never decoded
+        await self.nc.publish(self.subject, envelope.encode(), reply=self.reply)
 
     async def close(self, code: int, reason: str) -> None:
         return None

@@ -6,19 +6,20 @@ same-origin``). A page from another origin allowed with ``--allow-origin`` pairs
 the server's console shows; the server answers the code with the secret, which that page remembers.
 Every page that pairs is answered ``{"type": "paired"}`` first (the page shows itself connected then).
 
-``PairingGate`` is pure: it reads the page's first frame and says whether the page is in, and what to
-answer. A code lives ``CODE_TTL_S`` and survives ``MAX_CODE_ATTEMPTS`` wrong guesses; then a new one is
-shown. Neither the secret nor a code is ever logged (a code is shown on the console on purpose).
+``PairingGate`` is pure: it judges the page's first frame (read by ``relay.frames``) and says whether the
+page is in, and what to answer. A code lives ``CODE_TTL_S`` and survives ``MAX_CODE_ATTEMPTS`` wrong
+guesses; then a new one is shown. Neither the secret nor a code is ever logged (a code is shown on the
+console on purpose).
 """
 
 from __future__ import annotations
 
-import json
 import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..relay.frames import HelloFrame, PairFrame, paired_frame, parse_first_frame
 from .credentials import same_secret
 
 CODE_TTL_S = 600.0
@@ -26,14 +27,11 @@ MAX_CODE_ATTEMPTS = 5
 HELLO_TIMEOUT_S = 10.0
 
 
-PAIRED_FRAME = json.dumps({"type": "paired"})
-
-
 @dataclass(frozen=True)
 class Paired:
     """The page is in; ``reply`` is the frame to send it first (with the secret, after a code)."""
 
-    reply: str = PAIRED_FRAME
+    reply: str = paired_frame()
     by_code: bool = False
 
 
@@ -71,19 +69,15 @@ class PairingGate:
 
     def check(self, first_frame: str | bytes | None, own_origin: bool) -> Paired | Refused:
         """Judge the page's first frame (None: it sent none in time)."""
-        try:
-            frame = json.loads(first_frame) if first_frame is not None else None
-        except (ValueError, RecursionError):
-            frame = None
-        kind = frame.get("type") if isinstance(frame, dict) else None
-        if kind == "hello" and same_secret(_text(frame.get("secret")), self._secret):
+        frame = parse_first_frame(first_frame)
+        if isinstance(frame, HelloFrame) and same_secret(frame.secret, self._secret):
             return Paired()
-        if kind == "pair" and not own_origin:
+        if isinstance(frame, PairFrame) and not own_origin:
             code, _ = self.current_code()
-            given = _text(frame.get("code"))
+            given = frame.code
             if given is not None and same_secret(given.replace("-", "").replace(" ", ""), code):
                 self._code = None  # one code, one page
-                return Paired(json.dumps({"type": "paired", "secret": self._secret}), by_code=True)
+                return Paired(paired_frame(self._secret), by_code=True)
             self._attempts += 1
             return Refused("wrong pairing code", self._new_code_to_show())
         if own_origin:
@@ -93,7 +87,3 @@ class PairingGate:
     def _new_code_to_show(self) -> str | None:
         code, fresh = self.current_code()
         return code if fresh else None
-
-
-def _text(value: object) -> str | None:
-    return value if isinstance(value, str) else None

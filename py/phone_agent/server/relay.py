@@ -1,11 +1,11 @@
 """The relay on asyncio: one page's WebSocket on one side, tool calls that wait for it on the other.
 
-``Relay`` drives ``RelayCore`` (the pure part): it sends request and cancel frames through a ``PageLink``,
-resolves each call's future from the page's answer, enforces the per-tool time limit, hands progress to
-the caller in order, and runs the self-check 3 s after a page connects. A call that finds no page waits
-for one up to ``page_wait_s`` (``--page-wait-ms``) before it answers "Browser not connected". Callers
-get a CallToolResult in wire form (a dict) — failures are ``isError`` results, never exceptions, except
-cancellation.
+``Relay`` drives ``RelayCore`` (the pure part): it sends call and cancel frames (``relay.frames``) through a
+``PageLink``, resolves each call's future from the page's answer, enforces the per-tool time limit, hands
+progress to the caller in order, and runs the self-check 3 s after a page connects. A call that finds no
+page waits for one up to ``page_wait_s`` (``--page-wait-ms``) before it answers "Browser not connected".
+Callers get a CallToolResult in wire form (a dict) — failures are ``isError`` results, never exceptions,
+except cancellation.
 """
 
 from __future__ import annotations
@@ -18,15 +18,14 @@ from typing import Any, Protocol
 
 from .. import errors
 from ..errors import ErrorCode, ToolError, page_disconnected, page_replaced
-from ..relay.core import (
+from ..relay.core import CallAnswered, CallProgress, PendingCall, RelayCore
+from ..relay.frames import (
     CLOSE_REPLACED,
     CLOSE_REPLACED_REASON,
     CLOSE_SHUTDOWN,
     CLOSE_SHUTDOWN_REASON,
-    CallAnswered,
-    CallProgress,
-    PendingCall,
-    RelayCore,
+    call_frame,
+    cancel_frame,
 )
 
 log = logging.getLogger("phone_agent.relay")
@@ -151,7 +150,7 @@ class Relay:
             try:
                 # A page whose socket stopped draining must not hold the call past its own limit.
                 async with asyncio.timeout(call.timeout_ms / 1000):
-                    await link.send_text(self.core.request_frame(call))
+                    await link.send_text(call_frame(call.id, call.tool, call.args))
             except Exception as exc:
                 log.info("could not send %s to the page: %s", call.tool, exc)
                 self.core.end_call(call.id)
@@ -242,7 +241,7 @@ class Relay:
             return
         try:
             async with asyncio.timeout(LINK_CLOSE_S):
-                await link.send_text(self.core.cancel_frame(call.id))
+                await link.send_text(cancel_frame(call.id))
         except Exception as exc:
             log.debug("could not send cancel for %s: %s", call.id, exc)
 
