@@ -7,16 +7,11 @@ import struct
 
 import pytest
 
-from phone_agent.adb.connection import (
-    DELAYED_ACK_WINDOW,
-    MAX_UNACKED_WRITES,
-    TRANSITIONS,
-    AdbConnection,
+from phone_agent.adb.connection import TRANSITIONS, AdbConnection, ConnectionState, Side
+from phone_agent.adb.events import (
     Connected,
     ConnectionReset,
-    ConnectionState,
     PacketIgnored,
-    Side,
     StreamClosed,
     StreamData,
     StreamOpened,
@@ -32,6 +27,7 @@ from phone_agent.adb.packet import (
     AuthType,
     Command,
 )
+from phone_agent.adb.streams import DELAYED_ACK_WINDOW, MAX_UNACKED_WRITES
 
 FEATURES = ("shell_v2", "cmd", "delayed_ack")
 PROPERTIES = {"ro.product.name": "sim", "ro.product.model": "Sim", "ro.product.device": "sim"}
@@ -368,7 +364,7 @@ def test_a_host_core_and_a_device_core_connect_authenticate_and_move_a_megabyte(
 
 
 def test_outgoing_bytes_slice_a_large_write_without_copying_and_join_small_ones():
-    from phone_agent.adb.connection import OutgoingBytes
+    from phone_agent.adb.streams import OutgoingBytes
 
     big = bytes(range(256)) * 16
     out = OutgoingBytes()
