@@ -1,107 +1,45 @@
 """AdbConnection, the one ADB core: the device side without a socket, its transition table, and a host
-core talking to a device core through nothing but bytes."""
+core talking to a device core through nothing but bytes (the device's streams: ``test_streams.py``)."""
 
 from __future__ import annotations
 
-import struct
-
 import pytest
 
-from phone_agent.adb.connection import (
-    DELAYED_ACK_WINDOW,
-    MAX_UNACKED_WRITES,
-    TRANSITIONS,
-    AdbConnection,
+from phone_agent.adb.connection import TRANSITIONS, AdbConnection, ConnectionState, Side
+from phone_agent.adb.events import (
     Connected,
     ConnectionReset,
-    ConnectionState,
     PacketIgnored,
-    Side,
     StreamClosed,
     StreamData,
     StreamOpened,
     StreamRequested,
 )
 from phone_agent.adb.host import AdbHostProtocol
-from phone_agent.adb.keys import AdbPublicKey, generate_private_key
+from phone_agent.adb.keys import generate_private_key
 from phone_agent.adb.packet import (
     VERSION,
     VERSION_MIN,
     AdbPacket,
-    AdbPacketParser,
     AuthType,
     Command,
 )
-
-FEATURES = ("shell_v2", "cmd", "delayed_ack")
-PROPERTIES = {"ro.product.name": "sim", "ro.product.model": "Sim", "ro.product.device": "sim"}
-TOKEN = bytes(range(20))
+from tests.adb.device_core import (
+    FEATURES,
+    TOKEN,
+    Trusting,
+    cnxn,
+    host,
+    make_device,
+    online_device,
+    open_on,
+    sent,
+)
 
 
 @pytest.fixture(scope="module")
 def key():
     return generate_private_key()
-
-
-class Trusting:
-    """A device authenticator with a list of trusted keys; offered keys wait for ``authorize``."""
-
-    def __init__(self, *keys: AdbPublicKey, required: bool = True, accept_offers: bool = False) -> None:
-        self.keys = list(keys)
-        self.required = required
-        self.accept_offers = accept_offers
-        self.offered: list[AdbPublicKey] = []
-
-    def verify(self, token: bytes, signature: bytes) -> AdbPublicKey | None:
-        return next((k for k in self.keys if k.verify(token, signature)), None)
-
-    def offer(self, key: AdbPublicKey) -> bool:
-        self.offered.append(key)
-        return self.accept_offers
-
-
-def make_device(auth: Trusting | None = None, features: tuple[str, ...] = FEATURES) -> AdbConnection:
-    return AdbConnection(
-        Side.DEVICE,
-        features=features,
-        properties=PROPERTIES,
-        device_auth=auth or Trusting(required=False),
-        token_source=lambda n: TOKEN[:n],
-    )
-
-
-def sent(connection: AdbConnection) -> list[AdbPacket]:
-    parser = AdbPacketParser()
-    parser.verify_checksum = False
-    for chunk in connection.data_to_send():
-        parser.receive_data(chunk)
-    return parser.packets_received()
-
-
-def host(packet: AdbPacket, *, checksum: bool = True) -> bytes:
-    return packet.encode(with_checksum=checksum)
-
-
-def cnxn(
-    features: str = "shell_v2,cmd,delayed_ack", version: int = VERSION, max_payload: int = 1 << 20
-) -> bytes:
-    return host(AdbPacket(Command.CNXN, version, max_payload, f"host::features={features}\x00".encode()))
-
-
-def online_device(features: str = "shell_v2,cmd") -> AdbConnection:
-    device = make_device()
-    device.receive_data(cnxn(features))
-    sent(device)
-    device.events_received()
-    return device
-
-
-def open_on(device: AdbConnection, remote: int = 9, window: int = 0) -> int:
-    device.receive_data(host(AdbPacket(Command.OPEN, remote, window, b"exec:echo hi\x00"), checksum=False))
-    assert device.events_received() == [StreamRequested(remote, "exec:echo hi")]
-    local = device.accept(remote)
-    assert local is not None
-    return local
 
 
 # ----- the table -------------------------------------------------------------------------------------
@@ -220,98 +158,7 @@ def test_a_new_cnxn_resets_the_streams():
     assert [p.command for p in sent(device)] == [Command.CNXN]
 
 
-# ----- device streams ------------------------------------------------------------------------------------
-
-
-def test_open_is_offered_then_accepted_with_okay_and_ids_count_up():
-    device = online_device()
-    assert open_on(device, remote=9) == 1
-    assert sent(device) == [AdbPacket(Command.OKAY, 1, 9)]
-    assert open_on(device, remote=10) == 2
-
-
-def test_refused_open_is_answered_with_clse_0():
-    device = online_device()
-    device.receive_data(host(AdbPacket(Command.OPEN, 9, 0, b"frobnicate:\x00"), checksum=False))
-    device.events_received()
-    device.refuse(9)
-    assert sent(device) == [AdbPacket(Command.CLSE, 0, 9)]
-
-
-def test_open_with_a_window_is_refused_when_delayed_ack_is_not_agreed():
-    device = online_device("shell_v2")
-    device.receive_data(host(AdbPacket(Command.OPEN, 9, DELAYED_ACK_WINDOW, b"exec:x\x00"), checksum=False))
-    assert sent(device) == [AdbPacket(Command.CLSE, 0, 9)] and device.events_received() == []
-
-
-def test_device_writes_one_wrte_at_a_time_without_delayed_ack():
-    device = online_device()
-    local = open_on(device)
-    sent(device)
-    device.write(local, b"a" * 10)
-    device.write(local, b"b" * 10)
-    assert sent(device) == [AdbPacket(Command.WRTE, local, 9, b"a" * 10)]
-    assert device.awaiting_ack(local) and device.pending_output(local) == 10
-    device.receive_data(host(AdbPacket(Command.OKAY, 9, local), checksum=False))
-    assert sent(device) == [AdbPacket(Command.WRTE, local, 9, b"b" * 10)]
-
-
-def test_device_data_is_acknowledged_when_taken():
-    device = online_device()
-    local = open_on(device)
-    sent(device)
-    device.receive_data(host(AdbPacket(Command.WRTE, 9, local, b"stdin"), checksum=False))
-    assert device.events_received() == [StreamData(local, b"stdin")]
-    assert sent(device) == []
-    device.acknowledge(local, 5)
-    assert sent(device) == [AdbPacket(Command.OKAY, local, 9)]
-
-
-def test_a_host_that_ignores_flow_control_loses_the_stream():
-    device = online_device()
-    local = open_on(device)
-    sent(device)
-    for _ in range(MAX_UNACKED_WRITES + 1):
-        device.receive_data(host(AdbPacket(Command.WRTE, 9, local, b"x"), checksum=False))
-    events = device.events_received()
-    assert events[-1] == StreamClosed(local, refused=False)
-    assert sent(device) == [AdbPacket(Command.CLSE, local, 9)]
-
-
-def test_device_with_delayed_ack_spends_and_regains_a_budget():
-    device = online_device("shell_v2,delayed_ack")
-    local = open_on(device, window=100)
-    assert sent(device) == [AdbPacket(Command.OKAY, local, 9, struct.pack("<I", DELAYED_ACK_WINDOW))]
-    device.write(local, b"x" * 150)
-    assert [len(p.payload) for p in sent(device)] == [150]  # budget 100 goes to -50
-    device.write(local, b"y")
-    assert sent(device) == []
-    device.receive_data(host(AdbPacket(Command.OKAY, 9, local, struct.pack("<i", 60)), checksum=False))
-    assert sent(device) == [AdbPacket(Command.WRTE, local, 9, b"y")]
-    device.receive_data(host(AdbPacket(Command.WRTE, 9, local, b"in"), checksum=False))
-    device.events_received()
-    device.acknowledge(local, 2)
-    assert sent(device) == [AdbPacket(Command.OKAY, local, 9, struct.pack("<i", 2))]
-
-
-def test_device_okay_without_its_int32_is_ignored_with_an_event():
-    device = online_device("shell_v2,delayed_ack")
-    local = open_on(device, window=100)
-    sent(device)
-    device.receive_data(host(AdbPacket(Command.OKAY, 9, local), checksum=False))
-    assert device.events_received() == [PacketIgnored(Command.OKAY, 9, local, "OKAY with a 0-byte payload")]
-
-
-def test_device_answers_clse_with_clse_and_unknown_streams_with_clse():
-    device = online_device()
-    local = open_on(device)
-    sent(device)
-    device.receive_data(host(AdbPacket(Command.CLSE, 9, local), checksum=False))
-    assert device.events_received() == [StreamClosed(local, refused=False)]
-    assert sent(device) == [AdbPacket(Command.CLSE, local, 9)]
-    device.receive_data(host(AdbPacket(Command.WRTE, 55, 4242, b"x"), checksum=False))
-    device.receive_data(host(AdbPacket(Command.OKAY, 56, 4243), checksum=False))
-    assert sent(device) == [AdbPacket(Command.CLSE, 0, 55), AdbPacket(Command.CLSE, 4243, 56)]
+# ----- device end of the connection ---------------------------------------------------------------------
 
 
 def test_eof_mid_packet_is_an_error_on_the_device():
@@ -365,21 +212,3 @@ def test_a_host_core_and_a_device_core_connect_authenticate_and_move_a_megabyte(
     device.close(remote)
     pump(host_core, device)
     assert StreamClosed(local, refused=False) in host_core.events_received()
-
-
-def test_outgoing_bytes_slice_a_large_write_without_copying_and_join_small_ones():
-    from phone_agent.adb.connection import OutgoingBytes
-
-    big = bytes(range(256)) * 16
-    out = OutgoingBytes()
-    out.append(big)
-    first = out.take(1000)
-    assert isinstance(first, memoryview) and first.obj is big and bytes(first) == big[:1000]
-    buffer = bytearray(b"abc")
-    out.append(buffer)
-    buffer[:] = b"xyz"  # the caller reuses its buffer: what was written stays written
-    rest = b"".join(bytes(out.take(1000)) for _ in range(4))
-    assert rest == big[1000:] + b"abc" and len(out) == 0
-    for piece in (b"12", b"34", b"56"):
-        out.append(piece)
-    assert out.take(5) == b"12345" and len(out) == 1 and bytes(out.take(5)) == b"6"

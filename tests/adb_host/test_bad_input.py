@@ -9,10 +9,10 @@ import struct
 import pytest
 
 from phone_agent.adb.client import AdbClient, AdbError, AdbTimeoutError
-from phone_agent.adb.host import DELAYED_ACK_WINDOW
 from phone_agent.adb.packet import VERSION_SKIP_CHECKSUM, AdbPacket, Command
 from phone_agent.adb.services import SyncClient, exec_into, exec_out, shell
 from phone_agent.adb.shell_protocol import ShellId, encode_shell_packet
+from phone_agent.adb.streams import DELAYED_ACK_WINDOW
 from phone_agent.server.adb_tcp import TcpTransport, connect_adbd
 from tests.support import free_port
 

@@ -11,7 +11,8 @@ import urllib.request
 import pytest
 
 from phone_agent.adb.client import AdbAuthError, AdbClient, AdbError
-from phone_agent.adb.host import HOST_FEATURES, ConnectionState
+from phone_agent.adb.connection import ConnectionState
+from phone_agent.adb.host import HOST_FEATURES
 from phone_agent.adb.keys import generate_private_key
 from phone_agent.adb.packet import VERSION_MIN, VERSION_SKIP_CHECKSUM
 from phone_agent.adb.services import SyncClient, exec_out, shell

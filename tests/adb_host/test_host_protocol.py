@@ -6,21 +6,22 @@ import struct
 
 import pytest
 
-from phone_agent.adb.host import (
-    DELAYED_ACK_WINDOW,
+from phone_agent.adb.connection import (
     TLS_UNSUPPORTED,
     AdbConnectionError,
-    AdbHostProtocol,
     AdbTlsUnsupportedError,
+    ConnectionState,
+    parse_banner,
+)
+from phone_agent.adb.events import (
     AuthPromptShown,
     Connected,
-    ConnectionState,
     PacketIgnored,
     StreamClosed,
     StreamData,
     StreamOpened,
-    parse_banner,
 )
+from phone_agent.adb.host import AdbHostProtocol
 from phone_agent.adb.keys import AdbPublicKey, generate_private_key
 from phone_agent.adb.packet import (
     HEADER_SIZE,
@@ -32,6 +33,7 @@ from phone_agent.adb.packet import (
     AuthType,
     Command,
 )
+from phone_agent.adb.streams import DELAYED_ACK_WINDOW
 
 BANNER = b"device::ro.product.name=p;ro.product.model=M;ro.product.device=d;features=shell_v2,stat_v2,cmd"
 BANNER_DELAYED = BANNER + b",delayed_ack"

@@ -24,9 +24,8 @@ from hypothesis import strategies as st
 from phone_agent.adb import services
 from phone_agent.adb import sync_protocol as sp
 from phone_agent.adb.client import AdbError
-from phone_agent.adb.host import (
-    AdbConnectionError,
-    AdbHostProtocol,
+from phone_agent.adb.connection import AdbConnectionError
+from phone_agent.adb.events import (
     AuthPromptShown,
     Connected,
     PacketIgnored,
@@ -34,6 +33,7 @@ from phone_agent.adb.host import (
     StreamData,
     StreamOpened,
 )
+from phone_agent.adb.host import AdbHostProtocol
 from phone_agent.adb.packet import AdbPacket, AdbPacketParser, AdbProtocolError, Command
 from phone_agent.adb.shell_protocol import (
     ShellPacket,

@@ -16,18 +16,9 @@ from collections import deque
 from collections.abc import Callable
 from typing import Protocol
 
-from phone_agent.adb.host import (
-    DEFAULT_KEY_NAME,
-    HOST_FEATURES,
-    AdbConnectionError,
-    AdbHostProtocol,
-    AuthPromptShown,
-    Connected,
-    ConnectionState,
-    StreamClosed,
-    StreamData,
-    StreamOpened,
-)
+from phone_agent.adb.connection import AdbConnectionError, ConnectionState
+from phone_agent.adb.events import AuthPromptShown, Connected, StreamClosed, StreamData, StreamOpened
+from phone_agent.adb.host import DEFAULT_KEY_NAME, HOST_FEATURES, AdbHostProtocol
 from phone_agent.adb.keys import AdbPrivateKey
 from phone_agent.adb.packet import MAX_PAYLOAD, VERSION
 

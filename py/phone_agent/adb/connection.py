@@ -1,9 +1,9 @@
 """One ADB connection, either end, as a sans-I/O state machine: bytes in, packets and events out.
 
-This is the only place that knows the ADB connection protocol: the CNXN/AUTH/STLS handshake of each
-side, the negotiated version (checksums sent and verified below 0x01000001; CNXN and AUTH always
-carry one) and max payload, the banners and their features, stream ids (with wraparound), flow
-control (one WRTE in flight, or delayed ack's byte budget) and acknowledgement. Like ``websockets``'
+With its parts, this is the only place that knows the ADB connection protocol: the CNXN/AUTH/STLS
+handshake of each side, the negotiated version (checksums sent and verified below 0x01000001; CNXN
+and AUTH always carry one) and max payload, the banners and their features, and (in ``streams.py``)
+stream ids, flow control and acknowledgement. Like ``websockets``'
 ``Protocol``, ``AdbConnection`` takes a ``side``: ``Side.HOST`` is what ``adb`` and the page run
 (``client.AdbClient`` drives it), ``Side.DEVICE`` is adbd (the simulated phone's
 ``sim/connection.py`` drives it). Drivers feed ``receive_data`` / ``receive_eof``, write each chunk
@@ -12,31 +12,23 @@ of ``data_to_send`` (every header and every payload is its own chunk, as WebUSB 
 
 Which packet does what in which state is the table ``TRANSITIONS`` below, h11-style: a packet the
 table does not list for the current state is answered with a ``PacketIgnored`` event (stale bytes
-from an earlier session must not touch streams), never dropped in silence. Authentication is a
-pluggable strategy, as Tango's ``AdbAuthenticator``: ``HostAuthenticator`` answers tokens (signing
-with stored keys, then offering a public key), ``DeviceAuthenticator`` checks signatures and offered
-keys.
-
-Streams: OPEN(local, window) → OKAY(remote, local) or CLSE(0, local). Without delayed ack one WRTE is
-in flight per stream until the peer's OKAY. With ``delayed_ack`` listed by both sides, OPEN's arg1 is
-the opener's receive window, the OKAY answering OPEN carries the other's window as an int32, and
-every OKAY then carries an int32 of bytes consumed, added to the sender's budget (which may go
-negative by one packet), as AOSP's sockets.cpp does. Every received WRTE is answered with OKAY once
-the application has taken it (``acknowledge``), which is how a slow reader pushes back; a peer that
-sends far beyond that loses the stream. CLSE(any, local) closes a stream whether or not it was open
-yet — arg1 names it.
+from an earlier session must not touch streams), never dropped in silence. The connection ties three
+parts together, kept apart as Tango keeps its packet, dispatcher and authenticator: what it reports
+is ``events.py``; authentication is a pluggable strategy (``auth.py``: a host's ``HostAuthenticator``
+answers tokens, a device's ``DeviceAuthenticator`` checks signatures and offered keys); streams and
+their flow control, once online, are ``streams.Streams``. This module keeps the handshake of both
+sides, the negotiated settings, the banners and the table.
 """
 
 from __future__ import annotations
 
 import os
-import struct
-from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from enum import Enum
-from typing import Protocol
+from typing import NoReturn
 
+from phone_agent.adb.auth import DeviceAuthenticator, HostAuthenticator
+from phone_agent.adb.events import AuthPromptShown, Connected, ConnectionReset, Event, PacketIgnored
 from phone_agent.adb.keys import TOKEN_SIZE, AdbKeyError, AdbPublicKey
 from phone_agent.adb.packet import (
     MAX_PAYLOAD,
@@ -50,16 +42,10 @@ from phone_agent.adb.packet import (
     Command,
     command_name,
 )
+from phone_agent.adb.streams import Streams
 
-# AOSP's INITIAL_DELAYED_ACK_BYTES: the receive window each side announces (OPEN's arg1, the int32
-# of the OKAY answering OPEN).
-DELAYED_ACK_WINDOW = 32 * 1024 * 1024
-# Without delayed ack: WRTEs a peer may send on one stream without our OKAY before we close it.
-MAX_UNACKED_WRITES = 16
 # The smallest max payload a connection can work with.
 MIN_MAX_PAYLOAD = 256
-_INT32 = struct.Struct("<i")
-_UINT32 = struct.Struct("<I")
 
 TLS_UNSUPPORTED = "wireless-debugging TLS is not supported, use USB or `adb tcpip`"
 
@@ -91,124 +77,6 @@ class ConnectionState(Enum):
     CLOSED = "closed"
 
 
-# ----- authentication strategies ----------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class AuthAnswer:
-    """What a host sends for a token: ``AuthType.SIGNATURE`` or ``AuthType.RSAPUBLICKEY`` and its payload."""
-
-    type: AuthType
-    payload: bytes
-
-
-class HostAuthenticator(Protocol):
-    """The host's side of AUTH: answers each TOKEN the device sends."""
-
-    key_name: str
-
-    def answer(self, token: bytes) -> AuthAnswer | None:
-        """The next thing to try (a signature, then the public key once), or None when nothing is left."""
-        ...
-
-
-class DeviceAuthenticator(Protocol):
-    """The device's side of AUTH: which hosts may connect."""
-
-    @property
-    def required(self) -> bool:
-        """False: a host is online as soon as it connects (adbd with auth off)."""
-        ...
-
-    def verify(self, token: bytes, signature: bytes) -> AdbPublicKey | None:
-        """The trusted key that made ``signature`` over ``token``, or None."""
-        ...
-
-    def offer(self, key: AdbPublicKey) -> bool:
-        """The host offered ``key``: True to accept it now, False to wait for the user (``authorize``)."""
-        ...
-
-
-# ----- events -------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class AuthPromptShown:
-    """Our public key was sent: the user must accept "Allow USB debugging?" on the phone."""
-
-    key_name: str
-
-
-@dataclass(frozen=True, slots=True)
-class Connected:
-    """The handshake is done. ``features`` are those both sides list; ``properties`` the peer's banner's."""
-
-    version: int
-    max_payload: int
-    banner: str
-    peer_features: frozenset[str]
-    features: frozenset[str]
-    properties: dict[str, str] = field(hash=False, compare=False)
-
-
-@dataclass(frozen=True, slots=True)
-class StreamRequested:
-    """(Device) the host asks for ``service``: answer with ``accept(remote_id)`` or ``refuse(remote_id)``."""
-
-    remote_id: int
-    service: str
-
-
-@dataclass(frozen=True, slots=True)
-class StreamOpened:
-    local_id: int
-
-
-@dataclass(frozen=True, slots=True)
-class StreamData:
-    """Bytes for a stream; answer them with ``acknowledge(local_id, len(data))`` once taken."""
-
-    local_id: int
-    data: bytes
-
-
-@dataclass(frozen=True, slots=True)
-class StreamClosed:
-    """The peer closed the stream (or the connection went); ``refused`` when it never opened."""
-
-    local_id: int
-    refused: bool
-
-
-@dataclass(frozen=True, slots=True)
-class ConnectionReset:
-    """(Device) the host started over (a new CNXN, an unknown AUTH type): every stream is gone."""
-
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class PacketIgnored:
-    """A packet that had no effect here, and why (wrong state, unknown stream, bad payload…)."""
-
-    command: int
-    arg0: int
-    arg1: int
-    reason: str
-
-
-Event = (
-    AuthPromptShown
-    | Connected
-    | StreamRequested
-    | StreamOpened
-    | StreamData
-    | StreamClosed
-    | ConnectionReset
-    | PacketIgnored
-)
-
-
 # ----- banners ------------------------------------------------------------------------------------
 
 
@@ -234,83 +102,6 @@ def make_banner(
     """``host::features=a,b`` or ``device::k=v;…;features=a,b`` (properties in the given order)."""
     props = "".join(f"{key}={value};" for key, value in (properties or {}).items())
     return f"{side.value}::{props}features={','.join(features)}"
-
-
-# ----- streams --------------------------------------------------------------------------------------
-
-
-class OutgoingBytes:
-    """A stream's unsent bytes as a queue of immutable pieces: ``take(n)`` slices a WRTE's payload
-    without copying when one piece holds it (a 32 MiB write leaves as 1 MiB views of itself)."""
-
-    __slots__ = ("_pieces", "_size")
-
-    def __init__(self) -> None:
-        self._pieces: deque[bytes | memoryview] = deque()
-        self._size = 0
-
-    def __len__(self) -> int:
-        return self._size
-
-    def append(self, data: bytes | bytearray | memoryview) -> None:
-        if not data:
-            return
-        # The caller may reuse a mutable buffer once write() returns: keep a copy of those only.
-        piece = memoryview(data) if isinstance(data, bytes) else memoryview(bytes(data))
-        self._pieces.append(piece)
-        self._size += len(piece)
-
-    def take(self, limit: int) -> bytes | memoryview:
-        """Up to ``limit`` bytes from the front."""
-        first = self._pieces[0]
-        if len(first) > limit:
-            self._pieces[0] = first[limit:]
-            chunk: bytes | memoryview = first[:limit]
-        elif len(first) == limit or len(self._pieces) == 1:
-            chunk = self._pieces.popleft()
-        else:  # small pieces: join up to a full payload (one copy of small writes only)
-            parts: list[bytes | memoryview] = []
-            room = limit
-            while self._pieces and room:
-                piece = self._pieces[0]
-                if len(piece) > room:
-                    parts.append(piece[:room])
-                    self._pieces[0] = piece[room:]
-                    room = 0
-                else:
-                    parts.append(self._pieces.popleft())
-                    room -= len(piece)
-            chunk = b"".join(parts)
-        self._size -= len(chunk)
-        return chunk
-
-    def clear(self) -> None:
-        self._pieces.clear()
-        self._size = 0
-
-
-class StreamState(Enum):
-    OPENING = "opening"
-    OPEN = "open"
-
-
-@dataclass
-class _Stream:
-    local_id: int
-    service: str
-    state: StreamState = StreamState.OPENING
-    remote_id: int = 0
-    # Written and not yet sent: immutable pieces, sliced without copying into WRTE payloads.
-    outgoing: OutgoingBytes = field(default_factory=lambda: OutgoingBytes())
-    # Without delayed ack: may we send the next WRTE (our last one was answered)?
-    ready: bool = True
-    # With delayed ack: the send budget (bytes the peer will still take), may go negative.
-    budget: int = 0
-    # Sizes of received WRTEs the application has not acknowledged yet, oldest first.
-    unacked: deque[int] = field(default_factory=deque)
-    unacked_bytes: int = 0
-    partial_ack: int = 0
-    close_when_flushed: bool = False
 
 
 # ----- the state machine ----------------------------------------------------------------------------
@@ -389,10 +180,10 @@ class AdbConnection:
         # A host resyncs on stale bytes from an earlier session until the device's CNXN.
         self._parser = AdbPacketParser(max_payload=max_payload, resync=side is Side.HOST)
         self._out: list[tuple[bytes, bytes]] = []  # (header, payload) of each packet to send
-        self._events: list[Event] = []
-        self._streams: dict[int, _Stream] = {}
-        self._requests: dict[int, tuple[str, int]] = {}  # device: remote id → (service, window)
-        self._next_id = 1
+        self._events: list[Event] = []  # shared with the streams: emptied in place, never replaced
+        self._streams = Streams(
+            device=side is Side.DEVICE, send=self._send, emit=self._events.append, fail=self._fail
+        )
 
     # ----- properties -----------------------------------------------------------------------------
 
@@ -406,20 +197,18 @@ class AdbConnection:
         return self.version < VERSION_SKIP_CHECKSUM
 
     def stream_ids(self) -> list[int]:
-        return list(self._streams)
+        return self._streams.ids()
 
     def stream_services(self) -> list[str]:
-        return [stream.service for stream in self._streams.values()]
+        return self._streams.services()
 
     def pending_output(self, local_id: int) -> int:
         """Bytes written to ``local_id`` and not yet sent as WRTEs (0 for a gone stream)."""
-        stream = self._streams.get(local_id)
-        return len(stream.outgoing) if stream else 0
+        return self._streams.pending_output(local_id)
 
     def awaiting_ack(self, local_id: int) -> bool:
         """Without delayed ack: our last WRTE on ``local_id`` has not been answered yet."""
-        stream = self._streams.get(local_id)
-        return stream is not None and not self.delayed_ack and not stream.ready
+        return self._streams.awaiting_ack(local_id)
 
     @property
     def bytes_expected(self) -> int:
@@ -427,8 +216,7 @@ class AdbConnection:
         return self._parser.bytes_expected
 
     def is_open(self, local_id: int) -> bool:
-        stream = self._streams.get(local_id)
-        return stream is not None and stream.state is StreamState.OPEN
+        return self._streams.is_open(local_id)
 
     # ----- the sans-I/O interface -------------------------------------------------------------------
 
@@ -474,7 +262,7 @@ class AdbConnection:
             self._parser.receive_eof()
         except AdbProtocolError as exc:
             truncated = str(exc)
-        self._close_all()
+        self._streams.close_all()
         self.state = ConnectionState.CLOSED
         if self.side is Side.DEVICE:
             self.close_reason = truncated or "peer closed"
@@ -494,7 +282,8 @@ class AdbConnection:
         return [chunk for header, payload in out for chunk in ((header, payload) if payload else (header,))]
 
     def events_received(self) -> list[Event]:
-        events, self._events = self._events, []
+        events = self._events.copy()
+        self._events.clear()
         return events
 
     def open(self, service: str) -> int:
@@ -502,29 +291,18 @@ class AdbConnection:
         self._require_online()
         if "\x00" in service or not service:
             raise ValueError(f"bad service name {service!r}")
-        local_id = self._new_id()
-        window = DELAYED_ACK_WINDOW if self.delayed_ack else 0
-        self._streams[local_id] = _Stream(local_id, service)
-        self._send(AdbPacket(Command.OPEN, local_id, window, service.encode() + b"\x00"))
-        return local_id
+        return self._streams.open(service)
 
     def accept(self, remote_id: int) -> int | None:
         """(Device) serve the stream ``StreamRequested`` announced; its local id (None if it went)."""
-        request = self._requests.pop(remote_id, None)
-        if request is None or self.state is not ConnectionState.ONLINE:
+        if self.state is not ConnectionState.ONLINE:
+            self._streams.forget_request(remote_id)
             return None
-        service, window = request
-        local_id = self._new_id()
-        stream = _Stream(local_id, service, StreamState.OPEN, remote_id, budget=window)
-        self._streams[local_id] = stream
-        credit = _UINT32.pack(DELAYED_ACK_WINDOW) if self.delayed_ack else b""
-        self._send(AdbPacket(Command.OKAY, local_id, remote_id, credit))
-        return local_id
+        return self._streams.accept(remote_id)
 
     def refuse(self, remote_id: int) -> None:
         """(Device) there is no such service: CLSE(0, remote)."""
-        self._requests.pop(remote_id, None)
-        self._send(AdbPacket(Command.CLSE, 0, remote_id))
+        self._streams.refuse(remote_id)
 
     def authorize(self) -> None:
         """(Device) the user accepted the host's key: go online."""
@@ -537,46 +315,24 @@ class AdbConnection:
     def write(self, local_id: int, data: bytes | bytearray | memoryview) -> None:
         """Queue ``data`` on a stream; it leaves as WRTEs as flow control allows."""
         self._require_online()
-        stream = self._streams.get(local_id)
-        if stream is None or stream.close_when_flushed:
+        if not self._streams.write(local_id, data):
             raise AdbConnectionError(f"stream {local_id} is closed")
-        stream.outgoing.append(data)
-        self._pump(stream)
 
     def acknowledge(self, local_id: int, size: int) -> None:
         """The application took ``size`` bytes of this stream's data: send the OKAYs they earn."""
-        stream = self._streams.get(local_id)
-        if stream is None or stream.state is not StreamState.OPEN or size <= 0:
-            return
-        stream.unacked_bytes = max(0, stream.unacked_bytes - size)
-        if self.delayed_ack:
-            self._send(AdbPacket(Command.OKAY, local_id, stream.remote_id, _INT32.pack(size)))
-            return
-        stream.partial_ack += size
-        while stream.unacked and stream.partial_ack >= stream.unacked[0]:
-            stream.partial_ack -= stream.unacked.popleft()
-            self._send(AdbPacket(Command.OKAY, local_id, stream.remote_id))
-        if not stream.unacked:
-            stream.partial_ack = 0
+        self._streams.acknowledge(local_id, size)
 
     def close(self, local_id: int, *, discard: bool = False) -> None:
         """Close a stream from our side once what was written has been sent (no event follows).
 
         ``discard`` drops what has not been sent yet and closes at once.
         """
-        stream = self._streams.get(local_id)
-        if stream is None:
-            return
-        if discard:
-            stream.outgoing.clear()
-        stream.close_when_flushed = True
-        if stream.state is StreamState.OPEN and not stream.outgoing:
-            self._send_close(stream)
+        self._streams.close(local_id, discard=discard)
 
     def abort(self, reason: str) -> None:
         """Give up on the connection (a timeout in the driver, say); nothing more is sent."""
         if self.state is not ConnectionState.CLOSED:
-            self._close_all()
+            self._streams.close_all()
             self.state = ConnectionState.CLOSED
             self.close_reason = reason
 
@@ -585,11 +341,6 @@ class AdbConnection:
     def _banner(self) -> bytes:
         # adbd's CNXN banner has no NUL (adb's host and device both accept either).
         return self.banner.encode()
-
-    def _new_id(self) -> int:
-        local_id = self._next_id
-        self._next_id = self._next_id % 0x7FFFFFFF + 1
-        return local_id
 
     def _send(self, packet: AdbPacket) -> None:
         handshake = packet.command in (Command.CNXN, Command.AUTH)
@@ -601,7 +352,7 @@ class AdbConnection:
                 self.close_reason or f"the connection is not online (state {self.state.value})"
             )
 
-    def _fail(self, reason: str, error: type[AdbConnectionError] = AdbConnectionError) -> None:
+    def _fail(self, reason: str, error: type[AdbConnectionError] = AdbConnectionError) -> NoReturn:
         self.abort(reason)
         raise error(reason)
 
@@ -662,6 +413,9 @@ class AdbConnection:
             self.state = ConnectionState.AUTHENTICATING
 
     def _online(self, properties: dict[str, str]) -> None:
+        # The handshake settled what the streams use; none is open yet.
+        self._streams.delayed_ack = self.delayed_ack
+        self._streams.max_payload = self.max_payload
         self.state = ConnectionState.ONLINE
         self._events.append(
             Connected(
@@ -722,141 +476,19 @@ class AdbConnection:
         self._online(properties)
 
     def _reset(self, reason: str) -> None:
-        self._close_all()
-        self._requests.clear()
+        self._streams.reset()
         self._events.append(ConnectionReset(reason))
 
-    # ----- streams
+    # ----- streams: the table's stream packets go to ``Streams``
 
     def _on_open(self, packet: AdbPacket) -> None:
-        remote_id = packet.arg0
-        if remote_id == 0:
-            self._ignore(packet, "OPEN with local id 0")
-            return
-        if self.delayed_ack != bool(packet.arg1):
-            # arg1 is the host's delayed-ack window: non-zero exactly when both sides list
-            # delayed_ack; adbd refuses the OPEN otherwise.
-            self._send(AdbPacket(Command.CLSE, 0, remote_id))
-            return
-        service = packet.payload.split(b"\x00", 1)[0].decode("utf-8", "replace")
-        self._requests[remote_id] = (service, packet.arg1 if self.delayed_ack else 0)
-        self._events.append(StreamRequested(remote_id, service))
-
-    def _stream_for(self, packet: AdbPacket) -> _Stream | None:
-        stream = self._streams.get(packet.arg1)
-        if stream is None:
-            return None
-        if stream.state is StreamState.OPEN and packet.arg0 not in (0, stream.remote_id):
-            return None
-        return stream
+        self._streams.on_open(packet)
 
     def _on_okay(self, packet: AdbPacket) -> None:
-        device = self.side is Side.DEVICE
-        if device and (packet.arg0 == 0 or packet.arg1 == 0):
-            self._ignore(packet, "OKAY with a zero id")
-            return
-        stream = self._stream_for(packet)
-        if stream is None:
-            # An OKAY for a stream we do not have: tell the peer to close its end.
-            self._send(AdbPacket(Command.CLSE, packet.arg1 if device else 0, packet.arg0))
-            return
-        credit = 0
-        if len(packet.payload) != (_INT32.size if self.delayed_ack else 0):
-            if not device and self.delayed_ack:
-                self._fail(
-                    f"OKAY without its delayed-ack int32 ({len(packet.payload)} bytes) on {stream.service}"
-                )
-            if device:
-                # adbd ignores an OKAY whose payload does not match its delayed-ack mode.
-                self._ignore(packet, f"OKAY with a {len(packet.payload)}-byte payload")
-                return
-        elif self.delayed_ack:
-            (credit,) = _INT32.unpack(packet.payload)
-        if stream.state is StreamState.OPENING:
-            if packet.arg0 == 0:
-                self._ignore(packet, "OKAY(0, id) for a stream being opened")
-                return
-            stream.remote_id = packet.arg0
-            stream.state = StreamState.OPEN
-            stream.budget = credit
-            self._events.append(StreamOpened(stream.local_id))
-            if stream.close_when_flushed and not stream.outgoing:
-                self._send_close(stream)
-                return
-        elif self.delayed_ack:
-            stream.budget += credit
-        else:
-            stream.ready = True
-        self._pump(stream)
+        self._streams.on_okay(packet)
 
     def _on_write(self, packet: AdbPacket) -> None:
-        stream = self._stream_for(packet)
-        if stream is None:
-            if self.side is Side.DEVICE and packet.arg0 != 0:
-                # adbd drops such a WRTE silently; we also tell the host its stream has no peer here,
-                # so a confused host learns it at once instead of waiting for an OKAY (harmless to a
-                # correct host: it ignores a CLSE for a socket it has already closed).
-                self._send(AdbPacket(Command.CLSE, 0, packet.arg0))
-            else:
-                self._ignore(packet, "WRTE for no open stream")
-            return
-        if stream.state is not StreamState.OPEN or not packet.payload:
-            self._ignore(packet, "WRTE before OKAY" if packet.payload else "empty WRTE")
-            return
-        size = len(packet.payload)
-        stream.unacked.append(size)
-        stream.unacked_bytes += size
-        if (
-            stream.unacked_bytes > DELAYED_ACK_WINDOW
-            if self.delayed_ack
-            else len(stream.unacked) > MAX_UNACKED_WRITES
-        ):
-            self._ignore(packet, f"{stream.service} ignores flow control: stream closed")
-            self._events.append(StreamClosed(stream.local_id, refused=False))
-            self._send_close(stream)
-            return
-        if self.delayed_ack:
-            stream.unacked.clear()  # only the byte count matters
-        self._events.append(StreamData(stream.local_id, packet.payload))
+        self._streams.on_write(packet)
 
     def _on_close(self, packet: AdbPacket) -> None:
-        stream = self._streams.get(packet.arg1)  # CLSE(0, id) closes too: match on arg1 only
-        if stream is None or (stream.state is StreamState.OPEN and packet.arg0 not in (0, stream.remote_id)):
-            self._ignore(packet, "CLSE for no such stream")
-            return
-        if self.side is Side.DEVICE:
-            # adbd answers a CLSE with its own (hosts such as adb-shell wait for it).
-            self._send_close(stream)
-        else:
-            del self._streams[stream.local_id]
-        self._events.append(StreamClosed(stream.local_id, refused=stream.state is StreamState.OPENING))
-
-    def _pump(self, stream: _Stream) -> None:
-        if stream.state is not StreamState.OPEN:
-            return
-        limit = self.max_payload
-        outgoing = stream.outgoing
-        delayed = self.delayed_ack
-        while outgoing:
-            if delayed:
-                if stream.budget <= 0:
-                    break
-            elif not stream.ready:
-                break
-            chunk = outgoing.take(limit)
-            self._send(AdbPacket(Command.WRTE, stream.local_id, stream.remote_id, chunk))
-            if delayed:
-                stream.budget -= len(chunk)
-            else:
-                stream.ready = False
-        if not outgoing and stream.close_when_flushed:
-            self._send_close(stream)
-
-    def _send_close(self, stream: _Stream) -> None:
-        if self._streams.pop(stream.local_id, None) is not None:
-            self._send(AdbPacket(Command.CLSE, stream.local_id, stream.remote_id))
-
-    def _close_all(self) -> None:
-        for stream in list(self._streams.values()):
-            self._events.append(StreamClosed(stream.local_id, refused=stream.state is StreamState.OPENING))
-        self._streams.clear()
+        self._streams.on_close(packet)

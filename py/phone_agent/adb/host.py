@@ -1,7 +1,8 @@
 """The host end of an ADB connection: ``AdbConnection`` on ``Side.HOST`` with key authentication.
 
-The protocol itself lives in ``connection.py`` (both ends); this module adds what only a host has:
-``KeyAuthenticator``, the strategy that answers the device's AUTH tokens with a signature per stored
+The protocol itself lives in ``connection.py`` (both ends; its events in ``events.py``, its streams
+in ``streams.py``); this module adds what only a host has: ``KeyAuthenticator``, the
+``auth.HostAuthenticator`` strategy that answers the device's AUTH tokens with a signature per stored
 key, then the first key's public key once (the phone shows "Allow USB debugging?": the core reports
 ``AuthPromptShown``), and ``AdbHostProtocol``, the core set up as a host with the features this host
 implements. ``client.AdbClient`` is its asyncio driver.
@@ -9,47 +10,12 @@ implements. ``client.AdbClient`` is its asyncio driver.
 
 from __future__ import annotations
 
-from phone_agent.adb.connection import (
-    DELAYED_ACK_WINDOW,
-    TLS_UNSUPPORTED,
-    AdbConnection,
-    AdbConnectionError,
-    AdbTlsUnsupportedError,
-    AuthAnswer,
-    AuthPromptShown,
-    Connected,
-    ConnectionState,
-    Event,
-    PacketIgnored,
-    Side,
-    StreamClosed,
-    StreamData,
-    StreamOpened,
-    parse_banner,
-)
+from phone_agent.adb.auth import AuthAnswer
+from phone_agent.adb.connection import AdbConnection, Side
 from phone_agent.adb.keys import AdbPrivateKey
 from phone_agent.adb.packet import MAX_PAYLOAD, VERSION, AdbPacket, AuthType, command_name
 
-__all__ = [
-    "DEFAULT_KEY_NAME",
-    "DELAYED_ACK_WINDOW",
-    "HOST_FEATURES",
-    "TLS_UNSUPPORTED",
-    "AdbConnectionError",
-    "AdbHostProtocol",
-    "AdbTlsUnsupportedError",
-    "AuthPromptShown",
-    "Connected",
-    "ConnectionState",
-    "Event",
-    "KeyAuthenticator",
-    "PacketIgnored",
-    "StreamClosed",
-    "StreamData",
-    "StreamOpened",
-    "describe_packet",
-    "parse_banner",
-]
+__all__ = ["DEFAULT_KEY_NAME", "HOST_FEATURES", "AdbHostProtocol", "KeyAuthenticator", "describe_packet"]
 
 # What this host implements (shell protocol, stat/list v2, mkdir on push, delayed ack). A feature is
 # used only when the device lists it too.

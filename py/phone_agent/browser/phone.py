@@ -23,8 +23,8 @@ import js  # type: ignore[import-not-found]
 from pyodide.ffi import create_proxy  # type: ignore[import-not-found]
 
 from ..adb.client import AdbClient, AdbError
+from ..adb.connection import ConnectionState
 from ..adb.device import AdbDevice
-from ..adb.host import ConnectionState
 from ..adb.smart_socket import AdbServerClient
 from ..agent.settings import ScreenSettings
 from ..errors import ToolError

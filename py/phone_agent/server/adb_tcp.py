@@ -15,7 +15,7 @@ from collections import deque
 from collections.abc import Callable
 
 from phone_agent.adb.client import AdbClient, AdbError
-from phone_agent.adb.host import ConnectionState
+from phone_agent.adb.connection import ConnectionState
 from phone_agent.adb.keys import AdbPrivateKey
 from phone_agent.adb.smart_socket import AdbServerClient
 

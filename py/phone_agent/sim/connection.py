@@ -20,27 +20,15 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
-from phone_agent.adb.connection import (
-    AdbConnection,
-    AdbConnectionError,
-    ConnectionReset,
-    ConnectionState,
-    PacketIgnored,
-    Side,
-    StreamData,
-    StreamRequested,
-    parse_banner,
-)
-from phone_agent.adb.connection import (
-    StreamClosed as StreamEnded,
-)
+from phone_agent.adb.connection import AdbConnection, AdbConnectionError, ConnectionState, Side, parse_banner
+from phone_agent.adb.events import ConnectionReset, PacketIgnored, StreamData, StreamRequested
+from phone_agent.adb.events import StreamClosed as StreamEnded
 from phone_agent.adb.keys import AdbPublicKey
 
 __all__ = [
     "AdbdConnection",
     "AdbdStream",
     "AdbdStreamClosedError",
-    "ConnectionState",
     "ServiceHandler",
     "SimAdbd",
 ]

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from phone_agent.adb.connection import Side, make_banner
+from phone_agent.adb.connection import ConnectionState, Side, make_banner
 from phone_agent.adb.keys import AdbPublicKey
-from phone_agent.sim.connection import AdbdConnection, ConnectionState, ServiceHandler
+from phone_agent.sim.connection import AdbdConnection, ServiceHandler
 from phone_agent.sim.scrcpy_server.process import SimScrcpy
 from phone_agent.sim.vfs import VirtualFileSystem
 
