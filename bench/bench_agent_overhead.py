@@ -32,10 +32,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "py"))
 
-from phone_agent.agent import AgentConfig, ModelSettings, OpenAIChatModel, PlanAndResolveAgent
 from phone_agent.agent.benchkit import HEIGHT, WIDTH, InstantHttp, InstantPhone, NullCodec, script, sse_reply
+from phone_agent.agent.config import AgentConfig
+from phone_agent.agent.openai_client import OpenAIChatModel
 from phone_agent.agent.ports import RgbaImage
+from phone_agent.agent.settings import ModelSettings
 from phone_agent.agent.stitch import match_frames, row_keys
+from phone_agent.agent.task_runner import PlanAndResolveAgent
 from phone_agent.tasks import AgentTask, TaskStatus
 
 
@@ -58,7 +61,7 @@ def blank_png(width: int, height: int, shade: int = 0xF0) -> bytes:
 def pillow_variant():
     """The tests' Pillow codec and a real rendered screen of the simulated phone (CPython only)."""
     try:
-        from phone_agent.sim.android import VirtualPhone
+        from phone_agent.sim.android.phone import VirtualPhone
         from tests.agent.pillow_codec import PillowCodec
     except ImportError:
         return None

@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "py"))
 
 from phone_agent.agent.benchkit import script  # noqa: E402
-from phone_agent.sim.android import VirtualPhone  # noqa: E402
+from phone_agent.sim.android.phone import VirtualPhone  # noqa: E402
 from tests.agent.model_server import ScriptedModelServer, call  # noqa: E402
 from tests.support import (  # noqa: E402
     CHROMIUM,

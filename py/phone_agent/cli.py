@@ -266,7 +266,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def server_options(args: argparse.Namespace) -> ServerOptions:
+def options_from_args(args: argparse.Namespace) -> ServerOptions:
     """The runtime's ServerOptions from parsed arguments."""
     from .server.options import ServerOptions, default_root
     from .server.relay import DEFAULT_SELF_CHECK_DELAY_S
@@ -293,17 +293,17 @@ def server_options(args: argparse.Namespace) -> ServerOptions:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    from .server.runtime import run
+    from .server.runtime import run_server
 
     if getattr(args, "farm", None):  # /mcp routes over a NATS farm: no page, no relay, no phone here
         from .server.farm_http import run_farm_router
 
-        return run_farm_router(server_options(args), args.farm, args.farm_nkey_seed)
+        return run_farm_router(options_from_args(args), args.farm, args.farm_nkey_seed)
     if args.sim:
         from .server.with_sim import run_server_with_sim
 
-        return run_server_with_sim(server_options(args), sim_port=args.sim_port)
-    return run(server_options(args))
+        return run_server_with_sim(options_from_args(args), sim_port=args.sim_port)
+    return run_server(options_from_args(args))
 
 
 def background_server_args(args: argparse.Namespace) -> list[str]:
@@ -320,7 +320,7 @@ def background_server_args(args: argparse.Namespace) -> list[str]:
 
 
 def run_mcp(args: argparse.Namespace) -> int:
-    from .server.front import FrontOptions, run
+    from .server.front import FrontOptions, run_mcp_front
 
     if getattr(args, "farm", None):  # route over a NATS farm: no page of its own, no shared server
         from .server.farm_mcp import run_farm_mcp
@@ -333,7 +333,7 @@ def run_mcp(args: argparse.Namespace) -> int:
         tool_profile=args.tool_profile,
         sim=args.sim,
     )
-    return run(options, verbose=args.verbose)
+    return run_mcp_front(options, verbose=args.verbose)
 
 
 def run_stop(args: argparse.Namespace) -> int:

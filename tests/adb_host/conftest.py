@@ -12,7 +12,7 @@ import pytest
 
 from phone_agent.adb.client import AdbClient
 from phone_agent.adb.packet import AdbPacket, AdbPacketParser
-from phone_agent.sim import SimulatedPhoneServer
+from phone_agent.sim.server import SimulatedPhoneServer
 
 ADB = shutil.which("adb") or "/usr/bin/adb"
 

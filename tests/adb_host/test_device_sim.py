@@ -168,8 +168,7 @@ def test_input_text_escaping():
 
 
 async def test_a_lost_connection_is_no_phone_device_connected(sim, host_key):
-    from phone_agent.adb.device import PhoneDisconnectedError
-    from phone_agent.errors import ErrorCode
+    from phone_agent.errors import ErrorCode, PhoneDisconnectedError
     from phone_agent.server.adb_tcp import connect_adbd
 
     client = await connect_adbd("127.0.0.1", sim.port, host_key)
@@ -187,7 +186,7 @@ async def test_a_lost_connection_is_no_phone_device_connected(sim, host_key):
 
 
 async def test_ui_nodes_retries_a_dump_that_could_not_get_idle_and_never_reads_the_old_file(device, sim):
-    from phone_agent.sim.android.contract import ShellResult
+    from phone_agent.device.shell_result import ShellResult
 
     await device.open_app("com.android.settings")
     assert "Network & internet" in [n.label for n in await device.ui_nodes()]  # leaves its dump file

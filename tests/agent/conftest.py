@@ -7,8 +7,11 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from phone_agent.agent import AgentConfig, ModelSettings, OpenAIChatModel, PlanAndResolveAgent
+from phone_agent.agent.config import AgentConfig
 from phone_agent.agent.extract import ExtractConfig
+from phone_agent.agent.openai_client import OpenAIChatModel
+from phone_agent.agent.settings import ModelSettings
+from phone_agent.agent.task_runner import PlanAndResolveAgent
 from tests.agent.http_client import AsyncioHttpClient
 from tests.agent.model_server import ScriptedModelServer
 from tests.agent.pillow_codec import PillowCodec

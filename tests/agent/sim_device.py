@@ -17,7 +17,7 @@ from phone_agent.adb.ui_dump import parse_ui_dump
 from phone_agent.device.interface import UiNode, key_code
 from phone_agent.device.shell_result import ShellResult
 from phone_agent.errors import DeviceError
-from phone_agent.sim.android import VirtualPhone
+from phone_agent.sim.android.phone import VirtualPhone
 
 
 class DictFileStore:

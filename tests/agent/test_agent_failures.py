@@ -7,8 +7,11 @@ import time
 
 import pytest
 
-from phone_agent.agent import AgentConfig, ModelSettings, OpenAIChatModel, PlanAndResolveAgent
+from phone_agent.agent.config import AgentConfig
 from phone_agent.agent.extract import ExtractConfig
+from phone_agent.agent.openai_client import OpenAIChatModel
+from phone_agent.agent.settings import ModelSettings
+from phone_agent.agent.task_runner import PlanAndResolveAgent
 from phone_agent.errors import ErrorCode, ToolError
 from phone_agent.tasks import AgentTask, StepStatus, TaskStatus
 from phone_agent.tools.dispatch import ToolDispatcher

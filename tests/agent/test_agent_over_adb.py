@@ -10,9 +10,9 @@ import pytest
 from phone_agent.adb.device import AdbDevice
 from phone_agent.adb.keys import AdbPrivateKey, generate_private_key
 from phone_agent.server.adb_tcp import connect_adbd
-from phone_agent.sim import SimulatedPhoneServer
 from phone_agent.sim.android.data import CATALOG_ITEMS
 from phone_agent.sim.android.screens import catalog_max_scroll
+from phone_agent.sim.server import SimulatedPhoneServer
 from phone_agent.tasks import AgentTask, TaskStatus
 from tests.agent.model_server import (
     call,

@@ -235,8 +235,11 @@ async def test_open_app_by_name_and_a_refused_package(agent, device, model_serve
 
 async def test_a_step_starts_from_the_screen_the_previous_step_left():
     """Nothing acts on the phone between two steps: the next step reuses the last screenshot."""
-    from phone_agent.agent import AgentConfig, ModelSettings, OpenAIChatModel, PlanAndResolveAgent
     from phone_agent.agent.benchkit import InstantHttp, InstantPhone, NullCodec, script, sse_reply
+    from phone_agent.agent.config import AgentConfig
+    from phone_agent.agent.openai_client import OpenAIChatModel
+    from phone_agent.agent.settings import ModelSettings
+    from phone_agent.agent.task_runner import PlanAndResolveAgent
     from phone_agent.tasks import AgentTask, TaskStatus
 
     class CountingPhone(InstantPhone):

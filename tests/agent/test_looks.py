@@ -14,9 +14,9 @@ import av
 import pytest
 from PIL import Image, ImageChops, ImageStat
 
-from phone_agent.agent import PlanAndResolveAgent
 from phone_agent.agent.screen import ScreenMapping, observe
 from phone_agent.agent.settings import ScreenSettings
+from phone_agent.agent.task_runner import PlanAndResolveAgent
 from phone_agent.scrcpy.protocol import video_size
 from phone_agent.sim.screen_encoder import ScreenEncoder
 from phone_agent.tasks import AgentTask, TaskStatus

@@ -8,8 +8,9 @@ import dataclasses
 
 import pytest
 
-from phone_agent.agent import ModelError, ModelSettings, OpenAIChatModel
-from phone_agent.agent.model import collect_turn
+from phone_agent.agent.model import ModelError, collect_turn
+from phone_agent.agent.openai_client import OpenAIChatModel
+from phone_agent.agent.settings import ModelSettings
 from tests.agent.model_server import call, malformed, silent, stall, status, text
 from tests.support import free_port
 

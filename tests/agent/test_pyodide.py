@@ -9,7 +9,10 @@ from tests.support import run_in_node_pyodide
 CHECK = r"""
 import json, struct, sys, zlib
 sys.path.insert(0, "/mnt/py")
-from phone_agent.agent import AgentConfig, ModelSettings, PlanAndResolveAgent, chat_model_for
+from phone_agent.agent.config import AgentConfig
+from phone_agent.agent.openai_client import chat_model_for
+from phone_agent.agent.settings import ModelSettings
+from phone_agent.agent.task_runner import PlanAndResolveAgent
 from phone_agent.agent.extract import ExtractConfig
 from phone_agent.agent.ports import RgbaImage
 from phone_agent.device.interface import Bounds, UiNode

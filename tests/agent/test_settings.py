@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from phone_agent.agent import ModelSettings, resolve_model_settings
-from phone_agent.agent.settings import PROVIDERS
+from phone_agent.agent.settings import PROVIDERS, ModelSettings, resolve_model_settings
 
 SERVER = {
     "baseUrl": "http://127.0.0.1:11434/v1/",
@@ -52,7 +51,7 @@ def test_the_chrome_model_needs_no_url():
 
 
 def test_the_model_for_the_settings():
-    from phone_agent.agent import OpenAIChatModel, chat_model_for
+    from phone_agent.agent.openai_client import OpenAIChatModel, chat_model_for
 
     http = None  # not used until a request is made
 

@@ -14,7 +14,7 @@ from phone_agent.browser.task_history import (
     task_record,
     unfinished_ids,
 )
-from phone_agent.cli import build_parser, server_options
+from phone_agent.cli import build_parser, options_from_args
 from phone_agent.server.app import api_config
 from phone_agent.tasks import AgentStep, AgentTask, StepStatus, TaskStatus, ToolCallRecord
 
@@ -130,7 +130,7 @@ def test_model_defaults_reach_the_page_config_with_the_key_from_the_environment(
     args = build_parser().parse_args(
         ["mcp", "--model-base-url", "http://127.0.0.1:11434/v1", "--model", "qwen"]
     )
-    options = server_options(args)
+    options = options_from_args(args)
     model = options.page_model_defaults()
     assert model == {
         "provider": "custom",
@@ -140,8 +140,8 @@ def test_model_defaults_reach_the_page_config_with_the_key_from_the_environment(
     }
     assert "sk-openai-XYZ" not in repr(options)
     monkeypatch.setenv("PHONE_AGENT_MODEL_API_KEY", "sk-phone-agent")
-    assert server_options(args).page_model_defaults()["apiKey"] == "sk-phone-agent"
+    assert options_from_args(args).page_model_defaults()["apiKey"] == "sk-phone-agent"
     assert api_config({"model": model})["model"] == model
 
-    bare = server_options(build_parser().parse_args(["serve"]))
+    bare = options_from_args(build_parser().parse_args(["serve"]))
     assert bare.page_model_defaults() is None and bare.model_api_key is None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from phone_agent.sim import SimulatedPhoneServer
+from phone_agent.sim.server import SimulatedPhoneServer
 from tests.support import ROOT
 
 JAR_PATH = ROOT / "static" / "vendor" / "scrcpy" / "scrcpy-server"

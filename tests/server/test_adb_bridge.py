@@ -23,17 +23,17 @@ from phone_agent.server.adb_bridge import (
     BridgePolicy,
     answers_as_adb,
     first_request_size,
-    parse_target,
+    parse_bridge_target,
 )
 from tests.server.harness import free_port, origin_of, serve_process
 
 
 def test_targets_parse_and_only_loopback_is_allowed_by_default():
-    assert parse_target("127.0.0.1:5555") == ("127.0.0.1", 5555)
-    assert parse_target("[::1]:5037") == ("::1", 5037)
+    assert parse_bridge_target("127.0.0.1:5555") == ("127.0.0.1", 5555)
+    assert parse_bridge_target("[::1]:5037") == ("::1", 5037)
     for bad in (None, "", "5555", "host:", "host:port", "h:70000", ":5555"):
         with pytest.raises(BadTarget):
-            parse_target(bad)
+            parse_bridge_target(bad)
     policy = BridgePolicy()
     assert policy.allows("127.0.0.1") and policy.allows("localhost") and policy.allows("::1")
     assert policy.allows("127.0.0.2")
@@ -321,4 +321,4 @@ async def test_the_bridge_checks_origin_like_the_relay(bridge_server):
 def test_odd_port_digits_are_a_bad_target_not_a_crash():
     for bad in ("127.0.0.1:\u00b2", "127.0.0.1:" + "9" * 5000, "127.0.0.1:\u0661\u0662"):
         with pytest.raises(BadTarget):
-            parse_target(bad)
+            parse_bridge_target(bad)

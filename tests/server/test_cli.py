@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from phone_agent.cli import build_parser, server_options
-from phone_agent.server.runtime import ServerOptions
+from phone_agent.cli import build_parser, options_from_args
+from phone_agent.server.options import ServerOptions
 
 
 def options(*argv: str) -> ServerOptions:
-    return server_options(build_parser().parse_args(list(argv)))
+    return options_from_args(build_parser().parse_args(list(argv)))
 
 
 def test_defaults_are_loopback_7788_and_the_repository_root(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from phone_agent.adb.packet import VERSION_MIN, AdbPacket, AuthType, Command
-from phone_agent.sim import SimulatedPhoneServer
+from phone_agent.sim.server import SimulatedPhoneServer
 from phone_agent.sim.vfs import VirtualFileSystem
 from tests.sim.raw_host import RawHost
 

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 import pytest
 from PIL import Image
 
-from phone_agent.sim.android import ShellResult, VirtualPhone
+from phone_agent.device.shell_result import ShellResult
+from phone_agent.sim.android.phone import VirtualPhone
 
 
 class DictFileStore:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import inspect
 
-from phone_agent.sim.android import VirtualPhone
 from phone_agent.sim.android.contract import AndroidPhone
+from phone_agent.sim.android.phone import VirtualPhone
 
 
 def protocol_members(protocol: type) -> dict[str, object]:

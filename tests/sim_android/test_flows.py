@@ -6,7 +6,7 @@ import base64
 import json
 import threading
 
-from phone_agent.sim.android import VirtualPhone
+from phone_agent.sim.android.phone import VirtualPhone
 
 from .conftest import Harness
 

@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from phone_agent.sim.android import VirtualPhone
+from phone_agent.sim.android.phone import VirtualPhone
 from phone_agent.sim.android.ui import hit_test
 
 coordinate_x = st.integers(min_value=-50, max_value=1130)

@@ -356,4 +356,4 @@ class AdbDevice:
                     return await sync.pull(path)
 
 
-__all__ = ["AdbDevice", "PhoneDisconnectedError", "escape_input_text", "is_input_text_safe", "join_command"]
+__all__ = ["AdbDevice", "escape_input_text", "is_input_text_safe", "join_command"]

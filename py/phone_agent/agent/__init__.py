@@ -4,7 +4,8 @@
 limit, abort, the report), ``resolve`` the step's resolution (look, ask the model, act through the
 tools' catalog, verify) and ``config`` their bounds (``AgentConfig``). What the browser provides (HTTP,
 image scaling, the built-in model) comes in through the small interfaces of ``ports`` and ``model``;
-nothing here imports ``js``, opens a socket or starts a thread.
+nothing here imports ``js``, opens a socket or starts a thread. Each name is imported from the
+module that defines it (this package re-exports nothing).
 
 Wiring in the page (browser/agent_page.py's ``AgentPage``, then browser/app.py)::
 
@@ -19,34 +20,3 @@ Wiring in the page (browser/agent_page.py's ``AgentPage``, then browser/app.py):
     # (tools/dispatch.py): run_agent_task runs dispatcher.agent.run, abort_task its abort()
     agent.live = phone.live.looks(lambda: settings_card.screen.live_looks)  # app.py: the scrcpy frames
 """
-
-from __future__ import annotations
-
-from .config import AgentConfig
-from .model import ChatModel, ModelError, ModelTurn, TextDelta, ToolCall
-from .openai_client import OpenAIChatModel, chat_model_for
-from .ports import HttpClient, HttpResponse, ImageCodec, NetworkError, RgbaImage
-from .progress import ProgressEvent, ProgressReporter
-from .settings import ModelSettings, resolve_model_settings
-from .task_runner import PlanAndResolveAgent
-
-__all__ = [
-    "AgentConfig",
-    "ChatModel",
-    "HttpClient",
-    "HttpResponse",
-    "ImageCodec",
-    "ModelError",
-    "ModelSettings",
-    "ModelTurn",
-    "NetworkError",
-    "OpenAIChatModel",
-    "PlanAndResolveAgent",
-    "ProgressEvent",
-    "ProgressReporter",
-    "RgbaImage",
-    "TextDelta",
-    "ToolCall",
-    "chat_model_for",
-    "resolve_model_settings",
-]

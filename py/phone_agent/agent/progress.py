@@ -15,8 +15,8 @@ from typing import Any
 
 from ..tasks import AgentStep, StepStatus
 from ..tools.results import STEP_ICONS, format_seconds, truncate
+from ..tools.spec import ProgressSink
 
-ProgressSink = Callable[[str], None]
 THINKING_CHARS = 1_000  # a flushed 💭 line keeps the end of longer thinking
 
 

@@ -22,11 +22,12 @@ from ..device.interface import Device
 from ..errors import DeviceError, no_model
 from ..tasks import AgentStep, AgentTask, StepStatus, TaskStatus, close_out, skip_pending
 from ..tools.screen_source import LiveScreen
+from ..tools.spec import ProgressSink
 from .config import AgentConfig
 from .model import ChatModel, ModelError
 from .model_functions import SUBMIT_PLAN, ActionError, PlannedStep, validate_plan
 from .ports import Clock, ImageCodec, wall_clock_ms
-from .progress import Listener, Listeners, ProgressReporter, ProgressSink
+from .progress import Listener, Listeners, ProgressReporter
 from .prompts import plan_messages, replan_history
 from .resolve import Sleep, StepResolver, exchange
 from .screen import Observation

@@ -17,7 +17,6 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ..agent import AgentConfig, ModelSettings, OpenAIChatModel, PlanAndResolveAgent
 from ..agent.benchkit import (
     InstantHttp,
     InstantPhone,
@@ -27,6 +26,10 @@ from ..agent.benchkit import (
     script,
     sse_reply,
 )
+from ..agent.config import AgentConfig
+from ..agent.openai_client import OpenAIChatModel
+from ..agent.settings import ModelSettings
+from ..agent.task_runner import PlanAndResolveAgent
 from ..device.interface import Device
 from ..tasks import AgentTask, TaskStatus
 from .canvas_codec import CanvasImageCodec

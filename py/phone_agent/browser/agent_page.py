@@ -34,17 +34,19 @@ from typing import Any
 import js  # type: ignore[import-not-found]
 from pyodide.ffi import create_proxy  # type: ignore[import-not-found]
 
-from ..agent import AgentConfig, PlanAndResolveAgent, chat_model_for
+from ..agent.config import AgentConfig
 from ..agent.model import ChatModel
-from ..agent.progress import ProgressEvent, ProgressSink
+from ..agent.openai_client import chat_model_for
+from ..agent.progress import ProgressEvent
 from ..agent.settings import ModelSettings
+from ..agent.task_runner import PlanAndResolveAgent
 from ..device.interface import Device
 from ..device.wrapper import ScreenshotTap
 from ..errors import DeviceError, agent_busy
 from ..tasks import TASK_STATUS_KEY, AgentTask
 from ..tools.catalog import DEFAULT_TASK_TIMEOUT_MS
 from ..tools.dispatch import ToolDispatcher
-from ..tools.spec import Channel
+from ..tools.spec import Channel, ProgressSink
 from .agent_settings import SettingsCard
 from .canvas_codec import CanvasImageCodec
 from .chat_panel import ChatPanel

@@ -17,7 +17,7 @@ from pyodide.ffi import create_proxy  # type: ignore[import-not-found]
 
 from ..tools.dispatch import ToolDispatcher
 from ..tools.spec import Channel
-from .live_gestures import ToolCall, ViewGeometry, key_action, merge_typing, pointer_gesture, wheel_gesture
+from .live_gestures import CatalogCall, ViewGeometry, key_action, merge_typing, pointer_gesture, wheel_gesture
 
 SCREEN_ID = "screen"
 NAV_BUTTONS = {"nav-back": "back", "nav-home": "home", "nav-recents": "recents"}
@@ -32,7 +32,7 @@ class LiveViewControls:
         self.context = context
         self._doc = js.document
         self._proxies: list[Any] = []
-        self._queue: asyncio.Queue[ToolCall] = asyncio.Queue()
+        self._queue: asyncio.Queue[CatalogCall] = asyncio.Queue()
         self._press: tuple[float, float, float] | None = None  # x, y (CSS px in the view), time (ms)
         self._wheel: tuple[float, float, float] | None = None  # x, y, accumulated delta
         self._wheel_task: asyncio.Task[None] | None = None
@@ -72,7 +72,7 @@ class LiveViewControls:
         options.passive = False
         node.addEventListener(event, proxy, options)
 
-    def send(self, call: ToolCall) -> None:
+    def send(self, call: CatalogCall) -> None:
         """Queue one call; calls reach the phone in the order they were made."""
         if self.context.device is not None:
             self._queue.put_nowait(call)

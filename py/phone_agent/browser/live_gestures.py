@@ -53,12 +53,12 @@ class ViewGeometry:
         return min(max(x, 0), self.device_width - 1), min(max(y, 0), self.device_height - 1)
 
 
-ToolCall = tuple[str, dict[str, Any]]
+CatalogCall = tuple[str, dict[str, Any]]
 
 
 def pointer_gesture(
     view: ViewGeometry, start: tuple[float, float], end: tuple[float, float], duration_ms: float
-) -> ToolCall:
+) -> CatalogCall:
     """The tool call a press from ``start`` to ``end`` (CSS pixels in the view) stands for."""
     moved = max(abs(end[0] - start[0]), abs(end[1] - start[1]))
     x1, y1 = view.to_device(*start)
@@ -71,7 +71,7 @@ def pointer_gesture(
     return "swipe", {"startX": x1, "startY": y1, "endX": x2, "endY": y2, "durationMs": duration}
 
 
-def wheel_gesture(view: ViewGeometry, at: tuple[float, float], delta_y: float) -> ToolCall | None:
+def wheel_gesture(view: ViewGeometry, at: tuple[float, float], delta_y: float) -> CatalogCall | None:
     """A wheel turn at ``at``: scroll the content by moving a finger against it (None for no turn)."""
     if not delta_y:
         return None
@@ -85,7 +85,7 @@ def wheel_gesture(view: ViewGeometry, at: tuple[float, float], delta_y: float) -
     return "swipe", {"startX": x, "startY": start_y, "endX": x, "endY": end_y, "durationMs": 200}
 
 
-def key_action(key: str, ctrl: bool = False, meta: bool = False) -> ToolCall | None:
+def key_action(key: str, ctrl: bool = False, meta: bool = False) -> CatalogCall | None:
     """A key pressed while the live view has the focus: text to type, a key to press, or nothing."""
     if ctrl or meta:
         return None  # the browser's own shortcuts stay the browser's
@@ -96,9 +96,9 @@ def key_action(key: str, ctrl: bool = False, meta: bool = False) -> ToolCall | N
     return None
 
 
-def merge_typing(calls: list[ToolCall]) -> list[ToolCall]:
+def merge_typing(calls: list[CatalogCall]) -> list[CatalogCall]:
     """Consecutive characters typed quickly become one ``type_text`` (one round trip to the phone)."""
-    merged: list[ToolCall] = []
+    merged: list[CatalogCall] = []
     for name, args in calls:
         if name == "type_text" and merged and merged[-1][0] == "type_text":
             merged[-1] = ("type_text", {"text": merged[-1][1]["text"] + args["text"]})

@@ -25,7 +25,7 @@ from ..device.interface import Device
 from .dom import PanelEvents
 from .interop import to_js_json
 from .page_device import PageDevice, query_param
-from .scrcpy_view import TURNED_OFF, ScrcpyLiveView, ScrcpyLooks, server_options
+from .scrcpy_view import TURNED_OFF, ScrcpyLiveView, ScrcpyLooks, scrcpy_options
 
 LIVE_VIEW_IDLE_S = 0.05
 LIVE_VIEW_RETRY_S = 1.0
@@ -53,7 +53,7 @@ class LiveView:
         events.listen("live-toggle", "change", lambda _e: self.sync())
         # scrcpy first (off in Settings or ?scrcpy=0: never), else screencap polling; the Settings'
         # max_size and max_fps (the URL's when given) shape the stream.
-        self._scrcpy_options = server_options((screen or ScreenSettings()).with_query(str(js.location.href)))
+        self._scrcpy_options = scrcpy_options((screen or ScreenSettings()).with_query(str(js.location.href)))
         self._scrcpy = ScrcpyLiveView(self._route, self._scrcpy_options, say=self._say_source)
 
     # -- the Phone card's side ----------------------------------------------------------------
@@ -97,7 +97,7 @@ class LiveView:
     def apply_screen_settings(self, screen: ScreenSettings) -> None:
         """The Settings changed: scrcpy restarts with the new stream, or stops, or starts (the page's
         URL parameters still win)."""
-        options = server_options(screen.with_query(str(js.location.href)))
+        options = scrcpy_options(screen.with_query(str(js.location.href)))
         if options == self._scrcpy_options:
             return
         self._scrcpy_options = options

@@ -48,7 +48,7 @@ HIDDEN_POLL_S = 0.25
 TURNED_OFF = "turned off in Settings"
 
 
-def server_options(settings: ScreenSettings) -> ScrcpyServerOptions | None:
+def scrcpy_options(settings: ScreenSettings) -> ScrcpyServerOptions | None:
     """The stream the screen settings ask for (the page's URL already applied); None: scrcpy off."""
     if not settings.scrcpy:
         return None

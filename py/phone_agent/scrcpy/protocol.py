@@ -15,7 +15,7 @@ import struct
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-VERSION = "2.5"
+SCRCPY_VERSION = "2.5"
 SERVER_SHA256 = "1488b1105d6aff534873a26bf610cd2aea06ee867dd7a4d9c6bb2c091396eb15"
 SERVER_SIZE = 69624
 DEVICE_PATH = "/data/local/tmp/scrcpy-server.jar"
@@ -89,7 +89,9 @@ def _bool(value: bool) -> str:
     return "true" if value else "false"
 
 
-def server_command(options: ScrcpyServerOptions, jar_path: str = DEVICE_PATH, version: str = VERSION) -> str:
+def server_command(
+    options: ScrcpyServerOptions, jar_path: str = DEVICE_PATH, version: str = SCRCPY_VERSION
+) -> str:
     """The shell command line that starts the server (what ``adb shell`` runs)."""
     args = " ".join(options.arguments())
     return f"CLASSPATH={jar_path} app_process / {SERVER_CLASS} {version} {args}"
@@ -118,12 +120,12 @@ class ParsedOptions:
         return SOCKET_NAME if self.scid == -1 else f"{SOCKET_NAME}_{self.scid:08x}"
 
 
-def version_mismatch(client_version: str, server_version: str = VERSION) -> str:
+def version_mismatch(client_version: str, server_version: str = SCRCPY_VERSION) -> str:
     """The server's message when the client asks for another version."""
     return f"The server version ({server_version}) does not match the client ({client_version})"
 
 
-def parse_server_arguments(args: Iterable[str], server_version: str = VERSION) -> ParsedOptions:
+def parse_server_arguments(args: Iterable[str], server_version: str = SCRCPY_VERSION) -> ParsedOptions:
     """``[version, key=value, …]`` as the 2.5 server reads them; ValueError with its message."""
     args = list(args)
     if not args:

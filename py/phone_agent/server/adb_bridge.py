@@ -75,7 +75,7 @@ class BridgePolicy:
             return False
 
 
-def parse_target(text: str | None) -> tuple[str, int]:
+def parse_bridge_target(text: str | None) -> tuple[str, int]:
     """``HOST:PORT`` (IPv6 in brackets) → (host, port); BadTarget with the reason otherwise."""
     if not text:
         raise BadTarget("missing ?target=HOST:PORT")
@@ -218,7 +218,7 @@ async def serve_bridge(websocket: WebSocket, policy: BridgePolicy) -> None:
     side ends."""
     await websocket.accept()
     try:
-        host, port = parse_target(websocket.query_params.get("target"))
+        host, port = parse_bridge_target(websocket.query_params.get("target"))
     except BadTarget as exc:
         await _refuse(websocket, CLOSE_BAD_TARGET, str(exc))
         return

@@ -160,10 +160,10 @@ class FarmWebServer:
 def run_farm_router(options: ServerOptions, farm: str, nkey_seed: Path | None = None) -> int:
     """``phone-agent serve --farm URL [--farm-nkey-seed FILE]`` to its end; the exit code."""
     from .farm_mcp import farm_url_from, nkey_seed_from
-    from .runtime import run
+    from .runtime import run_server
 
     if options.sim:
         raise SystemExit("phone-agent: error: --farm serves no page, so --sim has no page to serve its phone")
     url = farm_url_from(farm)
     seed = nkey_seed_from(nkey_seed, url)
-    return run(options, lambda chosen: FarmWebServer(chosen, url, seed))
+    return run_server(options, lambda chosen: FarmWebServer(chosen, url, seed))

@@ -154,7 +154,7 @@ async def serve_farm_mcp(
 
 def run_farm_mcp(args: argparse.Namespace) -> int:
     """``phone-agent mcp --farm URL`` to its end; the exit code."""
-    from .runtime import configure_logging
+    from .log_setup import configure_logging
 
     url = farm_url_from(args.farm)
     seed = nkey_seed_from(getattr(args, "farm_nkey_seed", None), url)

@@ -276,10 +276,10 @@ async def run_front(options: FrontOptions) -> int:
     os._exit(0)
 
 
-def run(options: FrontOptions, verbose: bool = False) -> int:
+def run_mcp_front(options: FrontOptions, verbose: bool = False) -> int:
     """``phone-agent mcp`` to its end; the exit code when no server could be had (else the process ends
     in ``run_front``)."""
-    from .runtime import configure_logging
+    from .log_setup import configure_logging
 
     configure_logging(verbose)
     return asyncio.run(run_front(options))

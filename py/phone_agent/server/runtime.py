@@ -17,22 +17,16 @@ from typing import Any
 
 from .listen import StartupError, bind_socket, is_loopback, page_url
 from .log_setup import configure_logging
-from .options import DEFAULT_HOST, DEFAULT_PORT, PORT_ENV, ServerOptions, default_root
+from .options import ServerOptions
 from .web_server import WebServer
 
 __all__ = [
-    "DEFAULT_HOST",
-    "DEFAULT_PORT",
-    "PORT_ENV",
-    "ServerOptions",
     "StartupError",
     "WebServer",
     "bind_socket",
-    "configure_logging",
-    "default_root",
     "is_loopback",
     "page_url",
-    "run",
+    "run_server",
     "serve",
 ]
 
@@ -95,7 +89,7 @@ class _StopSignals:
             self._loop.remove_signal_handler(sig)
 
 
-def run(options: ServerOptions, web_server: Callable[[ServerOptions], Any] = WebServer) -> int:
+def run_server(options: ServerOptions, web_server: Callable[[ServerOptions], Any] = WebServer) -> int:
     """Run ``serve`` to its end; the process exit code."""
     configure_logging(options.verbose)
     try:

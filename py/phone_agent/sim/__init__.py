@@ -2,10 +2,6 @@
 
 CPython only (it opens sockets). ``SimulatedPhoneServer`` is the entry point; ``android/`` holds the
 virtual UI and Android's commands, ``vfs`` the file system, ``shell`` the small sh, ``connection``
-the adbd protocol, ``services``/``sync_service`` the services, ``control`` the HTTP control endpoint.
+the adbd protocol, ``services``/``sync_service`` the services, ``state_http`` its state over HTTP
+(for tests and tools), ``scrcpy_server`` the scrcpy server it runs.
 """
-
-from phone_agent.sim.server import FEATURES, SimulatedPhoneServer
-from phone_agent.sim.vfs import VirtualFileSystem
-
-__all__ = ["FEATURES", "SimulatedPhoneServer", "VirtualFileSystem"]

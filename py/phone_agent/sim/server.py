@@ -88,7 +88,7 @@ class SimulatedPhoneServer:
         if auth not in ("accept", "prompt", "none"):
             raise ValueError(f"auth must be accept, prompt or none, not {auth!r}")
         if phone is None:
-            from phone_agent.sim.android import VirtualPhone  # the virtual UI; heavy, import late
+            from phone_agent.sim.android.phone import VirtualPhone
 
             phone = VirtualPhone(serial=serial) if serial else VirtualPhone()
         self.host = host

@@ -20,8 +20,9 @@ from phone_agent.adb.shell_protocol import (
     ShellProtocolError,
     encode_shell_packet,
 )
+from phone_agent.device.shell_result import ShellResult
 from phone_agent.sim.connection import AdbdStream, AdbdStreamClosedError, ServiceHandler
-from phone_agent.sim.shell import Shell, ShellResult
+from phone_agent.sim.shell.interpreter import Shell
 from phone_agent.sim.sync_service import serve_sync
 from phone_agent.sim.vfs import VirtualFileSystem
 

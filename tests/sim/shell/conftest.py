@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from phone_agent.sim.shell import Shell
+from phone_agent.sim.shell.interpreter import Shell
 from phone_agent.sim.vfs import VirtualFileSystem
 from tests.sim.shell.support import EchoPhone
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from phone_agent.sim.android import ShellResult
-from phone_agent.sim.shell import Shell
+from phone_agent.device.shell_result import ShellResult
+from phone_agent.sim.shell.interpreter import Shell
 
 
 class EchoPhone:

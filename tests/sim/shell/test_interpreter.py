@@ -6,8 +6,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from phone_agent.sim.android import ShellResult
-from phone_agent.sim.shell import Shell
+from phone_agent.device.shell_result import ShellResult
+from phone_agent.sim.shell.interpreter import Shell
 from phone_agent.sim.vfs import VirtualFileSystem
 from tests.sim.shell.support import EchoPhone, run
 

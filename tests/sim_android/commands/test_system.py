@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from phone_agent.sim.android import VirtualPhone
+from phone_agent.sim.android.phone import VirtualPhone
 from tests.sim_android.conftest import Harness
 
 

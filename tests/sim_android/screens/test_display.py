@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from phone_agent.sim.android import VirtualPhone
 from phone_agent.sim.android.apps import CAMERA, SETTINGS
+from phone_agent.sim.android.phone import VirtualPhone
 from phone_agent.sim.android.screens import build
 from phone_agent.sim.android.screens.widgets import TEXT, WHITE
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from phone_agent.sim.android import VirtualPhone
 from phone_agent.sim.android.apps import APPS, CLOCK
 from phone_agent.sim.android.contract import Screen
-from phone_agent.sim.android.screens import SCREENS, build
-from phone_agent.sim.android.screens.registry import screen_layout, screen_title
+from phone_agent.sim.android.phone import VirtualPhone
+from phone_agent.sim.android.screens import build
+from phone_agent.sim.android.screens.registry import SCREENS, screen_layout, screen_title
 from phone_agent.sim.android.screens.widgets import WHITE, app_window, label
 from phone_agent.sim.android.ui import SimulatedView
 

@@ -1,7 +1,2 @@
 """The virtual Android phone behind the simulated adbd: Android's commands
 (getprop, input, am, screencap, uiautomator …) over a small virtual UI."""
-
-from .contract import FileStore, ShellResult
-from .phone import VirtualPhone
-
-__all__ = ["FileStore", "ShellResult", "VirtualPhone"]

@@ -16,12 +16,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from ...device.shell_result import ShellResult
-
 if TYPE_CHECKING:
     from .ui import SimulatedView
 
-__all__ = ["AndroidPhone", "FileStore", "Screen", "ShellResult"]
+__all__ = ["AndroidPhone", "FileStore", "Screen"]
 
 
 class FileStore(Protocol):

@@ -22,8 +22,9 @@ from urllib.parse import quote_plus, urlsplit
 
 from PIL import Image
 
+from ...device.shell_result import ShellResult
 from . import apps, commands, render, screens
-from .contract import FileStore, Screen, ShellResult
+from .contract import FileStore, Screen
 from .data import CONTACTS, INITIAL_MESSAGES
 from .props import device_props
 from .screens import COMPOSE_ID, URL_BAR_ID

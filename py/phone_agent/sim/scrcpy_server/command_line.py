@@ -14,9 +14,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from phone_agent.scrcpy.protocol import (
+    SCRCPY_VERSION,
     SERVER_CLASS,
     SERVER_SHA256,
-    VERSION,
     ParsedOptions,
     parse_server_arguments,
 )
@@ -68,7 +68,7 @@ def parse_app_process(command: str) -> AppProcessCommand | None:
     return AppProcessCommand(env, rest[0], rest[1:])
 
 
-def server_options(command: AppProcessCommand, read_file: Callable[[str], bytes]) -> ParsedOptions:
+def parse_server_options(command: AppProcessCommand, read_file: Callable[[str], bytes]) -> ParsedOptions:
     """The options of the server ``command`` starts, reading the jar on its CLASSPATH with
     ``read_file`` (OSError when there is none); ServerRefused when it starts no server."""
     if command.class_name != SERVER_CLASS:
@@ -81,7 +81,7 @@ def server_options(command: AppProcessCommand, read_file: Callable[[str], bytes]
         digest = ""
     if not digest:
         raise ServerRefused(f"Error: could not find class '{SERVER_CLASS}'\n".encode())
-    server_version = VERSION if digest == SERVER_SHA256 else "unknown"
+    server_version = SCRCPY_VERSION if digest == SERVER_SHA256 else "unknown"
     try:
         return parse_server_arguments(command.args, server_version)
     except ValueError as error:

@@ -21,7 +21,7 @@ from phone_agent.sim.scrcpy_server.command_line import (
     ServerRefused,
     device_line,
     parse_app_process,
-    server_options,
+    parse_server_options,
 )
 from phone_agent.sim.scrcpy_server.control import ControlReceiver
 from phone_agent.sim.scrcpy_server.video import VideoSender
@@ -197,7 +197,7 @@ class SimScrcpy:
                 await stream.write(encode_shell_packet(ShellId.EXIT, bytes([code & 0xFF])))
 
         try:
-            options = server_options(command, self.adbd.fs.read_file)
+            options = parse_server_options(command, self.adbd.fs.read_file)
         except ServerRefused as refused:
             await out(ShellId.STDERR, refused.stderr)
             return await finish(refused.exit_code)

@@ -13,17 +13,3 @@ The parts, in the order a command line meets them: ``lexer`` (words and operator
 (pipelines and simple commands), ``interpreter`` (the session that runs them), ``builtins``; ``session``
 holds what the interpreter and the builtins share.
 """
-
-from .interpreter import Shell, WorkingDirFiles
-from .lexer import ShellSyntaxError, tokenize
-from .session import AndroidCommands, ShellExit, ShellResult
-
-__all__ = [
-    "AndroidCommands",
-    "Shell",
-    "ShellExit",
-    "ShellResult",
-    "ShellSyntaxError",
-    "WorkingDirFiles",
-    "tokenize",
-]

@@ -11,7 +11,8 @@ import re
 import stat
 import time
 
-from .session import SH, Builtin, ShellExit, ShellResult, ShellSession, reason
+from ...device.shell_result import ShellResult
+from .session import SH, Builtin, ShellExit, ShellSession, reason
 
 MAX_SLEEP = 10.0  # seconds; a longer sleep is cut short
 ID_LINE = (

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from phone_agent.sim.vfs import VirtualFileSystem
 
+from ...device.shell_result import ShellResult
 from .builtins import BUILTINS
 from .lexer import (
     VAR_END,
@@ -27,7 +28,7 @@ from .lexer import (
     tokenize,
 )
 from .parser import SimpleCommand, parse_pipeline, pipelines
-from .session import SH, AndroidCommands, ShellExit, ShellResult, reason
+from .session import SH, AndroidCommands, ShellExit, reason
 
 _VAR = re.compile(f"{VAR_START}([^{VAR_END}]*){VAR_END}")
 

@@ -6,8 +6,9 @@ import base64
 import binascii
 from urllib.parse import unquote, urlsplit
 
+from ....device.shell_result import ShellResult
 from .. import apps
-from ..contract import AndroidPhone, FileStore, Screen, ShellResult
+from ..contract import AndroidPhone, FileStore, Screen
 from ..data import CATALOG_ITEMS
 from .base import Args, ShellCommandError, fail, java_exception, ok
 from .input import press_key

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..contract import AndroidPhone, FileStore, ShellResult
+from ....device.shell_result import ShellResult
+from ..contract import AndroidPhone, FileStore
 
 Handler = Callable[[AndroidPhone, list[str], bytes, FileStore], ShellResult]
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ..contract import AndroidPhone, FileStore, ShellResult
+from ....device.shell_result import ShellResult
+from ..contract import AndroidPhone, FileStore
 from ..ui import dump_xml
 from .base import fail, ok, write_reason
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import zlib
 
+from ....device.shell_result import ShellResult
 from .. import apps
-from ..contract import AndroidPhone, FileStore, ShellResult
+from ..contract import AndroidPhone, FileStore
 from ..props import DENSITY, SCREEN_HEIGHT, SCREEN_WIDTH
 from ..screens.widgets import NAV_Y
 from .base import fail, ok

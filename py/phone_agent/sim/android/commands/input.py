@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import time
 
+from ....device.shell_result import ShellResult
 from .. import keys
-from ..contract import AndroidPhone, FileStore, ShellResult
+from ..contract import AndroidPhone, FileStore
 from .base import Args, ShellCommandError, java_exception, ok
 
 INPUT_SOURCES = (

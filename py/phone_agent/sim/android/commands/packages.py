@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import zlib
 
+from ....device.shell_result import ShellResult
 from .. import apps
-from ..contract import AndroidPhone, FileStore, ShellResult
+from ..contract import AndroidPhone, FileStore
 from .activity import am
 from .base import Handler, fail, ok
 from .input import input_

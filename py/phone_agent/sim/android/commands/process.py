@@ -4,7 +4,8 @@ and how to end it in ``phone.process_stoppers``) — and ending one of those as 
 
 from __future__ import annotations
 
-from ..contract import AndroidPhone, FileStore, ShellResult
+from ....device.shell_result import ShellResult
+from ..contract import AndroidPhone, FileStore
 from .base import fail, ok
 
 HEADER = "USER           PID  PPID        VSZ    RSS WCHAN            ADDR S NAME                       \n"

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from ....device.shell_result import ShellResult
 from .. import apps
-from ..contract import AndroidPhone, FileStore, ShellResult
+from ..contract import AndroidPhone, FileStore
 from ..props import DENSITY, SCREEN_HEIGHT, SCREEN_WIDTH
 from .base import fail, ok
 
