@@ -170,6 +170,7 @@ def test_no_import_runs_from_a_lower_layer_to_a_higher_one():
 
 
 def test_the_catalog_reaches_the_phone_through_the_device_interface_only():
+    """Nothing under tools/ imports adb/ (its commands and their quoting belong to AdbDevice)."""
     graph = import_graph()
     reached = sorted(
         f"{name} -> {target}"
