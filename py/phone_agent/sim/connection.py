@@ -137,10 +137,10 @@ class SimAdbd(Protocol):
     @property
     def features(self) -> tuple[str, ...]: ...
     def banner(self) -> str: ...
-    def _service(self, name: str, connection: AdbdConnection) -> ServiceHandler | None: ...
-    def _verify(self, token: bytes, signature: bytes) -> AdbPublicKey | None: ...
-    def _offer_key(self, key: AdbPublicKey, connection: AdbdConnection) -> bool: ...
-    def _forget(self, connection: AdbdConnection) -> None: ...
+    def service_for(self, name: str, connection: AdbdConnection) -> ServiceHandler | None: ...
+    def verify_key(self, token: bytes, signature: bytes) -> AdbPublicKey | None: ...
+    def offer_key(self, key: AdbPublicKey, connection: AdbdConnection) -> bool: ...
+    def forget(self, connection: AdbdConnection) -> None: ...
 
 
 class _ServerAuthenticator:
@@ -155,10 +155,10 @@ class _ServerAuthenticator:
         return self.server.auth != "none"
 
     def verify(self, token: bytes, signature: bytes) -> AdbPublicKey | None:
-        return self.server._verify(token, signature)
+        return self.server.verify_key(token, signature)
 
     def offer(self, key: AdbPublicKey) -> bool:
-        return self.server._offer_key(key, self.connection)
+        return self.server.offer_key(key, self.connection)
 
 
 class AdbdConnection:
@@ -291,7 +291,7 @@ class AdbdConnection:
         self.writer.close()
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self.writer.wait_closed(), 2.0)
-        self.server._forget(self)
+        self.server.forget(self)
 
     def authorize(self) -> None:
         """Called by the server when the user approves this connection's key."""
@@ -320,7 +320,7 @@ class AdbdConnection:
         self.progress.set()
 
     def _start_service(self, request: StreamRequested) -> None:
-        handler = self.server._service(request.service, self)
+        handler = self.server.service_for(request.service, self)
         if handler is None:
             log.info("connection %d: no service %r", self.number, request.service)
             self.core.refuse(request.remote_id)

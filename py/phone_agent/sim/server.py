@@ -185,7 +185,7 @@ class SimulatedPhoneServer:
             if task is not None:
                 self._tasks.discard(task)
 
-    def _forget(self, connection: AdbdConnection) -> None:
+    def forget(self, connection: AdbdConnection) -> None:
         self._connections.pop(connection.number, None)
         for fingerprint, pending in list(self.pending.items()):
             if connection in pending.connections:
@@ -205,12 +205,12 @@ class SimulatedPhoneServer:
         props = {key: self.phone.props.get(key, "") for key in BANNER_PROPS}
         return make_banner(Side.DEVICE, self._features, props)
 
-    def _service(self, name: str, connection: AdbdConnection) -> ServiceHandler | None:
+    def service_for(self, name: str, connection: AdbdConnection) -> ServiceHandler | None:
         from phone_agent.sim.services import find_service
 
         return find_service(self, name)
 
-    def _verify(self, token: bytes, signature: bytes) -> AdbPublicKey | None:
+    def verify_key(self, token: bytes, signature: bytes) -> AdbPublicKey | None:
         for key in self.trusted_keys.values():
             if key.verify(token, signature):
                 return key
@@ -224,7 +224,7 @@ class SimulatedPhoneServer:
                     return key
         return None
 
-    def _offer_key(self, key: AdbPublicKey, connection: AdbdConnection) -> bool:
+    def offer_key(self, key: AdbPublicKey, connection: AdbdConnection) -> bool:
         """A host sent its public key: True to go online now, False to wait for approval."""
         if key.fingerprint in self.trusted_keys:
             return True
