@@ -89,7 +89,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     if crashes:
         chromium.settle_now()  # the renderer's status comes a moment after the page's crash event
         told = "\n".join(str(crash) for crash in crashes)
-        words = chromium.last_words(min(crash.log_at for crash in crashes) - 4000)
+        words = chromium.last_words(crashes[0])
         text = f"{told}\n\nChromium's last words ({chromium.log_path}):\n{words}"
         report.sections.append((f"Chromium crashed during {call.when}", text))
         if report.passed:

@@ -79,19 +79,21 @@ class SharedChromium:
         except OSError:
             return 0
 
-    def last_words(self, since: int, lines: int = 40) -> str:
-        """The log's lines written since offset ``since``, without the start-up noise: its last ``lines``."""
-        since = max(0, since)
+    def last_words(self, crash: Crash | None = None, lines: int = 50) -> str:
+        """What Chromium logged up to ``crash`` (a moment after it, the renderer's own report comes first),
+        or up to now, without the start-up noise: its last ``lines`` lines."""
+        end = self.log_size() if crash is None else crash.log_at + 4096
+        start = max(0, end - 64 * 1024)
         try:
             with self.log_path.open("rb") as log:
-                log.seek(since)
-                text = log.read().decode(errors="replace")
+                log.seek(start)
+                text = log.read(end - start).decode(errors="replace")
         except OSError as exc:
             return f"(no Chromium log: {exc})"
-        lines_read = text.splitlines()[1 if since else 0 :]  # the first may be the end of a line
-        kept = [line for line in lines_read if line.strip() and not _NOISE.search(line)]
+        read = text.splitlines()[1 if start else 0 :]  # the first line may be the end of a line
+        kept = [line for line in read if line.strip() and not _NOISE.search(line)]
         if not kept:
-            return "(Chromium logged nothing since)"
+            return "(Chromium logged nothing)"
         return "\n".join(kept[-lines:])
 
     # -- the browser --------------------------------------------------------------------------------
@@ -101,7 +103,12 @@ class SharedChromium:
         self.launches += 1
         with self.log_path.open("ab") as log:
             log.write(f"---- launch {self.launches} at {time.strftime('%H:%M:%S')} ----\n".encode())
-        browser = await self._playwright.chromium.launch(executable_path=str(self._wrapper), args=self._args)
+        try:
+            browser = await self._playwright.chromium.launch(
+                executable_path=str(self._wrapper), args=self._args
+            )
+        except Exception as exc:  # Chromium's own words are in the log, not in Playwright's message
+            raise RuntimeError(f"Chromium did not start: {exc}\nIts log ends:\n{self.last_words()}") from exc
         self.browser = browser
         self._crashes_at_launch = len(self.crashes)
         browser.on("disconnected", lambda _b: self._disconnected(browser))

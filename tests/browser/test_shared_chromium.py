@@ -61,7 +61,7 @@ async def test_a_crashed_page_is_told_with_its_status_and_the_renderer_last_word
     assert [crash.what for crash in chromium.crashes] == ["page crashed: data:text/html,<p>hello</p>"]
     told = str(chromium.crashes[0])
     assert "renderer status 'crashed'" in told, told
-    words = chromium.last_words(0)
+    words = chromium.last_words(chromium.crashes[0])
     assert "Intentionally crashing" in words, words
     assert "dbus" not in words  # the start-up noise is left out
 
