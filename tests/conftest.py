@@ -7,6 +7,7 @@ Browser tests drive Debian's Chromium (/usr/bin/chromium) through Playwright wit
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,8 @@ from phone_agent.adb.client import AdbClient
 from phone_agent.adb.keys import AdbPrivateKey, generate_private_key
 from phone_agent.server.adb_tcp import connect_adbd
 from phone_agent.sim.server import SimulatedPhoneServer
+from tests import shared_chromium
+from tests.shared_chromium import BrowserHandle, SharedChromium
 from tests.support import (
     CHROMIUM,
     CHROMIUM_ARGS,
@@ -58,14 +61,50 @@ def served() -> Iterator[ServedPhoneAgent]:
 
 
 @pytest.fixture(scope="session")
-async def browser():
+async def browser(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[BrowserHandle]:
+    """The session's Chromium (see tests/shared_chromium.py): its log kept in the base temp dir, its
+    crashes reported as the failures of the tests they happened in, and a new Chromium for the next
+    test after one."""
     require(CHROMIUM, "Debian's chromium")
     from playwright.async_api import async_playwright
 
     async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        await browser.close()
+        chromium = SharedChromium(
+            playwright, CHROMIUM, CHROMIUM_ARGS, tmp_path_factory.getbasetemp() / "chromium"
+        )
+        await chromium.launch()
+        shared_chromium.ACTIVE = chromium
+        try:
+            yield BrowserHandle(chromium)
+        finally:
+            await chromium.close()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
+    """A Chromium crash while a test ran is that test's failure, told with the renderer's last words."""
+    report = yield
+    chromium = shared_chromium.ACTIVE
+    crashes = chromium.crashes_between(call.start, call.stop) if chromium is not None else []
+    if crashes:
+        chromium.settle_now()  # the renderer's status comes a moment after the page's crash event
+        told = "\n".join(str(crash) for crash in crashes)
+        words = chromium.last_words(crashes[0])
+        text = f"{told}\n\nChromium's last words ({chromium.log_path}):\n{words}"
+        report.sections.append((f"Chromium crashed during {call.when}", text))
+        if report.passed:
+            report.outcome = "failed"
+            report.longrepr = f"Chromium crashed while the test ran:\n{text}"
+    return report
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    chromium = shared_chromium.ACTIVE
+    if chromium is not None and chromium.crashes:
+        terminalreporter.section("Chromium crashes")
+        for crash in chromium.crashes:
+            terminalreporter.line(f"{time.strftime('%H:%M:%S', time.localtime(crash.at))} {crash}")
+        terminalreporter.line(f"{chromium.launches} launches; the log: {chromium.log_path}")
 
 
 @pytest.fixture(scope="session")

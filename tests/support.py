@@ -7,6 +7,7 @@ than 127.0.0.1 fails the test (the page must work offline and never leak).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -17,8 +18,10 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
@@ -124,10 +127,20 @@ class PageWatch:
         self.allowed_console = list(allowed_console)
         self.problems: list[str] = []
         self.console: list[tuple[str, str]] = []
+        self.crashed = False
+        page.on("crash", self._on_crash)
         page.on("pageerror", lambda error: self.problems.append(f"page error: {error}"))
         page.on("console", self._on_console)
         page.on("request", lambda request: self._check_url(request.url, "request"))
         page.on("websocket", lambda ws: self._check_url(ws.url, "websocket"))
+
+    def _on_crash(self, _page) -> None:
+        self.crashed = True  # not a problem of its own: the session's watch fails the test (conftest.py)
+
+    @property
+    def gone(self) -> bool:
+        """The page can serve no further test: it crashed, was closed, or its browser went away."""
+        return self.crashed or self.page.is_closed() or not self.page.context.browser.is_connected()
 
     def allow_console(self, pattern: str) -> None:
         self.allowed_console.append(pattern)
@@ -152,6 +165,32 @@ class PageWatch:
         assert not problems, "the page misbehaved:\n" + "\n".join(problems)
 
 
+async def boot_page(
+    browser,
+    url: str,
+    *,
+    allowed_console: tuple[str, ...] = (),
+    wait_ready: bool = True,
+    init_script: str | None = None,
+):
+    """A new browser context and a watched page at ``url``, booted: (context, page, watch). The caller
+    closes the context; if booting fails it is closed here."""
+    context = await browser.new_context()
+    try:
+        if init_script is not None:
+            await context.add_init_script(init_script)
+        page = await context.new_page()
+        watch = PageWatch(page, allowed_console)
+        await page.goto(url)
+        if wait_ready:
+            await page.wait_for_selector("html[data-state=ready]", timeout=BOOT_TIMEOUT_MS, state="attached")
+    except BaseException:
+        with contextlib.suppress(Exception):  # a context of a browser that is gone
+            await context.close()
+        raise
+    return context, page, watch
+
+
 @asynccontextmanager
 async def open_page(
     browser,
@@ -163,19 +202,64 @@ async def open_page(
 ):
     """A new browser context and page at ``url``, watched, booted; closed (and checked) at the end.
     ``init_script`` runs in the page before its own scripts (a test double of a browser API)."""
-    context = await browser.new_context()
-    if init_script is not None:
-        await context.add_init_script(init_script)
-    page = await context.new_page()
-    watch = PageWatch(page, allowed_console)
+    context, page, watch = await boot_page(
+        browser, url, allowed_console=allowed_console, wait_ready=wait_ready, init_script=init_script
+    )
     try:
-        await page.goto(url)
-        if wait_ready:
-            await page.wait_for_selector("html[data-state=ready]", timeout=BOOT_TIMEOUT_MS, state="attached")
         yield page, watch
         watch.assert_clean()
     finally:
         await context.close()
+
+
+class KeptPage:
+    """One booted page that a module's tests share (Pyodide boots once per module, not per test).
+
+    ``get`` gives the page and its watch, booting it again in a new context when the last one crashed,
+    was closed, or lived in a browser that is gone: a crash costs the test it happened in, not every
+    test left in the module. ``prepare(page)`` runs after each boot (wait for the phone, switch the live
+    view off…)."""
+
+    def __init__(
+        self,
+        browser,
+        url: str,
+        *,
+        allowed_console: tuple[str, ...] = (),
+        prepare: Callable[[Any], Awaitable[None]] | None = None,
+    ) -> None:
+        self.browser = browser
+        self.url = url
+        self.allowed_console = allowed_console
+        self.prepare = prepare
+        self.context = None
+        self.page = None
+        self.watch: PageWatch | None = None
+        self.boots = 0
+
+    async def get(self) -> tuple[Any, PageWatch]:
+        if self.watch is None or self.watch.gone:
+            await self.close()
+            context, page, watch = await boot_page(
+                self.browser, self.url, allowed_console=self.allowed_console
+            )
+            self.context = context
+            try:
+                if self.prepare is not None:
+                    await self.prepare(page)
+            except BaseException:
+                await self.close()
+                raise
+            self.page, self.watch = page, watch
+            self.boots += 1
+        assert self.page is not None
+        return self.page, self.watch
+
+    async def close(self) -> None:
+        context, self.context, self.page, self.watch = self.context, None, None, None
+        if context is not None:
+            with contextlib.suppress(Exception):  # a context of a browser that is gone
+                await context.close()
 
 
 async def eventually(check, timeout_s: float = 10.0, interval_s: float = 0.05):

@@ -15,7 +15,7 @@ import json
 import os
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pytest
 
@@ -38,7 +38,15 @@ from tests.agent.model_server import (
     text,
 )
 from tests.agent.model_server import wifi_script as model_wifi_script
-from tests.support import ServedPhoneAgent, eventually, free_port, mcp_stdio_session, open_page, result_text
+from tests.support import (
+    KeptPage,
+    ServedPhoneAgent,
+    eventually,
+    free_port,
+    mcp_stdio_session,
+    open_page,
+    result_text,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -56,9 +64,17 @@ class Rig:
     model: ScriptedModelServer
     served: ServedPhoneAgent
     relay_port: int
-    page: object
-    watch: object
-    finished_ids: list[str]
+    kept: KeptPage
+    page: object = None
+    watch: object = None
+    finished_ids: list[str] = field(default_factory=list)  # tasks this page's history holds
+
+    async def page_up(self) -> None:
+        """The module's page, booted again (a new context: an empty history) if the last one crashed."""
+        boots = self.kept.boots
+        self.page, self.watch = await self.kept.get()
+        if self.kept.boots != boots:
+            self.finished_ids = []
 
     def relay_args(self, *extra: str) -> tuple[str, ...]:
         return (
@@ -129,12 +145,18 @@ async def rig(browser) -> AsyncIterator[Rig]:
         f"{served.base}/?device=tcp:127.0.0.1:{sim.port}&relay=ws://127.0.0.1:{relay_port}/relay"
         "&relayRetryMs=300&agentSettleMs=0"
     )
+
+    async def prepare(page) -> None:
+        await page.wait_for_selector("html[data-phone=connected]", state="attached", timeout=30_000)
+        await page.uncheck("#live-toggle")  # the agent alone uses the phone
+
+    kept = KeptPage(browser, url, allowed_console=ALLOWED_CONSOLE, prepare=prepare)
     try:
-        async with open_page(browser, url, allowed_console=ALLOWED_CONSOLE) as (page, watch):
-            await page.wait_for_selector("html[data-phone=connected]", state="attached", timeout=30_000)
-            await page.uncheck("#live-toggle")  # the agent alone uses the phone
-            yield Rig(sim, model, served, relay_port, page, watch, [])
+        yield Rig(sim, model, served, relay_port, kept)  # each test's `fresh` boots the page if need be
+        if kept.watch is not None and not kept.watch.gone:
+            kept.watch.assert_clean()
     finally:
+        await kept.close()
         log = await asyncio.to_thread(served.stop)
         await model.stop()
         await sim.close()
@@ -143,7 +165,8 @@ async def rig(browser) -> AsyncIterator[Rig]:
 
 @pytest.fixture
 async def fresh(rig: Rig) -> Rig:
-    """A clean script and an idle agent before each test."""
+    """The page up, a clean script and an idle agent before each test."""
+    await rig.page_up()
     await rig.idle()
     rig.model.script.clear()
     rig.model.requests.clear()

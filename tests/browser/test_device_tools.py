@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import re
-from contextlib import AsyncExitStack
 
 import jsonschema
 import pytest
 
 from phone_agent.sim.server import SimulatedPhoneServer
 from phone_agent.tools.catalog import TOOLS_BY_NAME
-from tests.support import free_port, mcp_stdio_session, open_page
+from tests.support import KeptPage, free_port, mcp_stdio_session
 
 pytestmark = pytest.mark.browser
 CHANNELS = ("mcp", "webmcp")
@@ -26,8 +25,9 @@ CHANNELS = ("mcp", "webmcp")
 class Rig:
     """The sim, the page connected to it, the MCP session, and Debian's adb on the same phone."""
 
-    def __init__(self, sim: SimulatedPhoneServer, page, session, adb, serial: str) -> None:
-        self.sim, self.page, self.session, self.adb, self.serial = sim, page, session, adb, serial
+    def __init__(self, sim: SimulatedPhoneServer, kept: KeptPage, session, adb, serial: str) -> None:
+        self.sim, self.kept, self.session, self.adb, self.serial = sim, kept, session, adb, serial
+        self.page = None
 
     async def call(self, channel: str, tool: str, **args) -> dict:
         if channel == "webmcp":
@@ -86,8 +86,8 @@ async def rig(browser, debian_adb):
 
     holder = asyncio.ensure_future(hold_session())
     session = await asyncio.wait_for(ready, 60)
-    async with AsyncExitStack() as stack:
-        page, _watch = await stack.enter_async_context(open_page(browser, url))
+
+    async def prepare(page) -> None:
         await page.wait_for_selector("html[data-phone=connected]", state="attached", timeout=30_000)
         await page.uncheck("#live-toggle")  # the live view's screenshots would only add noise
         for _ in range(100):  # the relay is up once a relayed call reaches the page
@@ -95,11 +95,18 @@ async def rig(browser, debian_adb):
             if not status.is_error:
                 break
             await asyncio.sleep(0.1)
+
+    kept = KeptPage(browser, url, prepare=prepare)
+    try:
         serial = f"127.0.0.1:{sim.port}"
         await debian_adb.output("connect", serial)
         assert await debian_adb.wait_for_state(serial, "device") == "device"
-        yield Rig(sim, page, session, debian_adb, serial)
+        yield Rig(sim, kept, session, debian_adb, serial)  # each test's `fresh` boots the page if need be
         await debian_adb.output("disconnect", serial)
+        if kept.watch is not None and not kept.watch.gone:
+            kept.watch.assert_clean()
+    finally:
+        await kept.close()
     done.set()
     await asyncio.wait_for(holder, 30)
     await sim.close()
@@ -107,6 +114,8 @@ async def rig(browser, debian_adb):
 
 @pytest.fixture
 async def fresh(rig):
+    """The page up (booted again if the last one crashed) and the phone as new, before each test."""
+    rig.page, _watch = await rig.kept.get()
     rig.sim.phone.reset()
     return rig
 

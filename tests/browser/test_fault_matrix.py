@@ -134,6 +134,18 @@ class Matrix:
 
     # -- the page -----------------------------------------------------------------------------------
 
+    async def new_profile(self) -> None:
+        """A new browser context (one profile) and its page on the relay with the phone: at the start,
+        and after a row whose page crashed (the crash is that row's failure, not the next rows')."""
+        if self.context is not None:
+            with contextlib.suppress(Exception):  # a context of a browser that is gone
+                await self.context.close()
+        self.extra_pages.clear()
+        self.context = await self.browser.new_context()
+        self.page, self.watch = await self.open_page()
+        await self.phone_connected()
+        await self.relay_ready()
+
     async def open_page(self, relay: bool = True) -> tuple[Any, PageWatch]:
         """Another tab of the same browser profile; without ``relay`` it leaves the relay alone."""
         page = await self.context.new_page()
@@ -214,17 +226,13 @@ async def matrix(browser, tmp_path_factory) -> AsyncIterator[Matrix]:
     model = await ScriptedModelServer().start()
     port = free_port()
     model.allow_origin = f"http://127.0.0.1:{port}"
-    context = await browser.new_context()
-    rig = Matrix(browser, context, sim, model, port, tmp_path_factory.mktemp("matrix"), random.Random(SEED))
+    rig = Matrix(browser, None, sim, model, port, tmp_path_factory.mktemp("matrix"), random.Random(SEED))
     try:
         await rig.start_server()
-        rig.page, rig.watch = await rig.open_page()
-        await rig.phone_connected()
-        await rig.relay_ready()
-        yield rig
+        yield rig  # each row's `rig` boots the page if need be
     finally:
         with contextlib.suppress(Exception):
-            await context.close()
+            await rig.context.close()
         await rig.stop_server()
         await model.stop()
         await rig.sim.close()
@@ -240,6 +248,8 @@ async def rig(matrix: Matrix) -> Matrix:
     """Before each row: a server, a page on the relay with its phone, an idle agent, a clean script."""
     if matrix.server is None:
         await matrix.start_server()
+    if matrix.watch is None or matrix.watch.gone:
+        await matrix.new_profile()
     await matrix.agent_state("idle", timeout_s=30)
     await matrix.relay_ready()
     await matrix.phone_connected()

@@ -12,22 +12,30 @@ import pytest
 from playwright.async_api import expect
 
 from phone_agent.tools.catalog import TOOL_NAMES, TOOLS_BY_NAME
-from tests.support import open_page
+from tests.support import KeptPage
 
 pytestmark = pytest.mark.browser
 
 
 @pytest.fixture(scope="module")
-async def shared(browser, served):
-    async with open_page(browser, f"{served.base}/?relayRetryMs=500") as (page, watch):
-        yield page, watch
+async def kept(browser, served):
+    kept = KeptPage(browser, f"{served.base}/?relayRetryMs=500")
+    yield kept
+    await kept.close()
+
+
+@pytest.fixture
+async def shared(kept):
+    """The module's page and its watch (booted again if the last test's page crashed); checked after."""
+    page, watch = await kept.get()
+    yield page, watch
+    watch.assert_clean()
 
 
 @pytest.fixture
 async def page(shared):
-    page, watch = shared
-    yield page
-    watch.assert_clean()
+    page, _watch = shared
+    return page
 
 
 def text(result: dict) -> str:
