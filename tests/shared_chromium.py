@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-# Lines Chromium writes on every start here (no D-Bus, no GPU, no cpufreq in the container): not news.
+# Lines written on every start here (no D-Bus, no GPU, no cpufreq in the VM; Debian's launcher script
+# trips over /dev/shm listed twice by findmnt, harmless as Playwright passes --disable-dev-shm-usage).
 _NOISE = re.compile(
     r"dbus/|idle_linux\.cc|vaapi_wrapper\.cc|InitializeSandbox\(\) called with multiple threads"
     r"|cpufreq/scaling_|/usr/bin/chromium: \d+: \[: .*unexpected operator"
