@@ -107,7 +107,6 @@ def make_banner(
 # ----- the state machine ----------------------------------------------------------------------------
 
 _HANDSHAKING = (ConnectionState.CONNECTING, ConnectionState.AUTHENTICATING, ConnectionState.WAITING_FOR_USER)
-_STREAM_COMMANDS = (Command.OKAY, Command.WRTE, Command.CLSE)
 
 
 def _table() -> dict[tuple[Side, ConnectionState, int], str]:

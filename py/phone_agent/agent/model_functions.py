@@ -40,7 +40,6 @@ def _tool(name: str, description: str, properties: dict[str, Any], required: lis
     }
 
 
-_INT = {"type": "integer"}
 _PLAN_STEP = {
     "type": "object",
     "properties": {
@@ -63,7 +62,6 @@ SUBMIT_PLAN = _tool(
 
 # Coordinates the agent's model gives in screenshot pixels; the device tools take device pixels.
 POINT_FIELDS = (("x", "y"), ("startX", "startY"), ("endX", "endY"))
-_COORDINATES = frozenset(name for pair in POINT_FIELDS for name in pair)
 
 
 def _for_the_model(value: Any) -> Any:
