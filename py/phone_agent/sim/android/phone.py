@@ -17,7 +17,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote_plus, urlsplit
 
 from PIL import Image
@@ -26,9 +26,13 @@ from ...device.shell_result import ShellResult
 from . import apps, commands, render, screens
 from .contract import FileStore, Screen
 from .data import CONTACTS, INITIAL_MESSAGES
+from .motion import Motion
 from .props import device_props
 from .screens import COMPOSE_ID, URL_BAR_ID
 from .ui import SimulatedView, find_scrollable, hit_test
+
+if TYPE_CHECKING:
+    from ..realistic import RealisticProfile
 
 log = logging.getLogger(__name__)
 
@@ -43,8 +47,12 @@ def _utc_clock() -> str:
 class VirtualPhone:
     """A small Android 14 phone: settings, apps, screens and a screen stack."""
 
-    def __init__(self, *, serial: str = "PHAGSIM0001") -> None:
+    def __init__(self, *, serial: str = "PHAGSIM0001", realistic: RealisticProfile | None = None) -> None:
         self.serial = serial
+        # --realistic: a real phone's costs, animations, keyboard, dialog (motion.py); None: instant.
+        self.motion: Motion | None = Motion(self, realistic) if realistic is not None else None
+        self._last_drawn: Image.Image | None = None
+        self._last_drawn_version = -1
         self.props: dict[str, str] = device_props(serial)
         self.clock: Callable[[], str] = _utc_clock  # tests may pin the status-bar time
         self.battery = 87
@@ -72,13 +80,17 @@ class VirtualPhone:
             name = argv[0] if argv else ""
             message = f"/system/bin/sh: {name}: inaccessible or not found\n"
             return ShellResult(stderr=message.encode(), exit_code=127)
-        with self._lock:
-            try:
-                return handler(self, list(argv[1:]), stdin, fs)
-            except Exception as exc:  # a bug here must not take the adbd connection down
-                log.exception("%s failed", argv[0])
-                message = f"Exception occurred while executing '{argv[0]}':\n{exc!r}\n"
-                return ShellResult(stderr=message.encode(), exit_code=255)
+
+        def locked_run() -> ShellResult:
+            with self._lock:
+                try:
+                    return handler(self, list(argv[1:]), stdin, fs)
+                except Exception as exc:  # a bug here must not take the adbd connection down
+                    log.exception("%s failed", argv[0])
+                    message = f"Exception occurred while executing '{argv[0]}':\n{exc!r}\n"
+                    return ShellResult(stderr=message.encode(), exit_code=255)
+
+        return locked_run() if self.motion is None else self.motion.run(list(argv), locked_run)
 
     def state(self) -> dict[str, Any]:
         """A JSON-able snapshot of what tests and the control endpoint check.
@@ -177,12 +189,39 @@ class VirtualPhone:
         self.catalog_scroll = 0
         self.clipboard = ""
         self.pointer_down: tuple[float, float, float] | None = None  # `input motionevent DOWN`
+        self._launching: str | None = None  # "cold" or "warm" while an app is being brought up
         self._changed()
 
     def _changed(self) -> None:
+        if self.motion is not None:
+            self._animate_change()
         self.version += 1
         for listener in list(self.change_listeners):
             listener()
+
+    def _screen_key(self) -> tuple[object, ...]:
+        top = self.top_screen()
+        return (self.showing_recents, self.current, top.name if top else None, top.arg if top else None)
+
+    def _animate_change(self) -> None:
+        """--realistic: a change to another screen is a transition (after the app's launch, if one
+        started), from the picture shown before it."""
+        assert self.motion is not None
+        key, launch = self._screen_key(), self._launching
+        self._launching = None
+        if key == getattr(self, "_shown_key", key):
+            self._shown_key = key
+            return
+        self._shown_key = key
+        self.motion.start_transition(self._last_drawn, launch)
+
+    def animation_frame(self) -> None:
+        """One step of a running animation (motion.py): a new picture."""
+        self._changed()
+
+    def set_scroll(self, value: int) -> None:
+        """Where the animated list stands now (motion.py moves it)."""
+        self.catalog_scroll = value
 
     def clock_text(self) -> str:
         return self.clock()
@@ -216,7 +255,16 @@ class VirtualPhone:
 
     def screenshot(self) -> Image.Image:
         with self._lock:
-            return self._cached("image", lambda: render.render(self.windows()))
+            image = self._cached("image", lambda: render.render(self.windows()))
+            return image if self.motion is None else self._cached("shown", lambda: self.compose(image))
+
+    def compose(self, image: Image.Image) -> Image.Image:
+        """The picture the display shows for the windows drawn in ``image`` (a transition blends)."""
+        if self.motion is None:
+            return image
+        if self._last_drawn_version != self.version:  # what a transition starting now fades from
+            self._last_drawn, self._last_drawn_version = image.copy(), self.version
+        return self.motion.compose(image)
 
     def screenshot_png(self) -> bytes:
         with self._lock:
@@ -231,6 +279,7 @@ class VirtualPhone:
     def launch(self, package: str) -> None:
         """Bring the app's task to the front, starting it at its main screen if needed."""
         app = apps.APPS[package]
+        self._launching = "warm" if package in self.tasks else "cold"
         if package not in self.tasks:
             self.tasks[package] = [Screen(app.screens[app.main_activity])]
         self._to_front(package)
@@ -258,6 +307,7 @@ class VirtualPhone:
         A fresh task holds just that screen, so BACK from it leaves the app, as
         when Android starts one activity into a new task.
         """
+        self._launching = "warm" if package in self.tasks else "cold"
         if package not in self.tasks:
             self.tasks[package] = [screen]
             self._to_front(package)
@@ -368,6 +418,10 @@ class VirtualPhone:
             return
         node = find_scrollable(self.windows(), x1, y1)
         if node is not None and node.resource_id == f"{apps.CATALOG}:id/list":
+            if self.motion is not None:  # the list follows the finger, then flings
+                limit = screens.catalog_max_scroll()
+                self.motion.start_scroll(self.catalog_scroll, y1 - y2, duration_ms, limit)
+                return
             scroll = min(max(0, self.catalog_scroll + round(y1 - y2)), screens.catalog_max_scroll())
             if scroll != self.catalog_scroll:
                 self.catalog_scroll = scroll
