@@ -28,7 +28,8 @@ from .contract import FileStore, Screen
 from .data import CONTACTS, INITIAL_MESSAGES
 from .motion import Motion
 from .props import device_props
-from .screens import COMPOSE_ID, URL_BAR_ID
+from .screens import COMPOSE_ID, URL_BAR_ID, system_windows
+from .system_ui import SystemWindows
 from .ui import SimulatedView, find_scrollable, hit_test
 
 if TYPE_CHECKING:
@@ -44,7 +45,7 @@ def _utc_clock() -> str:
     return time.strftime("%H:%M", time.gmtime())
 
 
-class VirtualPhone:
+class VirtualPhone(SystemWindows):
     """A small Android 14 phone: settings, apps, screens and a screen stack."""
 
     def __init__(self, *, serial: str = "PHAGSIM0001", realistic: RealisticProfile | None = None) -> None:
@@ -132,6 +133,10 @@ class VirtualPhone:
                 "back_stack": [s.name for s in self.tasks.get(self.current, [])] if self.current else [],
                 "clipboard": self.clipboard,
                 "ime": self.ime,
+                "keyboard": self.keyboard_visible(),
+                "permission_dialog": self.permission_prompt if self.asking_permission() else None,
+                "permissions": dict(self.permissions),
+                "secure": bool(self.secure_windows()),
                 "version": self.version,
             }
 
@@ -177,7 +182,8 @@ class VirtualPhone:
             },
             "system": {"font_scale": "1.0", "screen_brightness": "128", "screen_off_timeout": "60000"},
         }
-        self.ime = apps.ADB_KEYBOARD_IME
+        # A real phone types with Gboard; the default phone has ADBKeyBoard selected, as a test rig does.
+        self.ime = apps.GBOARD_IME if self.motion is not None else apps.ADB_KEYBOARD_IME
         self.tasks: dict[str, list[Screen]] = {}
         self.recents: list[str] = []
         self.current: str | None = None
@@ -190,6 +196,10 @@ class VirtualPhone:
         self.clipboard = ""
         self.pointer_down: tuple[float, float, float] | None = None  # `input motionevent DOWN`
         self._launching: str | None = None  # "cold" or "warm" while an app is being brought up
+        # --realistic only: the soft keyboard is up; the app whose permission dialog shows; answers.
+        self.keyboard_shown = False
+        self.permission_prompt: str | None = None
+        self.permissions: dict[str, str] = {}  # package → granted, once, denied
         self._changed()
 
     def _changed(self) -> None:
@@ -213,6 +223,7 @@ class VirtualPhone:
             self._shown_key = key
             return
         self._shown_key = key
+        self.keyboard_shown = False  # another screen: the keyboard goes with the field that had focus
         self.motion.start_transition(self._last_drawn, launch)
 
     def animation_frame(self) -> None:
@@ -236,6 +247,8 @@ class VirtualPhone:
         screen = self.top_screen()
         if self.showing_recents or screen is None:
             return apps.LAUNCHER, apps.LAUNCHER_ACTIVITY
+        if self.asking_permission():
+            return system_windows.PERMISSION_PACKAGE, system_windows.PERMISSION_ACTIVITY
         return apps.screen_activity_of(self.current or "", screen)
 
     # --- what is on screen (cached per version and clock) -------------------------------
@@ -256,15 +269,7 @@ class VirtualPhone:
     def screenshot(self) -> Image.Image:
         with self._lock:
             image = self._cached("image", lambda: render.render(self.windows()))
-            return image if self.motion is None else self._cached("shown", lambda: self.compose(image))
-
-    def compose(self, image: Image.Image) -> Image.Image:
-        """The picture the display shows for the windows drawn in ``image`` (a transition blends)."""
-        if self.motion is None:
-            return image
-        if self._last_drawn_version != self.version:  # what a transition starting now fades from
-            self._last_drawn, self._last_drawn_version = image.copy(), self.version
-        return self.motion.compose(image)
+            return self._cached("shown", lambda: self.compose(image))
 
     def screenshot_png(self) -> bytes:
         with self._lock:
@@ -280,6 +285,7 @@ class VirtualPhone:
         """Bring the app's task to the front, starting it at its main screen if needed."""
         app = apps.APPS[package]
         self._launching = "warm" if package in self.tasks else "cold"
+        self._ask_permission(package, cold=package not in self.tasks)
         if package not in self.tasks:
             self.tasks[package] = [Screen(app.screens[app.main_activity])]
         self._to_front(package)
@@ -308,6 +314,7 @@ class VirtualPhone:
         when Android starts one activity into a new task.
         """
         self._launching = "warm" if package in self.tasks else "cold"
+        self._ask_permission(package, cold=package not in self.tasks)
         if package not in self.tasks:
             self.tasks[package] = [screen]
             self._to_front(package)
@@ -316,6 +323,13 @@ class VirtualPhone:
             self.push(screen)
 
     def back(self) -> None:
+        if self.asking_permission():  # Back on the dialog is "Don't allow"
+            self.answer_permission("denied")
+            return
+        if self.keyboard_visible():  # Back hides the keyboard; the field keeps its focus
+            self.keyboard_shown = False
+            self._changed()
+            return
         if self.showing_recents:
             self.showing_recents = False
         elif self.current is not None:
@@ -338,6 +352,8 @@ class VirtualPhone:
 
     def force_stop(self, package: str) -> None:
         self.tasks.pop(package, None)
+        if self.permissions.get(package) == "once":  # "Only this time" lasts until the app stops
+            del self.permissions[package]
         if package in self.recents:
             self.recents.remove(package)
         if package == apps.CATALOG:
@@ -457,7 +473,12 @@ class VirtualPhone:
             if screen.focus != arg and arg == URL_BAR_ID:
                 self.drafts["url"] = ""  # Chrome selects the address; typing replaces it
             screen.focus = arg
+            if self.motion is not None and not self.keyboard_shown:  # the keyboard slides in
+                self.keyboard_shown = True
+                self.motion.show_ime()
             self._changed()
+        elif verb == "permission":
+            self.answer_permission(arg)
         elif verb == "send":
             self.send_message()
 
@@ -470,12 +491,12 @@ class VirtualPhone:
         return screen
 
     def _draft_key(self, screen: Screen) -> str:
-        return screen.arg if screen.focus == COMPOSE_ID else "url"
+        if screen.focus == COMPOSE_ID:
+            return screen.arg
+        return "url" if screen.focus == URL_BAR_ID else screen.focus or ""
 
     def _field_text(self, screen: Screen) -> str:
-        if screen.focus == URL_BAR_ID or screen.focus == COMPOSE_ID:
-            return self.drafts.get(self._draft_key(screen), "")
-        return ""
+        return self.drafts.get(self._draft_key(screen), "") if screen.focus else ""
 
     def type_text(self, text: str) -> bool:
         """Insert text into the focused field; False when no field has focus."""
