@@ -219,6 +219,18 @@ def off_screen(what: str, width: int, height: int) -> ToolError:
     )
 
 
+def under_keyboard(target: str, keyboard_top: int) -> ToolError:
+    """A target the soft keyboard covers: a touch there would land on the keyboard."""
+    return ToolError(
+        ErrorCode.OFF_SCREEN,
+        f'"{target}" is under the soft keyboard (it covers the screen below y={keyboard_top}).',
+        remedy="Call press_key with key back to hide the keyboard (the field keeps its text), then call "
+        "the tool again.",
+        retryable=True,
+        details={"target": target, "keyboardTop": keyboard_top, "hint": "press_key back"},
+    )
+
+
 def app_not_installed(package: str) -> ToolError:
     return ToolError(
         ErrorCode.APP_NOT_INSTALLED,
