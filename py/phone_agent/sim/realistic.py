@@ -202,7 +202,9 @@ class Fling:
         """The fraction of the distance covered ``elapsed`` seconds in (the spline of OverScroller)."""
         if self.duration <= 0 or elapsed >= self.duration:
             return 1.0
-        t = max(0.0, elapsed / self.duration) * (len(_SPLINE) - 1)
+        if elapsed <= 0:
+            return 0.0
+        t = elapsed / self.duration * (len(_SPLINE) - 1)
         index = int(t)
         return _SPLINE[index] + (t - index) * (_SPLINE[min(index + 1, len(_SPLINE) - 1)] - _SPLINE[index])
 
