@@ -147,13 +147,22 @@ class Motion:
         self.transition = Transition(now, delay, self.profile.draw("transition"), before)
         self._busy(self.transition.end)
 
-    def start_scroll(self, origin: int, finger_px: float, finger_ms: int, limit: int) -> None:
-        """A swipe on a list: it follows the finger, then flings at the finger's speed."""
+    def start_scroll(
+        self, origin: int, finger_px: float, finger_ms: int, limit: int, *, followed: bool = False
+    ) -> None:
+        """A swipe on a list: it follows the finger, then flings at the finger's speed (``followed``:
+        it has followed the finger already, the fling starts from where it is)."""
         finger_s = max(0.0, finger_ms / 1000)
         velocity = finger_px / finger_s if finger_s > 0 else 0.0
         fling = fling_for(velocity, DENSITY) if finger_s > 0 else None
+        if followed:
+            finger_px, finger_s = 0.0, 0.0
         self.scroll = ScrollMotion(time.monotonic(), origin, finger_px, finger_s, fling, limit)
         self._busy(self.scroll.end)
+
+    def touched(self) -> None:
+        """A finger moved the screen: it is not idle for the next frame or so."""
+        self._busy(time.monotonic() + 2 * FRAME_INTERVAL_S)
 
     def show_ime(self) -> None:
         self.ime_shown_at = time.monotonic()
