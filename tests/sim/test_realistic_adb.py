@@ -69,6 +69,12 @@ async def test_dump_refuses_while_a_launch_animates_then_reads(debian_adb, seria
     await settle(sim)
     _, out, _ = await timed(debian_adb, serial, "uiautomator dump /dev/tty")
     assert 'text="Network &amp; internet"' in out
+    took, out, _ = await timed(
+        debian_adb, serial, "am start -W -n com.google.android.deskclock/com.android.deskclock.DeskClock"
+    )
+    total = int(out.split("TotalTime: ")[1].split()[0])  # the launch and its transition, waited for
+    assert "LaunchState: COLD" in out and total >= 1000 * (COSTS["launch_cold"].low + COSTS["transition"].low)
+    assert took >= total / 1000 and not sim.phone.motion.animating()
 
 
 async def test_a_swipe_moves_through_the_gesture_and_flings_on(debian_adb, serial, sim):

@@ -33,6 +33,15 @@ def test_compound_commands_and_expansions(sh, line, stdout):
     assert run(sh, line) == (stdout, b"", 0)
 
 
+def test_compound_commands_take_redirections(sh):
+    run(sh, "for i in 1 2; do echo $i; cat /nope; done > /sdcard/out 2>&1")
+    assert sh.fs.read_file("/sdcard/out") == b"1\ncat: /nope: No such file or directory\n" * 1 + (
+        b"2\ncat: /nope: No such file or directory\n"
+    )
+    assert run(sh, "{ echo a; echo b >&2; } 2>/dev/null") == (b"a\n", b"", 0)
+    assert run(sh, "if true; then echo x; fi >> /sdcard/out; tail -n 1 /sdcard/out") == (b"x\n", b"", 0)
+
+
 def test_time_reports_on_stderr_as_mksh_does(sh):
     out, err, code = run(sh, "time echo hi")
     assert (out, code) == (b"hi\n", 0)

@@ -55,12 +55,15 @@ class SystemWindows:
     def _ask_permission(self, package: str, cold: bool) -> None:
         """--realistic: the asking app's first launch (and each cold one until answered) asks."""
         if self.motion is not None and cold and package == system_windows.ASKING_APP:
-            if self.permissions.get(package) not in ("granted", "once", "denied"):
+            if self.permissions.get(package) not in ("granted", "once", "denied_twice"):
                 self.permission_prompt = package
 
     def answer_permission(self, answer: str) -> None:
-        """A button of the permission dialog: granted, once (until the app stops) or denied."""
+        """A button of the permission dialog: granted, once (until the app stops) or denied (asked
+        again at the next launch; denied twice, Android stops asking: ``denied_twice``)."""
         if self.permission_prompt is not None:
+            if answer == "denied" and self.permissions.get(self.permission_prompt) == "denied":
+                answer = "denied_twice"
             self.permissions[self.permission_prompt] = answer
             self.permission_prompt = None
             self._changed()

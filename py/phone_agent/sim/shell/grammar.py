@@ -32,6 +32,7 @@ class ForLoop:
     name: str
     words: list[Word] | None  # None: "$@" (no words here)
     body: list[AndOr]
+    redirects: list[Word | Operator] = field(default_factory=list)  # after ``done``, as tokens
 
 
 @dataclass
@@ -39,17 +40,20 @@ class WhileLoop:
     condition: list[AndOr]
     body: list[AndOr]
     until: bool = False
+    redirects: list[Word | Operator] = field(default_factory=list)
 
 
 @dataclass
 class IfClause:
     branches: list[tuple[list[AndOr], list[AndOr]]]
     otherwise: list[AndOr] | None = None
+    redirects: list[Word | Operator] = field(default_factory=list)
 
 
 @dataclass
 class Group:
     body: list[AndOr]
+    redirects: list[Word | Operator] = field(default_factory=list)
 
 
 Command = Simple | ForLoop | WhileLoop | IfClause | Group
@@ -160,7 +164,9 @@ class Parser:
                 "{": self._group,
             }.get(token.text)
             if compound is not None:
-                return compound()
+                command = compound()
+                command.redirects = self._redirects()
+                return command
         tokens: list[Word | Operator] = []
         while (token := self.peek()) is not None and not (
             isinstance(token, Operator) and token.text in _ENDS_COMMAND
@@ -170,6 +176,17 @@ class Parser:
         if not tokens:
             raise ShellSyntaxError(f"'{token.text}' unexpected" if token is not None else "unexpected EOF")
         return Simple(tokens)
+
+    def _redirects(self) -> list[Word | Operator]:
+        """The redirections after a compound command (``done > file``, ``} 2>&1``), as tokens."""
+        tokens: list[Word | Operator] = []
+        while isinstance(token := self.peek(), Operator) and token.text.lstrip("0123456789")[:1] in "<>":
+            self.pos += 1
+            tokens.append(token)
+            if not token.text.endswith(("&1", "&2", "&0")) and isinstance(target := self.peek(), Word):
+                self.pos += 1
+                tokens.append(target)
+        return tokens
 
     def _expect(self, word: str, opener: str) -> None:
         self._skip_separators()

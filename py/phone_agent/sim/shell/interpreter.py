@@ -169,6 +169,8 @@ class Shell:
         if isinstance(command, Simple):
             simple = parse_pipeline(command.tokens, self._expand, self._glob)[0]
             return self._run_simple(simple, stdin, out, err)
+        if command.redirects:
+            return self._redirected(command, stdin, out, err)
         if isinstance(command, Group):
             return self._run_body(command.body, out, err)
         if isinstance(command, IfClause):
@@ -195,6 +197,38 @@ class Shell:
         self._emit(err, f"{SH}: loop stopped after {MAX_ITERATIONS} rounds\n".encode())
         self.status = 1
         return 1
+
+    def _redirected(self, command: Command, stdin: bytes | None, out: _Output, err: _Output) -> int:
+        """A compound command with redirections: its output collected, then written where they say."""
+        assert not isinstance(command, Simple)
+        redirects = parse_pipeline(command.redirects, self._expand, self._glob)[0].redirects
+        streams: dict[int, _Output] = {1: out, 2: err}
+        files: list[tuple[str, _Output]] = []
+        for redirect in redirects:
+            if redirect.op == ">&":
+                streams[redirect.fd] = streams.get(int(redirect.target), out)
+                continue
+            path = self.path(redirect.target)
+            try:
+                if redirect.op == "<":
+                    self.fs.read_file(path)
+                    continue
+                if path != "/dev/null":
+                    self.fs.write_file(path, b"", append=redirect.op != ">")
+            except OSError as exc:
+                self._emit(err, f"{SH}: {redirect.target}: {reason(exc)}\n".encode())
+                return 1
+            streams[redirect.fd] = _Output()
+            if path != "/dev/null":
+                files.append((path, streams[redirect.fd]))
+        saved, command.redirects = command.redirects, []
+        try:
+            code = self._run_command(command, stdin, streams.get(1, out), streams.get(2, err))
+        finally:
+            command.redirects = saved
+            for path, sink in files:
+                self.fs.write_file(path, sink.value(), append=True)
+        return code
 
     def _iteration(self, body: list[AndOr], out: _Output, err: _Output) -> bool:
         """One round of a loop's body; True when ``break`` ends the loop."""
