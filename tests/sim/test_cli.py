@@ -128,3 +128,29 @@ def test_mcp_passes_realistic_to_the_server_it_starts():
     assert server_args[:4] == ["--sim", "--realistic", "--realistic-seed", "9"]
     serve = build_parser().parse_args(["serve", *server_args])
     assert serve.realistic is True and serve.realistic_seed == 9
+
+
+async def test_the_pages_simulated_phone_of_a_realistic_server_is_realistic(host_key):
+    import time
+    import urllib.request
+
+    from tests.support import ServedPhoneAgent
+
+    served = await asyncio.to_thread(ServedPhoneAgent, "--realistic")
+    try:
+
+        def start_sim() -> dict:
+            headers = {"Origin": served.base, "Sec-Fetch-Site": "same-origin"}
+            request = urllib.request.Request(served.base + "/api/sim", method="POST", headers=headers)
+            with urllib.request.urlopen(request, timeout=15) as answer:
+                return json.loads(answer.read())
+
+        device = (await asyncio.to_thread(start_sim))["device"]
+        host = await RawHost.connect(int(device.rsplit(":", 1)[1]))
+        await host.handshake(host_key)
+        started = time.monotonic()
+        assert b"<hierarchy" in await host.run("exec:uiautomator dump /dev/tty")
+        assert time.monotonic() - started >= 1.0  # a real phone's dump, not the instant one
+        await host.close()
+    finally:
+        await asyncio.to_thread(served.stop)
