@@ -178,6 +178,13 @@ class Motion:
         self.scroll = ScrollMotion(time.monotonic(), origin, finger_px, finger_s, fling, limit)
         self._busy(self.scroll.end)
 
+    def reset(self) -> None:
+        """Stop every animation (the phone was put back to its first state)."""
+        with self._wake:
+            self.transition = self.scroll = None
+            self.busy_until = 0.0
+            self.ime_duration = 0.0
+
     def touched(self) -> None:
         """A finger moved the screen: it is not idle for the next frame or so."""
         self._busy(time.monotonic() + 2 * FRAME_INTERVAL_S)

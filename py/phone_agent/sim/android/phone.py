@@ -198,6 +198,9 @@ class VirtualPhone(SystemWindows):
         self.keyboard_shown = False
         self.permission_prompt: str | None = None
         self.permissions: dict[str, str] = {}  # package → granted, once, denied
+        if self.motion is not None:  # a reset is not an animation: nothing moves after it
+            self.motion.reset()
+            self._shown_key = self._screen_key()
         self._changed()
 
     def _changed(self) -> None:
