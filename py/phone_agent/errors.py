@@ -51,7 +51,7 @@ ERROR_CODE_MEANINGS: dict[ErrorCode, str] = {
     ErrorCode.CANCELLED: "the caller cancelled the call",
     ErrorCode.NO_SUCH_ELEMENT: "no element of the screen matches the target",
     ErrorCode.STALE_REF: "the ref came from a screen that has changed since",
-    ErrorCode.OFF_SCREEN: "the point or element is outside the screen",
+    ErrorCode.OFF_SCREEN: "the point or element is outside the screen, or under the soft keyboard",
     ErrorCode.APP_NOT_INSTALLED: "no app with that package name is installed on the phone",
     ErrorCode.INTERNAL: "a bug: the tool failed in a way it should not have",
 }

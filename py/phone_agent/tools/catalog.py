@@ -347,7 +347,8 @@ SPEC_TOOLS: tuple[ToolSpec, ...] = (
         description="A screenshot of the connected phone's screen, as a PNG image at the screen's own "
         "size; maxSide scales it down (e.g. 1024) and format=jpeg makes it smaller, and the answer then "
         "says how to map image pixels to device pixels (which tap and swipe take). source=live answers "
-        "the page's scrcpy live view's latest frame instead of asking the phone.",
+        "the page's scrcpy live view's latest frame instead of asking the phone. A secure screen "
+        "(FLAG_SECURE: the phone captures it black) answers secure: true and says so.",
         input_schema=object_schema(
             {
                 "maxSide": {
