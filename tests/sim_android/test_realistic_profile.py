@@ -33,7 +33,8 @@ def test_draws_are_jittered_within_the_range_and_repeatable_with_a_seed():
 def test_the_readme_table_is_the_declared_table():
     readme = (ROOT / "README.md").read_text()
     match = re.search(r"<!-- costs: [^>]*-->\n(.*?)\n<!-- /costs -->", readme, re.DOTALL)
-    assert match is not None and match.group(1) == cost_table_markdown()
+    assert match is not None
+    assert match.group(1) == cost_table_markdown(), "README's cost table is stale: run scripts/cost_table.py"
 
 
 def test_a_fling_follows_overscroller():
