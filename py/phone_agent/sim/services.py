@@ -132,6 +132,15 @@ class StdinPump:
         if data:
             await self.stream.write(shell_packet(STDOUT, bytes(data)) if self.v2 else bytes(data))
 
+    async def read_exactly(self, size: int) -> bytes:
+        """The first ``size`` bytes of stdin (a streamed install sends that many and keeps it open)."""
+        deadline = asyncio.get_running_loop().time() + STDIN_TIMEOUT
+        while len(self.data) < size and not self.ended.is_set():
+            if asyncio.get_running_loop().time() > deadline:
+                break
+            await asyncio.sleep(0.01)
+        return bytes(self.data[:size])
+
     async def read_all(self) -> bytes:
         try:
             await asyncio.wait_for(self.ended.wait(), STDIN_TIMEOUT)
@@ -177,8 +186,9 @@ async def serve_shell(
     loop = asyncio.get_running_loop()
     pump = StdinPump(stream, v2, pty)
 
-    def read_stdin() -> bytes:
-        future = asyncio.run_coroutine_threadsafe(pump.read_all(), loop)
+    def read_stdin(size: int | None = None) -> bytes:
+        reading = pump.read_all() if size is None else pump.read_exactly(size)
+        future = asyncio.run_coroutine_threadsafe(reading, loop)
         return future.result(STDIN_TIMEOUT + 5)
 
     # A command may read the session's stdin; in an interactive session stdin carries the commands.

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from .ui import SimulatedView
@@ -68,6 +68,8 @@ class AndroidPhone(Protocol):
     catalog_scroll: int
     clipboard: str
     pointer_down: tuple[float, float, float] | None
+    apps: dict[str, Any]  # installed packages (apps.App): the built-in ones and those `pm install` added
+    dev: Any  # devloop_state.DevState: logs, dropbox, notifications, shade, permissions
 
     def clock_text(self) -> str: ...
     def top_screen(self) -> Screen | None: ...

@@ -26,6 +26,7 @@ from ...device.shell_result import ShellResult
 from . import apps, commands, render, screens
 from .contract import FileStore, Screen
 from .data import CONTACTS, INITIAL_MESSAGES
+from .devloop_state import DevState
 from .props import device_props
 from .screens import COMPOSE_ID, URL_BAR_ID
 from .ui import SimulatedView, find_scrollable, hit_test
@@ -177,6 +178,8 @@ class VirtualPhone:
         self.catalog_scroll = 0
         self.clipboard = ""
         self.pointer_down: tuple[float, float, float] | None = None  # `input motionevent DOWN`
+        self.apps: dict[str, apps.App] = dict(apps.APPS)  # the built-in apps and those `pm install` added
+        self.dev = DevState()  # logs, dropbox, notifications, shade, permissions (devloop_state.py)
         self._changed()
 
     def _changed(self) -> None:
@@ -230,9 +233,11 @@ class VirtualPhone:
 
     def launch(self, package: str) -> None:
         """Bring the app's task to the front, starting it at its main screen if needed."""
-        app = apps.APPS[package]
+        app = self.apps[package]
         if package not in self.tasks:
-            self.tasks[package] = [Screen(app.screens[app.main_activity])]
+            name = app.screens[app.main_activity]
+            self.tasks[package] = [Screen(name, app.main_activity if name == "apk/main" else "")]
+        self.dev.app_started(package)
         self._to_front(package)
 
     def _to_front(self, package: str) -> None:
@@ -266,7 +271,9 @@ class VirtualPhone:
             self.push(screen)
 
     def back(self) -> None:
-        if self.showing_recents:
+        if self.dev.shade or self.dev.dialog:  # BACK closes the shade or the dialog first
+            self.dev.shade = self.dev.dialog = None
+        elif self.showing_recents:
             self.showing_recents = False
         elif self.current is not None:
             stack = self.tasks[self.current]
@@ -278,6 +285,7 @@ class VirtualPhone:
         self._changed()
 
     def home(self) -> None:
+        self.dev.shade = self.dev.dialog = None
         self.showing_recents = False
         self.current = None
         self._changed()
@@ -287,6 +295,7 @@ class VirtualPhone:
         self._changed()
 
     def force_stop(self, package: str) -> None:
+        self.dev.started.discard(package)
         self.tasks.pop(package, None)
         if package in self.recents:
             self.recents.remove(package)
@@ -406,6 +415,18 @@ class VirtualPhone:
             self._changed()
         elif verb == "send":
             self.send_message()
+        elif verb.startswith("dev."):
+            self.dev_action(verb[4:])
+
+    def dev_action(self, verb: str) -> None:
+        """The developer-loop screens' buttons: Crash Demo's "Crash now", the crash dialog's."""
+        if verb == "crash" and self.current is not None:
+            package = self.current
+            self.force_stop(package)
+            self.dev.crash(package, self.apps[package].label)
+        elif verb == "dialog":
+            self.dev.dialog = None
+        self._changed()
 
     # --- keyboard ------------------------------------------------------------------------------
 

@@ -191,7 +191,9 @@ def wc(shell: ShellSession, argv: list[str], stdin: bytes | None) -> ShellResult
 
 
 def logcat(shell: ShellSession, argv: list[str], stdin: bytes | None) -> ShellResult:
-    # The simulated phone keeps no log; print what a freshly booted one shows, as if -d.
+    if shell.phone is not None and "logcat" in shell.phone.command_names():  # the phone's own log
+        return shell.phone.run(["logcat", *argv[1:]], stdin or b"", shell.fs)
+    # A phone that keeps no log: print what a freshly booted one shows, as if -d.
     stamp = time.strftime("%m-%d %H:%M:%S.000")
     lines = [
         "--------- beginning of main",
@@ -345,9 +347,9 @@ BUILTINS: dict[str, Builtin] = {
     "date": date,
     "sleep": sleep,
     "which": which,
+    "logcat": logcat,
     "head": head_tail,
     "tail": head_tail,
     "wc": wc,
-    "logcat": logcat,
     "sha256sum": sha256sum,
 }

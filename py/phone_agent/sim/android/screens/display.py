@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..contract import AndroidPhone
 from ..ui import SimulatedView
+from .devloop import INSTALLED_APP_SCREEN, installed_app_screen, overlays
 from .launcher import home_screen, recents_screen
 from .registry import SCREENS
 from .system_bars import nav_bar, status_bar
@@ -15,8 +16,11 @@ def build(phone: AndroidPhone) -> list[SimulatedView]:
     if phone.showing_recents:
         content, dark = recents_screen(phone), True
     elif screen is None:
-        content, dark = home_screen(), True
+        content, dark = home_screen(phone), True
+    elif screen.name == INSTALLED_APP_SCREEN:
+        content, dark = installed_app_screen(phone, screen), False
     else:
         spec = SCREENS[screen.name]
         content, dark = spec.layout(phone, screen), spec.dark
-    return [content, status_bar(phone, dark), nav_bar(dark)]
+    below, above = overlays(phone)
+    return [content, *below, status_bar(phone, dark), nav_bar(dark), *above]
