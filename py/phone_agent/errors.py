@@ -266,6 +266,17 @@ def install_failed(reason: str, output: str, remedy: str) -> ToolError:
     )
 
 
+def not_an_apk(why: str) -> ToolError:
+    """install_app's bytes are no APK (checked before anything is sent)."""
+    return ToolError(
+        ErrorCode.INVALID_ARGUMENT,
+        f"Invalid argument for install_app: the file is not an APK: {why}.",
+        remedy="Send the .apk file itself (a zip with AndroidManifest.xml), e.g. app/build/outputs/apk/debug/"
+        "app-debug.apk; an .aab bundle must be turned into an APK first (bundletool).",
+        details={"tool": "install_app", "field": "contentBase64"},
+    )
+
+
 def unsupported(what: str, remedy: str) -> ToolError:
     """Something this connection to the phone cannot do (``what`` says what and why)."""
     return ToolError(ErrorCode.UNSUPPORTED, f"{what}.", remedy=remedy, details={"what": what})

@@ -322,6 +322,12 @@ def pwd(shell: ShellSession, argv: list[str], stdin: bytes | None) -> ShellResul
 
 
 def date(shell: ShellSession, argv: list[str], stdin: bytes | None) -> ShellResult:
+    formats = [a[1:] for a in argv[1:] if a.startswith("+")]
+    if formats:  # toybox's +FORMAT, %s (seconds since the epoch) included
+        now = time.time()
+        return ShellResult(
+            (time.strftime(formats[0].replace("%s", str(int(now))), time.localtime(now)) + "\n").encode()
+        )
     return ShellResult(time.strftime("%a %b %d %H:%M:%S %Z %Y\n").encode())
 
 
