@@ -22,6 +22,7 @@ from phone_agent.adb.shell_protocol import (
 )
 from phone_agent.device.shell_result import ShellResult
 from phone_agent.sim.connection import AdbdStream, AdbdStreamClosedError, ServiceHandler
+from phone_agent.sim.screenrecord import screenrecord_handler
 from phone_agent.sim.shell.interpreter import Shell
 from phone_agent.sim.sync_service import serve_sync
 from phone_agent.sim.vfs import VirtualFileSystem
@@ -163,6 +164,9 @@ def find_service(server: ServiceHost, name: str) -> ServiceHandler | None:
     """The handler for an OPEN's service name, or None (the OPEN is refused with CLSE)."""
     kind, options, arg = parse_service(name)
     if kind in ("shell", "exec") and arg.strip():
+        recorder = screenrecord_handler(server, arg, v2=kind == "shell" and "v2" in options)
+        if recorder is not None:  # screenrecord runs beside the shell (sim/screenrecord.py)
+            return recorder
         launched = server.scrcpy.shell_handler(arg, v2=kind == "shell" and "v2" in options)
         if launched is not None:  # app_process running the scrcpy server (sim/scrcpy_server/)
             return launched

@@ -12,7 +12,7 @@ from __future__ import annotations
 from .activity import am, monkey
 from .base import Handler
 from .capture import screencap, uiautomator
-from .devloop import log_command, logcat, pidof
+from .devloop import log_command, logcat, pidof, pkill
 from .dumpsys import dumpsys
 from .input import input_
 from .packages import cmd, pm
@@ -31,6 +31,7 @@ HANDLERS: dict[str, Handler] = {
     "logcat": logcat,
     "monkey": monkey,
     "pidof": pidof,
+    "pkill": pkill,
     "pm": pm,
     "ps": ps,
     "screencap": screencap,

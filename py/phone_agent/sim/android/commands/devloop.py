@@ -433,3 +433,16 @@ def logcat(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) ->
 def pidof(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> ShellResult:
     pids = [str(app_pid(name)) for name in args if name in phone.dev.started or name in phone.tasks]
     return ok(" ".join(pids) + "\n") if pids else fail("", 1)
+
+
+def pkill(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> ShellResult:
+    """``pkill [-SIGNAL] NAME``: ends the shell user's processes of that name (``screenrecord`` …)."""
+    names = [a for a in args if not a.startswith("-")]
+    if not names:
+        return fail("usage: pkill [-SIGNAL] PATTERN\n", 2)
+    found = [pid for pid, name in phone.processes.items() if any(n in name for n in names)]
+    for pid in found:
+        stop = phone.process_stoppers.get(pid)
+        if stop is not None:
+            stop()
+    return ok() if found else fail("", 1)
