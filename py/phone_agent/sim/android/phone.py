@@ -418,6 +418,13 @@ class VirtualPhone:
         elif verb.startswith("dev."):
             self.dev_action(verb[4:])
 
+    def pinch(self, x: float, y: float, scale: float) -> None:
+        """Two fingers spread (scale > 1) or closed about (x, y): the camera zooms (1x to 10x)."""
+        self.dev.log("D", "ScaleGestureDetector", f"pinch at ({x:.0f},{y:.0f}) scale {scale:.2f}")
+        if self.current == apps.CAMERA and not self.showing_recents and not self.dev.shade:
+            self.dev.zoom = round(min(10.0, max(1.0, self.dev.zoom * scale)), 1)
+        self._changed()
+
     def dev_action(self, verb: str) -> None:
         """The developer-loop screens' buttons: Crash Demo's "Crash now", the crash dialog's."""
         if verb == "crash" and self.current is not None:
