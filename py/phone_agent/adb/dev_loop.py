@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import errno
 import secrets
 import shlex
 from typing import Any
@@ -31,6 +30,8 @@ INSTALL_TIMEOUT = 180.0
 SCRATCH_DIR = "/data/local/tmp"
 RECORDING_PATH = f"{SCRATCH_DIR}/phone-agent-recording.mp4"
 RECORDING_STOP_TIMEOUT = 15.0
+# The phone's errno values (Linux's): not the errno module's, which in Pyodide is Emscripten's.
+LINUX_EPERM, LINUX_EACCES = 1, 13
 
 
 def _sync_failure(path: str, exc: SyncError) -> ToolError:
@@ -44,7 +45,7 @@ def _sync_failure(path: str, exc: SyncError) -> ToolError:
 
 
 def _stat_failure(path: str, info: SyncStat) -> ToolError | None:
-    if info.error in (errno.EACCES, errno.EPERM):
+    if info.error in (LINUX_EACCES, LINUX_EPERM):
         return errors.permission_denied(path)
     if info.error or info.mode == 0:
         return errors.file_not_found(path)

@@ -65,6 +65,8 @@ class Recording:
         self.pid = next(_pids)
         self.stop = asyncio.Event()
         self.frames = 0
+        self._image: Any = None
+        self._image_key: object = None
 
     def _open(self) -> tuple[Any, Any, io.BytesIO]:
         import av  # the sim's own dependency (the scrcpy stream uses it too)
@@ -78,15 +80,21 @@ class Recording:
         stream.options = {"preset": "ultrafast", "tune": "zerolatency"}
         return container, stream, buffer
 
-    def _encode(self, container: Any, stream: Any, index: int) -> None:
+    def _encode(self, container: Any, stream: Any, first: int, count: int) -> None:
+        """Frames ``first`` … ``first + count - 1``: the screen now (a screen that did not change, or a
+        recorder that fell behind, repeats the picture: the video keeps its frame rate)."""
         import av
 
-        image = self.server.phone.screenshot().convert("RGB").resize((stream.width, stream.height))
-        frame = av.VideoFrame.from_image(image)
-        frame.pts = index
-        for packet in stream.encode(frame):
-            container.mux(packet)
-        self.frames += 1
+        key = self.server.phone.version
+        if self._image is None or key != self._image_key:
+            image = self.server.phone.screenshot().convert("RGB").resize((stream.width, stream.height))
+            self._image, self._image_key = image, key
+        for index in range(first, first + count):
+            frame = av.VideoFrame.from_image(self._image)
+            frame.pts = index
+            for packet in stream.encode(frame):
+                container.mux(packet)
+            self.frames += 1
 
     def _finish(self, container: Any, stream: Any, buffer: io.BytesIO) -> None:
         for packet in stream.encode():
@@ -104,13 +112,17 @@ class Recording:
         started = time.monotonic()
         index = 0
         while not self.stop.is_set() and time.monotonic() - started < self.limit:
-            await run(self._encode, container, stream, index)
-            index += 1
+            due_frames = min(int((time.monotonic() - started) * FPS) + 1, self.limit * FPS)
+            await run(self._encode, container, stream, index, max(1, due_frames - index))
+            index = max(index + 1, due_frames)
             due = started + index / FPS
             try:
                 await asyncio.wait_for(self.stop.wait(), max(0.0, due - time.monotonic()))
             except TimeoutError:
                 pass
+        missing = min(int((time.monotonic() - started) * FPS), self.limit * FPS) - index
+        if missing > 0:  # the time up to the stop, at the frame rate
+            await run(self._encode, container, stream, index, missing)
         try:
             await run(self._finish, container, stream, buffer)
         except OSError as exc:
