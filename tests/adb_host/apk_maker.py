@@ -18,7 +18,7 @@ def _string_pool(strings: list[str]) -> bytes:
     for text in strings:
         offsets.append(len(data))
         encoded = text.encode("utf-16-le")
-        data += struct.pack("<H", len(text)) + encoded + b"\x00\x00"
+        data += struct.pack("<H", len(encoded) // 2) + encoded + b"\x00\x00"
     while len(data) % 4:
         data += b"\x00"
     header_size = 28
