@@ -216,3 +216,40 @@ async def test_clipboard_and_pinch_through_scrcpy(fresh, channel):  # noqa: F811
     finally:
         await page.uncheck("#live-toggle")
         ctx.sim.scrcpy.enabled = False
+
+
+async def test_the_developer_card_installs_an_apk_shows_the_log_and_records(fresh, tmp_path):  # noqa: F811
+    ctx = fresh
+    page = ctx.page
+    await page.set_input_files("#apk-input", str(REAL_APK))
+    await page.wait_for_selector("#apk-status[data-state=installed]", timeout=60_000)
+    assert UIAUTOMATOR in (await page.text_content("#apk-status") or "")
+    assert f"package:{UIAUTOMATOR}" in (await ctx.adb_shell("pm list packages")).split()
+    # dropping a file that is no APK says why
+    await page.evaluate(
+        """() => {
+            const data = new DataTransfer();
+            data.items.add(new File(["hello"], "notes.txt", {type: "text/plain"}));
+            document.getElementById("devloop").dispatchEvent(new DragEvent("drop", {dataTransfer: data}));
+        }"""
+    )
+    await page.wait_for_selector("#apk-status[data-state=failed]", timeout=30_000)
+    assert "the file is not an APK" in (await page.text_content("#apk-status") or "")
+
+    await ctx.adb_shell("log -t CardTest -p w 'seen in the card'")
+    await page.select_option("#logs-level", "W")
+    await page.click("#logs-refresh")
+    await page.wait_for_selector("#logs-output[data-state=shown]", timeout=30_000)
+    assert "CardTest: seen in the card" in (await page.text_content("#logs-output") or "")
+
+    await page.click("#record-button")
+    await page.wait_for_selector("#record-button[aria-pressed=true]", timeout=30_000)
+    await asyncio.sleep(1.5)
+    await page.click("#record-button")
+    await page.wait_for_selector("#record-download:not([hidden])", timeout=60_000)
+    async with page.expect_download() as waiting:
+        await page.click("#record-download")
+    download = await waiting.value
+    await download.save_as(str(tmp_path / "card.mp4"))
+    with av.open(str(tmp_path / "card.mp4")) as container:
+        assert sum(1 for _ in container.decode(video=0)) >= 10
