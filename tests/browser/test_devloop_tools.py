@@ -253,3 +253,29 @@ async def test_the_developer_card_installs_an_apk_shows_the_log_and_records(fres
     await download.save_as(str(tmp_path / "card.mp4"))
     with av.open(str(tmp_path / "card.mp4")) as container:
         assert sum(1 for _ in container.decode(video=0)) >= 10
+
+
+async def test_with_scrcpy_the_page_records_the_stream_itself(fresh, tmp_path):  # noqa: F811
+    """start/stop_recording while the live view runs scrcpy: the stream's H.264 muxed into MP4 in the page
+    (no screenrecord runs on the phone), decodable with ≥ 10 frames."""
+    ctx = fresh
+    page = ctx.page
+    ctx.sim.scrcpy.enabled = True
+    await page.check("#live-toggle")
+    try:
+        await page.wait_for_selector("canvas#screen[data-source=scrcpy]", state="attached", timeout=30_000)
+        await ctx.ok("webmcp", "open_app", packageName="com.phoneagent.catalog")
+        assert (await ctx.ok("mcp", "start_recording", maxSeconds=60))["via"] == "scrcpy"
+        assert "screenrecord" not in await ctx.adb_shell("ps")
+        for step in range(14):  # each scroll is a new picture, so a new frame of the stream
+            await ctx.ok("webmcp", "swipe", direction="up" if step % 2 == 0 else "down", durationMs=100)
+            await asyncio.sleep(0.1)
+        stopped = await ctx.ok("mcp", "stop_recording", path=str(tmp_path / "stream.mp4"))
+        video = Path(stopped["path"]).read_bytes()
+        with av.open(io.BytesIO(video)) as container:
+            stream = container.streams.video[0]
+            assert stream.codec_context.name == "h264"
+            assert sum(1 for _ in container.decode(video=0)) >= 10
+    finally:
+        await page.uncheck("#live-toggle")
+        ctx.sim.scrcpy.enabled = False

@@ -13,8 +13,10 @@ Everything else passes through unchanged.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from typing import Protocol
 
+from phone_agent import errors
 from phone_agent.adb.client import AdbError
 from phone_agent.device.interface import Device, key_code
 from phone_agent.device.wrapper import DeviceWrapper
@@ -57,6 +59,17 @@ def is_injectable_text(text: str) -> bool:
     return all(0x20 <= ord(ch) < 0x7F for ch in text)
 
 
+class StreamRecording(Protocol):
+    """The page's recording of the scrcpy stream into MP4 (``browser/scrcpy_record.py``)."""
+
+    @property
+    def recording(self) -> bool: ...
+
+    def start(self, max_seconds: int) -> None: ...
+
+    def stop(self) -> Awaitable[bytes]: ...
+
+
 class ScrcpyDevice(DeviceWrapper):
     def __init__(
         self,
@@ -71,6 +84,8 @@ class ScrcpyDevice(DeviceWrapper):
         self.fallback_reason: str | None = None
         self._on_fallback = on_fallback
         self._lock = asyncio.Lock()  # one gesture at a time: touches of two gestures must not interleave
+        # Set by the page: start/stop_recording mux the stream itself instead of running screenrecord.
+        self.recorder: StreamRecording | None = None
 
     @property
     def active(self) -> bool:
@@ -224,3 +239,23 @@ class ScrcpyDevice(DeviceWrapper):
             except (ScrcpyClosed, AdbError, ConnectionError) as exc:
                 self._fall_back(f"the scrcpy control socket failed: {exc or type(exc).__name__}")
                 raise DeviceError(f"the pinch was cut short: {exc or type(exc).__name__}") from None
+
+    # ----- recording: the stream itself, muxed by the page, when it can
+
+    async def start_recording(self, max_seconds: int) -> str:
+        if self.recorder is None or not self.active:
+            return await self.device.start_recording(max_seconds)
+        if self.recorder.recording:
+            raise errors.invalid_argument(
+                "start_recording",
+                "maxSeconds",
+                "cannot start a second recording while one runs",
+                "Call stop_recording first.",
+            )
+        self.recorder.start(max_seconds)
+        return "scrcpy"
+
+    async def stop_recording(self) -> bytes:
+        if self.recorder is not None and self.recorder.recording:
+            return await self.recorder.stop()
+        return await self.device.stop_recording()
