@@ -257,3 +257,21 @@ async def test_a_screen_recording_is_an_mp4_with_frames(ctx, adb):
     await fails(ctx, "stop_recording", "invalid_argument")  # nothing runs
     result = await call(ctx, "stop_recording", path="/tmp/x.mp4")
     assert result["structuredContent"]["code"] == "invalid_argument"
+
+
+async def test_a_large_push_reports_its_progress(ctx, adb, tmp_path):
+    from phone_agent.tools.spec import Channel
+
+    data = bytes(range(256)) * (12 * 4096)  # 12 MiB
+    said: list[str] = []
+    result = await ctx.dispatch(
+        "push_file",
+        {"devicePath": "/data/local/tmp/big.bin", "contentBase64": b64(data)},
+        Channel.RELAY,
+        said.append,
+    )
+    assert not result.get("isError"), result
+    assert said and said[-1].startswith("sending /data/local/tmp/big.bin: 100%"), said
+    assert 3 <= len(said) <= 11 and any("%" in line and "100%" not in line for line in said)
+    await adb("pull", "/data/local/tmp/big.bin", str(tmp_path / "big.bin"))
+    assert hashlib.md5((tmp_path / "big.bin").read_bytes()).hexdigest() == hashlib.md5(data).hexdigest()

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import secrets
 import shlex
+from collections.abc import Callable
 from typing import Any
 
 from phone_agent import errors
@@ -79,8 +80,10 @@ class DevLoopCalls:
         except AdbError as exc:
             raise DeviceError(f"the transfer of {path} failed: {exc}") from None
 
-    async def push_file(self, data: bytes, path: str, mode: int = 0o644) -> None:
-        await self._sync_call(path, lambda sync: sync.push(data, path, mode))
+    async def push_file(
+        self, data: bytes, path: str, mode: int = 0o644, progress: Callable[[int, int], None] | None = None
+    ) -> None:
+        await self._sync_call(path, lambda sync: sync.push(data, path, mode, progress=progress))
 
     async def pull_file(self, path: str, limit: int) -> bytes:
         async def work(sync: SyncClient) -> bytes:
@@ -121,9 +124,15 @@ class DevLoopCalls:
 
         return await self._sync_call(path, work, timeout=60.0)
 
-    async def install_apk(self, data: bytes, replace: bool = True, grant_permissions: bool = False) -> None:
+    async def install_apk(
+        self,
+        data: bytes,
+        replace: bool = True,
+        grant_permissions: bool = False,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> None:
         remote = f"{SCRATCH_DIR}/phone-agent-{secrets.token_hex(6)}.apk"
-        await self.push_file(data, remote)
+        await self.push_file(data, remote, progress=progress)
         flags = " -r" if replace else ""
         flags += " -g" if grant_permissions else ""
         try:

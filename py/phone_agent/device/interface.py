@@ -8,6 +8,7 @@ TCP in CPython); the agent and the tools depend only on this interface. Pure: no
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -211,8 +212,11 @@ class Device(Protocol):
 
     # ----- the developer's loop (files over sync, apps, clipboard, multi-touch, recording)
 
-    async def push_file(self, data: bytes, path: str, mode: int = 0o644) -> None:
-        """Write ``data`` to ``path`` on the phone (file_not_found / permission_denied / DeviceError)."""
+    async def push_file(
+        self, data: bytes, path: str, mode: int = 0o644, progress: Callable[[int, int], None] | None = None
+    ) -> None:
+        """Write ``data`` to ``path`` on the phone (file_not_found / permission_denied / DeviceError);
+        ``progress(sent, total)`` is told as the bytes go."""
         ...
 
     async def pull_file(self, path: str, limit: int) -> bytes:
@@ -223,7 +227,13 @@ class Device(Protocol):
         """The entries of the directory at ``path`` (without ``.`` and ``..``); a file lists itself."""
         ...
 
-    async def install_apk(self, data: bytes, replace: bool = True, grant_permissions: bool = False) -> None:
+    async def install_apk(
+        self,
+        data: bytes,
+        replace: bool = True,
+        grant_permissions: bool = False,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> None:
         """Install the APK ``data`` (install_failed with Android's reason when the phone refuses)."""
         ...
 

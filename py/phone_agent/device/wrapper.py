@@ -74,8 +74,10 @@ class DeviceWrapper:
     async def shell(self, command: str, timeout_ms: int = 10_000) -> ShellResult:
         return await self._around(self.device.shell(command, timeout_ms))
 
-    async def push_file(self, data: bytes, path: str, mode: int = 0o644) -> None:
-        await self._around(self.device.push_file(data, path, mode))
+    async def push_file(
+        self, data: bytes, path: str, mode: int = 0o644, progress: Callable[[int, int], None] | None = None
+    ) -> None:
+        await self._around(self.device.push_file(data, path, mode, progress))
 
     async def pull_file(self, path: str, limit: int) -> bytes:
         return await self._around(self.device.pull_file(path, limit))
@@ -83,8 +85,14 @@ class DeviceWrapper:
     async def list_files(self, path: str) -> list[FileEntry]:
         return await self._around(self.device.list_files(path))
 
-    async def install_apk(self, data: bytes, replace: bool = True, grant_permissions: bool = False) -> None:
-        await self._around(self.device.install_apk(data, replace, grant_permissions))
+    async def install_apk(
+        self,
+        data: bytes,
+        replace: bool = True,
+        grant_permissions: bool = False,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> None:
+        await self._around(self.device.install_apk(data, replace, grant_permissions, progress))
 
     async def get_clipboard(self) -> str:
         return await self._around(self.device.get_clipboard())

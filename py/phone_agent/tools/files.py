@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+from collections.abc import Callable
 from typing import Any
 
 from .. import errors
@@ -105,6 +106,22 @@ def file_answer(text: str, device_path: str, data: bytes, *, inline: bool) -> di
     return action_result(text, structured)
 
 
+def transfer_progress(env: CallEnv, what: str) -> Callable[[int, int], None] | None:
+    """A ``progress(sent, total)`` that reports each further tenth of a transfer to the caller."""
+    sink = env.progress
+    if sink is None:
+        return None
+    shown = [-1]
+
+    def report(sent: int, total: int) -> None:
+        tenth = sent * 10 // max(total, 1)
+        if tenth > shown[0]:
+            shown[0] = tenth
+            sink(f"{what}: {sent * 100 // max(total, 1)}% ({sent} of {total} bytes)")
+
+    return report
+
+
 def _absolute(tool: str, path: str) -> str:
     path = path.strip()
     if not path.startswith("/") or "\x00" in path:
@@ -121,13 +138,11 @@ async def push_file(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
     device_path = _absolute("push_file", args["devicePath"])
     data = content_of("push_file", args)
     phone = env.session()
-    if env.progress is not None:
-        env.progress(f"sending {len(data)} bytes to {device_path}")
     if device_path.endswith("/"):
         raise errors.invalid_argument(
             "push_file", "devicePath", "names a directory", "Give the file's full path, e.g. /sdcard/a.txt."
         )
-    await phone.device.push_file(data, device_path)
+    await phone.device.push_file(data, device_path, progress=transfer_progress(env, f"sending {device_path}"))
     return file_answer(f"pushed {len(data)} bytes to {device_path}", device_path, data, inline=False)
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from .. import errors
 from ..errors import DeviceError
 from .apk import NotAnApk, read_apk
-from .files import CLIENT_PATH, CONTENT_BASE64, TRANSFER_TIMEOUT_MS, content_of
+from .files import CLIENT_PATH, CONTENT_BASE64, TRANSFER_TIMEOUT_MS, content_of, transfer_progress
 from .results import action_result
 from .session import DeviceSession
 from .spec import BOOLEAN, INTEGER, STRING, CallEnv, ToolSpec, object_schema, result_schema
@@ -57,9 +57,12 @@ async def install_app(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
             f"Failure [INSTALL_FAILED_ALREADY_EXISTS: {info.package_name} is installed already]",
             "Call install_app with replace=true to update it, or uninstall_app first.",
         )
+    sending = transfer_progress(env, f"sending {info.package_name}")
+    await phone.device.install_apk(
+        data, replace=True, grant_permissions=args["grantPermissions"], progress=sending
+    )
     if env.progress is not None:
-        env.progress(f"sending {info.package_name} ({len(data)} bytes) and installing it")
-    await phone.device.install_apk(data, replace=True, grant_permissions=args["grantPermissions"])
+        env.progress(f"installed {info.package_name}")
     structured = {
         "packageName": info.package_name,
         "versionName": info.version_name,
