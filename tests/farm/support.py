@@ -115,13 +115,8 @@ class NamedPhone:
     async def info(self) -> dict[str, Any]:
         if self.delay_s:
             await asyncio.sleep(self.delay_s)
-        return {
-            "model": f"Model of {self.serial}",
-            "release": "14",
-            "serial": self.serial,
-            "screenWidth": 1080,
-            "screenHeight": 2400,
-        }
+        return {"model": f"Model of {self.serial}", "release": "14", "serial": self.serial,
+                "screenWidth": 1080, "screenHeight": 2400}
 
     async def screenshot_png(self) -> bytes:
         await asyncio.sleep(self.delay_s)
@@ -160,15 +155,8 @@ class SteppedAgent:
 class PythonPage:
     """A page played by Python: the farm's page service over nats-py, with its own phone."""
 
-    def __init__(
-        self,
-        broker: FarmBroker,
-        user: str,
-        serial: str,
-        heartbeat_s: float = 0.5,
-        delay_s: float = 0.0,
-        agent_s: float = 0.3,
-    ) -> None:
+    def __init__(self, broker: FarmBroker, user: str, serial: str, heartbeat_s: float = 0.5,
+                 delay_s: float = 0.0, agent_s: float = 0.3) -> None:
         self.broker = broker
         self.user = user
         self.context = ToolDispatcher()
@@ -195,9 +183,8 @@ class PythonPage:
             sending.add(task)
             task.add_done_callback(sending.discard)
 
-        self.service = FarmPageService(
-            self.context, self.user, publish, host="python-test", ttl_ms=int(self.heartbeat_s * 3500)
-        )
+        self.service = FarmPageService(self.context, self.user, publish, host="python-test",
+                                       ttl_ms=int(self.heartbeat_s * 3500))
 
         async def on_call(msg) -> None:
             self.served += 1

@@ -31,11 +31,8 @@ async def violations_of(url: str, subscribe: list[str], publish: list[str]) -> l
 
 
 async def test_wrong_credentials_are_refused(broker: FarmBroker):
-    for url in (
-        broker.nats_url("phone1", "not-the-password"),
-        f"nats://127.0.0.1:{broker.port}",
-        f"nats://somebody:{broker.passwords['phone1']}@127.0.0.1:{broker.port}",
-    ):
+    for url in (broker.nats_url("phone1", "not-the-password"), f"nats://127.0.0.1:{broker.port}",
+                f"nats://somebody:{broker.passwords['phone1']}@127.0.0.1:{broker.port}"):
         with pytest.raises((NoServersError, nats.errors.Error, OSError)):
             await nats.connect(url, max_reconnect_attempts=0, allow_reconnect=False, connect_timeout=3)
 

@@ -62,9 +62,7 @@ def test_farm_urls_keep_their_credentials_out_of_sight():
 
 
 def test_a_page_takes_its_farm_from_the_url_before_its_settings():
-    settings = farm_page_settings(
-        "http://127.0.0.1:7788/?farm=ws://phone1:pw@127.0.0.1:4280&farmHeartbeatMs=200"
-    )
+    settings = farm_page_settings("http://127.0.0.1:7788/?farm=ws://phone1:pw@127.0.0.1:4280&farmHeartbeatMs=200")
     assert settings.url == FarmUrl("ws://127.0.0.1:4280", user="phone1", password="pw")
     assert settings.heartbeat_ms == 200 and settings.from_query
     stored = farm_page_settings("http://127.0.0.1:7788/", "ws://phone2:x@127.0.0.1:4280")
@@ -77,14 +75,8 @@ def test_a_page_takes_its_farm_from_the_url_before_its_settings():
 
 
 def test_presence_round_trips_and_junk_is_ignored():
-    info = {
-        "connected": True,
-        "serial": "s1",
-        "model": "Pixel",
-        "release": "14",
-        "screenWidth": 1080,
-        "screenHeight": 2400,
-    }
+    info = {"connected": True, "serial": "s1", "model": "Pixel", "release": "14", "screenWidth": 1080,
+            "screenHeight": 2400}
     presence = presence_from_device_info(info, "host-a", busy=True, since_ms=5, ttl_ms=3000)
     assert presence is not None and parse_presence(presence.message()) == presence
     assert presence.screen == "1080x2400"
@@ -96,7 +88,7 @@ def test_presence_round_trips_and_junk_is_ignored():
 
 def test_an_envelope_carries_the_relay_frame_byte_for_byte():
     frames = [
-        call_frame("r1", "run_agent_task", {"goal": '開く "Settings"\n', "timeoutMs": 60_000}),
+        call_frame("r1", "run_agent_task", {"goal": "開く \"Settings\"\n", "timeoutMs": 60_000}),
         cancel_frame("r1"),
         '{"id":"r2","tool":"take_screenshot","args":{"x":"\\u00e9"}}',  # any text, spacing and escapes kept
     ]
@@ -156,11 +148,8 @@ def test_routing_rules():
 def test_wrong_farm_credentials_stop_the_mcp_server_without_showing_them(broker: FarmBroker):
     wrong = broker.nats_url("mcp", "wrong-password-123")
     done = subprocess.run(
-        [phone_agent_command(), "mcp", "--farm", wrong],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=30,
+        [phone_agent_command(), "mcp", "--farm", wrong], stdin=subprocess.DEVNULL, capture_output=True,
+        text=True, timeout=30,
     )
     assert done.returncode == 1
     assert "refused the credentials" in done.stderr and "wrong-password-123" not in done.stderr + done.stdout

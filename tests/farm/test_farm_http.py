@@ -41,13 +41,8 @@ def farm_serve(broker: FarmBroker, tmp_path: Path) -> Iterator[ServeProcess]:
         yield process
 
 
-def request(
-    port: int,
-    path: str,
-    method: str = "GET",
-    headers: dict[str, str] | None = None,
-    body: bytes | None = None,
-) -> tuple[int, dict[str, str], bytes]:
+def request(port: int, path: str, method: str = "GET", headers: dict[str, str] | None = None,
+            body: bytes | None = None) -> tuple[int, dict[str, str], bytes]:
     call = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=body, method=method)
     for name, value in (headers or {}).items():
         call.add_header(name, value)
@@ -59,18 +54,12 @@ def request(
 
 
 def post_initialize(port: int, headers: dict[str, str]) -> int:
-    body = json.dumps(
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "0"},
-            },
-        }
-    ).encode()
+    body = json.dumps({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"},
+        },
+    }).encode()
     wanted = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream", **headers}
     return request(port, "/mcp", "POST", wanted, body)[0]
 
@@ -96,9 +85,9 @@ async def test_serve_farm_routes_mcp_over_http_to_the_phone_each_call_names(
                 return serials if len(serials) == 2 else None
 
             assert await eventually(both, timeout_s=10) == list(SERIALS)
-            answers = await asyncio.gather(
-                *(session.call_tool("get_device_status", {"device": serial}) for serial in SERIALS * 10)
-            )
+            answers = await asyncio.gather(*(
+                session.call_tool("get_device_status", {"device": serial}) for serial in SERIALS * 10
+            ))
             assert [structured(answer)["serial"] for answer in answers] == list(SERIALS) * 10
             unnamed = await session.call_tool("get_device_status", {})
             assert unnamed.is_error and unnamed.structured_content["code"] == "invalid_argument"
@@ -139,11 +128,8 @@ def test_serve_farm_guards_mcp_and_serves_no_page(farm_serve: ServeProcess):
     for path in ("/index.html", "/static/vendor/nats/nats-core.mjs", "/static/boot.js"):
         assert request(port, path)[0] == 404, path
     status, _, body = request(port, "/api/config")  # who it is, and nothing a page could use
-    assert status == 200 and json.loads(body) == {
-        "server": "phone-agent",
-        "version": __version__,
-        "farmRouter": True,
-    }
+    assert status == 200 and json.loads(body) == {"server": "phone-agent", "version": __version__,
+                                                   "farmRouter": True}
     assert request(port, "/", headers={"Host": f"evil.example:{port}"})[0] == 421
 
     # phone-agent mcp (the stdio front, without --farm) and stop see a phone-agent server routing over
@@ -151,11 +137,7 @@ def test_serve_farm_guards_mcp_and_serves_no_page(farm_serve: ServeProcess):
     assert request(port, "/api/server")[0] == 401
     status, _, body = request(port, "/api/server", headers=auth)
     identity = json.loads(body)
-    assert (
-        status == 200
-        and identity["server"] == "phone-agent"
-        and identity["farm"].startswith("nats://mcp:***@")
-    )
+    assert status == 200 and identity["server"] == "phone-agent" and identity["farm"].startswith("nats://mcp:***@")
     stop_server(port)
     assert farm_serve.process.wait(10) == 0
 
@@ -168,9 +150,7 @@ def test_serve_farm_with_refused_credentials_exits_with_a_clear_error(broker: Fa
     wrong = broker.nats_url(password="not-the-password")
     done = subprocess.run(
         [PHONE_AGENT, "serve", "--port", str(free_port()), "--farm", wrong],
-        capture_output=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
+        capture_output=True, timeout=60, stdin=subprocess.DEVNULL,
     )
     err = done.stderr.decode()
     assert done.returncode == 1, err

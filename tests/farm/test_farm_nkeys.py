@@ -45,7 +45,6 @@ async def test_the_router_joins_with_an_nkey_seed_over_stdio_and_http(seeded, tm
     try:
         args = ("--farm", farm_address(broker), "--farm-nkey-seed", str(seed_file))
         async with mcp_stdio_session(*args) as session:
-
             async def listed():
                 devices = structured(await session.call_tool("list_devices", {}))["devices"]
                 return [d["serial"] for d in devices] or None
@@ -58,7 +57,9 @@ async def test_the_router_joins_with_an_nkey_seed_over_stdio_and_http(seeded, tm
         with serve_process(["--port", str(port), *args], tmp_path / "serve.txt") as served:
             served.wait_stderr("MCP over streamable HTTP")
             async with http_session(port, token()) as http:
-                status = await eventually(lambda: _status(http, "nkey-phone"), timeout_s=10)
+                status = await eventually(
+                    lambda: _status(http, "nkey-phone"), timeout_s=10
+                )
                 assert status["serial"] == "nkey-phone"
             assert seed_file.read_text().strip() not in served.stderr()
     finally:
@@ -76,19 +77,9 @@ def test_a_wrong_seed_is_refused_and_never_shown(seeded, tmp_path: Path):
     other = user_seed()
     wrong.write_bytes(other)
     done = subprocess.run(
-        [
-            PHONE_AGENT,
-            "serve",
-            "--port",
-            str(free_port()),
-            "--farm",
-            farm_address(broker),
-            "--farm-nkey-seed",
-            str(wrong),
-        ],
-        capture_output=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
+        [PHONE_AGENT, "serve", "--port", str(free_port()), "--farm", farm_address(broker),
+         "--farm-nkey-seed", str(wrong)],
+        capture_output=True, timeout=60, stdin=subprocess.DEVNULL,
     )
     err = done.stderr.decode()
     assert done.returncode == 1 and "refused the credentials" in err, err
@@ -97,27 +88,15 @@ def test_a_wrong_seed_is_refused_and_never_shown(seeded, tmp_path: Path):
     not_a_seed = tmp_path / "junk.nk"
     not_a_seed.write_text("hello")
     done = subprocess.run(
-        [
-            PHONE_AGENT,
-            "serve",
-            "--port",
-            str(free_port()),
-            "--farm",
-            farm_address(broker),
-            "--farm-nkey-seed",
-            str(not_a_seed),
-        ],
-        capture_output=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
+        [PHONE_AGENT, "serve", "--port", str(free_port()), "--farm", farm_address(broker),
+         "--farm-nkey-seed", str(not_a_seed)],
+        capture_output=True, timeout=60, stdin=subprocess.DEVNULL,
     )
     assert done.returncode != 0 and "holds no user nkey seed" in done.stderr.decode()
     with_password = broker.nats_url("phone1")
     done = subprocess.run(
         [PHONE_AGENT, "mcp", "--farm", with_password, "--farm-nkey-seed", str(wrong)],
-        capture_output=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
+        capture_output=True, timeout=60, stdin=subprocess.DEVNULL,
     )
     err = done.stderr.decode()
     assert done.returncode != 0 and "without credentials" in err

@@ -55,10 +55,8 @@ async def test_three_tabs_serve_their_phones_to_two_servers(browser, broker: Far
         stack.push_async_callback(context.close)
         tabs = []
         for user, sim in zip(PAGE_USERS, sims, strict=True):
-            url = (
-                f"{served.base}/?device=tcp:127.0.0.1:{sim.port}&farm={broker.ws_url(user)}"
-                "&farmHeartbeatMs=1000&relayRetryMs=600000"
-            )
+            url = (f"{served.base}/?device=tcp:127.0.0.1:{sim.port}&farm={broker.ws_url(user)}"
+                   "&farmHeartbeatMs=1000&relayRetryMs=600000")
             tabs.append(await open_tab(context, url))
         for page, _watch in tabs:
             await page.wait_for_selector("html[data-phone=connected]", state="attached", timeout=30_000)
@@ -66,7 +64,6 @@ async def test_three_tabs_serve_their_phones_to_two_servers(browser, broker: Far
             await page.uncheck("#live-toggle")  # the farm's calls alone use the phones
         servers = [await stack.enter_async_context(farm_mcp(broker)) for _ in range(2)]
         for session in servers:
-
             async def three(session=session):
                 listed = await serials_listed(session)
                 return listed if len(listed) == 3 else None
@@ -99,10 +96,8 @@ async def test_three_tabs_serve_their_phones_to_two_servers(browser, broker: Far
             assert structured(status)["serial"] == serial
 
         # A page with wrong credentials is refused and never listed.
-        wrong_url = (
-            f"{served.base}/?device=tcp:127.0.0.1:{sims[1].port}"
-            f"&farm={broker.ws_url('phone2', 'not-the-password')}&relayRetryMs=600000"
-        )
+        wrong_url = (f"{served.base}/?device=tcp:127.0.0.1:{sims[1].port}"
+                     f"&farm={broker.ws_url('phone2', 'not-the-password')}&relayRetryMs=600000")
         refused_page, refused_watch = await open_tab(context, wrong_url)
         await refused_page.wait_for_selector("html[data-farm=refused]", state="attached", timeout=15_000)
         assert SERIALS[1] not in await serials_listed(servers[0])
@@ -118,6 +113,8 @@ async def _true(value):
 async def _listed_without(session, serial):
     listed = await serials_listed(session)
     return len(listed) == 2 and serial not in listed
+
+
 
 
 async def test_the_settings_farm_field_joins_and_leaves_without_reload(

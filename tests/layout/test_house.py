@@ -59,10 +59,8 @@ def test_adb_wire_constants_are_defined_once():
             if not isinstance(node, ast.Assign) or not isinstance(node.value, (ast.Constant, ast.BinOp)):
                 continue
             try:
-                value = (
-                    ast.literal_eval(node.value)
-                    if isinstance(node.value, ast.Constant)
-                    else eval(compile(ast.Expression(node.value), str(path), "eval"), {})
+                value = ast.literal_eval(node.value) if isinstance(node.value, ast.Constant) else eval(
+                    compile(ast.Expression(node.value), str(path), "eval"), {}
                 )
             except Exception:
                 continue

@@ -47,10 +47,7 @@ def test_verbose_shows_the_libraries_info_and_our_debug(restored_logging, capsys
             "GET /?farm=ws%3A%2F%2Fphone1%3As3cret-pw%40h%3A1&x=1",
             "GET /?farm=ws%3A%2F%2Fphone1%3A***%40h%3A1&x=1",
         ),
-        (
-            "joining nats://s3cret-pw@h:4222 and wss://u:s3cret-pw@h/",
-            "joining nats://***@h:4222 and wss://u:***@h/",
-        ),
+        ("joining nats://s3cret-pw@h:4222 and wss://u:s3cret-pw@h/", "joining nats://***@h:4222 and wss://u:***@h/"),
         ("at nats://mcp:***@h:4222 (already masked)", "at nats://mcp:***@h:4222 (already masked)"),
         ("http://h:1/mcp?a=b@c, git@example.com", "http://h:1/mcp?a=b@c, git@example.com"),
     ],

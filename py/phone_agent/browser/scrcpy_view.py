@@ -278,7 +278,9 @@ class ScrcpyLiveView:
                 if js.document.visibilityState != "visible":
                     return HIDDEN
                 reading = asyncio.ensure_future(client.read_packets())
-                done, _ = await asyncio.wait({reading, failed, restart}, return_when=asyncio.FIRST_COMPLETED)
+                done, _ = await asyncio.wait(
+                    {reading, failed, restart}, return_when=asyncio.FIRST_COMPLETED
+                )
                 if failed in done:
                     return video.error or "the video decoder failed"
                 if restart in done:

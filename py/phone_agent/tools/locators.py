@@ -261,6 +261,7 @@ class Target:
         return found
 
 
+
 def _id_matches(element: Element, value: str) -> bool:
     """``id=`` with or without the package: ``com.app:id/name``, ``name``, or ``android:id/name``."""
     rid = element.resource_id
