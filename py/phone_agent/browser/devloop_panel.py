@@ -1,5 +1,6 @@
-"""The page's Developer card: install an APK (chosen or dropped on the card), record the screen (a
-download when it stops), and the phone's log filtered by app and level, with a live tail.
+"""The page's developer controls: the Developer card — install an APK (chosen or dropped on the card),
+the phone's log filtered by app and level, with a live tail — and the Record button by the live view
+(a download of the MP4 when it stops).
 
 Each is a call of the catalog's tools (install_app, start_recording / stop_recording, read_logs)
 through the one dispatch, so they show in the activity log like any call; failures show their message.
