@@ -31,6 +31,10 @@ class ErrorCode(StrEnum):
     STALE_REF = "stale_ref"
     OFF_SCREEN = "off_screen"
     APP_NOT_INSTALLED = "app_not_installed"
+    FILE_NOT_FOUND = "file_not_found"
+    PERMISSION_DENIED = "permission_denied"
+    INSTALL_FAILED = "install_failed"
+    UNSUPPORTED = "unsupported"
     INTERNAL = "internal_error"
 
 
@@ -53,6 +57,10 @@ ERROR_CODE_MEANINGS: dict[ErrorCode, str] = {
     ErrorCode.STALE_REF: "the ref came from a screen that has changed since",
     ErrorCode.OFF_SCREEN: "the point or element is outside the screen, or under the soft keyboard",
     ErrorCode.APP_NOT_INSTALLED: "no app with that package name is installed on the phone",
+    ErrorCode.FILE_NOT_FOUND: "no file or directory at that path on the phone",
+    ErrorCode.PERMISSION_DENIED: "the phone's shell user may not read or write that path",
+    ErrorCode.INSTALL_FAILED: "the phone refused to install the APK (Android's INSTALL_FAILED_… reason)",
+    ErrorCode.UNSUPPORTED: "this phone connection cannot do that (e.g. it needs scrcpy running)",
     ErrorCode.INTERNAL: "a bug: the tool failed in a way it should not have",
 }
 
@@ -240,6 +248,52 @@ def app_not_installed(package: str) -> ToolError:
     )
 
 
+def file_not_found(path: str, tool: str = "") -> ToolError:
+    return ToolError(
+        ErrorCode.FILE_NOT_FOUND,
+        f"No file or directory {path!r} on the phone.",
+        remedy="Check the path (list_files lists a directory; shared storage is /sdcard, a writable "
+        "scratch place /data/local/tmp).",
+        details={"devicePath": path, **({"tool": tool} if tool else {})},
+    )
+
+
+def permission_denied(path: str, why: str = "") -> ToolError:
+    return ToolError(
+        ErrorCode.PERMISSION_DENIED,
+        f"The phone refused access to {path!r}: permission denied{f' ({why})' if why else ''}.",
+        remedy="The shell user can read and write /sdcard and /data/local/tmp; an app's private files "
+        "(/data/data/…) and the system's are out of reach without root.",
+        details={"devicePath": path},
+    )
+
+
+def install_failed(reason: str, output: str, remedy: str) -> ToolError:
+    """``pm install`` answered ``Failure [INSTALL_FAILED_…]``; ``reason`` is that code."""
+    return ToolError(
+        ErrorCode.INSTALL_FAILED,
+        f"The phone refused to install the APK: {output}",
+        remedy=remedy,
+        details={"reason": reason},
+    )
+
+
+def not_an_apk(why: str) -> ToolError:
+    """install_app's bytes are no APK (checked before anything is sent)."""
+    return ToolError(
+        ErrorCode.INVALID_ARGUMENT,
+        f"Invalid argument for install_app: the file is not an APK: {why}.",
+        remedy="Send the .apk file itself (a zip with AndroidManifest.xml), e.g. app/build/outputs/apk/debug/"
+        "app-debug.apk; an .aab bundle must be turned into an APK first (bundletool).",
+        details={"tool": "install_app", "field": "contentBase64"},
+    )
+
+
+def unsupported(what: str, remedy: str) -> ToolError:
+    """Something this connection to the phone cannot do (``what`` says what and why)."""
+    return ToolError(ErrorCode.UNSUPPORTED, f"{what}.", remedy=remedy, details={"what": what})
+
+
 def wait_timed_out(target: str, condition: str, ms: int) -> ToolError:
     return ToolError(
         ErrorCode.TIMEOUT,
@@ -327,7 +381,7 @@ def no_live_frame(reason: str, retryable: bool) -> ToolError:
         ErrorCode.INVALID_ARGUMENT,
         f'take_screenshot cannot answer source "live": {reason}.',
         remedy='Call take_screenshot with source "phone" (the phone\'s own screenshot), or turn on "Live '
-        'view through scrcpy" in the page\'s Settings and call again once the live view shows the phone.',
+        "view through scrcpy\" in the page's Settings and call again once the live view shows the phone.",
         retryable=retryable,
         details={"tool": "take_screenshot", "field": "source", "reason": reason},
     )

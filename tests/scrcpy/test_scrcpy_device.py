@@ -86,3 +86,35 @@ async def test_a_dead_control_socket_falls_back_to_input_and_says_why(scrcpy_dev
     await scrcpy_device.tap(*center_of(sim, "Settings"))
     await wait_for(lambda: sim.phone.state()["screen"] == "settings/main")
     assert scrcpy_device.reasons and "control socket" in scrcpy_device.reasons[0]
+
+
+async def test_pinch_and_the_clipboard_go_through_scrcpy_as_tools(scrcpy_device, sim, client):
+    """pinch (two pointers) and the clipboard tools through the catalog with scrcpy's control socket."""
+    from phone_agent.adb.services import shell
+    from phone_agent.tools.dispatch import ToolDispatcher
+    from phone_agent.tools.spec import Channel
+
+    service = ToolDispatcher()
+    service.device = scrcpy_device
+
+    async def ok(tool: str, **args) -> dict:
+        result = await service.dispatch(tool, args, Channel.RELAY)
+        assert not result.get("isError"), result
+        return result["structuredContent"]
+
+    await ok("open_app", packageName="com.google.android.GoogleCamera")
+    await wait_for(lambda: sim.phone.state()["screen"] == "camera/main")
+    pinched = await ok("pinch", scale=2.0)
+    assert (pinched["x"], pinched["y"], pinched["scale"]) == (540, 1200, 2.0)
+    await wait_for(lambda: sim.phone.dev.zoom > 1.5)
+    assert sim.phone.dev.zoom == pytest.approx(2.0, abs=0.2)
+    await ok("pinch", x=540, y=1000, scale=0.5, durationMs=200)
+    await wait_for(lambda: sim.phone.dev.zoom < 1.5)
+    assert sim.phone.state()["screen"] == "camera/main"  # no finger was taken for a tap or a swipe
+
+    text = "héllo ✓ 你好 🙂"
+    assert await ok("set_clipboard", text=text) == {"length": len(text), "pasted": False, "via": "scrcpy"}
+    assert sim.phone.clipboard == text
+    await shell(client, "am broadcast -a clipper.set -e text 'from the phone'")
+    assert await ok("get_clipboard") == {"text": "from the phone"}
+    assert scrcpy_device.reasons == []

@@ -40,6 +40,23 @@ DEVICE_TOOLS = [
     "wait_for",
     "get_screen_info",
     "set_orientation",
+    "install_app",
+    "uninstall_app",
+    "clear_app_data",
+    "set_permission",
+    "read_logs",
+    "list_crashes",
+    "get_crash",
+    "push_file",
+    "pull_file",
+    "list_files",
+    "get_clipboard",
+    "set_clipboard",
+    "list_notifications",
+    "open_notifications",
+    "pinch",
+    "start_recording",
+    "stop_recording",
 ]
 
 

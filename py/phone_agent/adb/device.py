@@ -3,7 +3,8 @@
 Works over any ``ServiceOpener``: an ``AdbClient`` (WebUSB, the server's bridge to a network adbd,
 TCP in CPython) or an ``AdbServerDevice`` (a phone held by an adb server). Commands are Android's own
 (see ADB.md): getprop, ``wm size``, ``exec:screencap -p``, ``input``, ``monkey``, ``am``, ``pm``,
-``dumpsys``, ``settings``, ``uiautomator dump``. Every call is bounded in time and fails with a
+``dumpsys``, ``settings``, ``uiautomator dump``; files, installs and recording are ``dev_loop.py``'s.
+Every call is bounded in time and fails with a
 ``DeviceError`` whose message says what went wrong and what to do.
 """
 
@@ -17,6 +18,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from phone_agent.adb.client import AdbConnectionLost, AdbError, ServiceOpener
+from phone_agent.adb.dev_loop import DevLoopCalls
 from phone_agent.adb.screen_info import SCREEN_INFO_COMMAND, parse_screen_info
 from phone_agent.adb.services import SyncClient, exec_out, join_command, quote, shell
 from phone_agent.adb.sync_protocol import SyncError
@@ -87,7 +89,7 @@ def phone_call(
         raise DeviceError(f"{failed}: {exc}") from None
 
 
-class AdbDevice:
+class AdbDevice(DevLoopCalls):
     """A phone as the tools and the agent use it. ``transport`` is ``usb``, ``tcp`` or ``adb-server``."""
 
     def __init__(self, opener: ServiceOpener, *, transport: str, serial: str = "") -> None:

@@ -260,8 +260,16 @@ class SyncClient:
             name = (await self.reader.read_exact(namelen)).decode("utf-8", "surrogateescape")
             entries.append(sp.SyncEntry(name, info))
 
-    async def push(self, data: bytes, path: str, mode: int = 0o644, mtime: int | None = None) -> None:
-        """Write ``data`` to ``path`` on the phone (SEND v1); SyncError with the phone's reason."""
+    async def push(
+        self,
+        data: bytes,
+        path: str,
+        mode: int = 0o644,
+        mtime: int | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> None:
+        """Write ``data`` to ``path`` on the phone (SEND v1); SyncError with the phone's reason.
+        ``progress(sent, total)`` is told after each MiB leaves."""
         self._check_usable()
         view = memoryview(data)
         await self.stream.write(sp.encode_send(path, mode))
@@ -273,6 +281,8 @@ class SyncClient:
             if len(batch) >= 1024 * 1024:
                 await self.stream.write(bytes(batch))
                 batch = bytearray()
+                if progress is not None:
+                    progress(min(offset + sp.DATA_MAX, len(view)), len(view))
         batch += sp.encode_done(int(time.time()) if mtime is None else mtime)
         await self.stream.write(bytes(batch))
         answer = await self.reader.read_exact(sp.REQUEST.size)

@@ -19,6 +19,7 @@ from ..tools.catalog import DEFAULT_TOOL_PROFILE, ToolProfile
 from ..tools.dispatch import ToolDispatcher
 from ..tools.spec import Channel
 from .agent_page import AgentPage
+from .devloop_panel import DevLoopPanel
 from .dom import PanelEvents
 from .farm_client import FarmMembership
 from .farm_settings import FarmSettingsCard
@@ -43,6 +44,7 @@ class PhoneAgentPage:
     sim_offer: SimOffer
     phone_connecting: asyncio.Future[None] | None = None
     farm: FarmMembership | None = None
+    devloop: DevLoopPanel | None = None
 
 
 async def fetch_server_config() -> dict[str, Any] | None:
@@ -98,10 +100,12 @@ async def start() -> PhoneAgentPage:
     agent.agent.live = phone.live.looks(lambda: agent.settings.screen.live_looks)
     context.live_screen = phone.live.looks(lambda: True)  # take_screenshot's source "live" asks itself
     live_controls = LiveViewControls(context)
+    devloop = DevLoopPanel(context)  # the Developer card: APK install, recording, the log
     sim_offer = SimOffer((server_config or {}).get("simOnDemand"), phone.connect_tcp)
     agent.runner.on_running = phone.live.agent_running
     agent.runner.on_frame = phone.live.show_agent_frame
     page = PhoneAgentPage(context, ui, webmcp, relay, phone, agent, live_controls, sim_offer)
+    page.devloop = devloop
     page.phone_connecting = asyncio.ensure_future(phone.connect_at_load((server_config or {}).get("device")))
     # ?farm=ws://USER:PASSWORD@HOST:PORT, else the Settings card's Farm field (docs/farm.md).
     page.farm = FarmMembership(context)

@@ -36,6 +36,7 @@ from ..scrcpy.protocol import ScrcpyProtocolError, ScrcpyServerOptions, VideoPac
 from ..tools.screen_source import FrameState, oriented
 from .canvas_codec import canvas_png
 from .interop import is_nullish, to_js_json
+from .scrcpy_record import PageStreamRecording
 
 JAR_URL = "./static/vendor/scrcpy/scrcpy-server"
 HIDDEN = "the page was hidden"
@@ -162,6 +163,7 @@ class ScrcpyLiveView:
         self.device_size: tuple[int, int] | None = None
         self._restart: asyncio.Event = asyncio.Event()
         self._restart_reason = ""
+        self.recording = PageStreamRecording()  # start/stop_recording while the stream runs
 
     # ----- the Phone card's side
 
@@ -239,6 +241,7 @@ class ScrcpyLiveView:
             video = WebCodecsVideo(canvas, self._count_frame)
             self.canvas, self.device_size, self.last_frame_at = canvas, screen_size, None
             self.device = ScrcpyDevice(plain, client, screen_size, on_fallback=self._say)
+            self.device.recorder = self.recording
             self._install_device(self.device)
             canvas.dataset.deviceWidth, canvas.dataset.deviceHeight = str(screen_size[0]), str(screen_size[1])
             image.replaceWith(canvas)
@@ -284,6 +287,7 @@ class ScrcpyLiveView:
                     return self._restart_reason
                 for packet in reading.result():
                     video.decode(packet)
+                    self.recording.feed(packet, client.video_size)
                 if video.queued > MAX_DECODE_QUEUE:
                     return f"the page could not decode fast enough ({video.queued} frames behind)"
         finally:

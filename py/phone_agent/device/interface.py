@@ -8,6 +8,7 @@ TCP in CPython); the agent and the tools depend only on this interface. Pure: no
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -123,6 +124,32 @@ class DeviceInfo:
         }
 
 
+@dataclass(frozen=True)
+class FileEntry:
+    """One entry of a directory on the phone, as list_files answers it."""
+
+    name: str
+    type: str  # "file", "directory", "symlink" or "other"
+    size: int
+    mode: int  # the permission bits (st_mode & 0o7777)
+    mtime: int  # seconds since the epoch
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "type": self.type,
+            "size": self.size,
+            "mode": self.mode,
+            "mtime": self.mtime,
+        }
+
+
+def file_type(st_mode: int) -> str:
+    """``st_mode``'s kind as list_files names it."""
+    kind = st_mode & 0o170000
+    return {0o100000: "file", 0o040000: "directory", 0o120000: "symlink"}.get(kind, "other")
+
+
 class Device(Protocol):
     """What the tools and the agent may ask of a phone. Every call is bounded in time."""
 
@@ -183,3 +210,50 @@ class Device(Protocol):
 
     async def shell(self, command: str, timeout_ms: int = 10_000) -> ShellResult: ...
 
+    # ----- the developer's loop (files over sync, apps, clipboard, multi-touch, recording)
+
+    async def push_file(
+        self, data: bytes, path: str, mode: int = 0o644, progress: Callable[[int, int], None] | None = None
+    ) -> None:
+        """Write ``data`` to ``path`` on the phone (file_not_found / permission_denied / DeviceError);
+        ``progress(sent, total)`` is told as the bytes go."""
+        ...
+
+    async def pull_file(self, path: str, limit: int) -> bytes:
+        """The bytes of the file at ``path``; DeviceError when it is larger than ``limit``."""
+        ...
+
+    async def list_files(self, path: str) -> list[FileEntry]:
+        """The entries of the directory at ``path`` (without ``.`` and ``..``); a file lists itself."""
+        ...
+
+    async def install_apk(
+        self,
+        data: bytes,
+        replace: bool = True,
+        grant_permissions: bool = False,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> None:
+        """Install the APK ``data`` (install_failed with Android's reason when the phone refuses)."""
+        ...
+
+    async def get_clipboard(self) -> str:
+        """The phone's clipboard text (unsupported when this connection cannot read it)."""
+        ...
+
+    async def set_clipboard(self, text: str, paste: bool = False) -> str:
+        """Put ``text`` on the clipboard (and paste it into the focused field); answers the way it went."""
+        ...
+
+    async def pinch(self, x: int, y: int, scale: float, duration_ms: int = 400) -> None:
+        """Two fingers about ``(x, y)`` moving apart (scale > 1) or together (unsupported without
+        multi-touch injection)."""
+        ...
+
+    async def start_recording(self, max_seconds: int) -> str:
+        """Start recording the screen; answers how (``screenrecord``)."""
+        ...
+
+    async def stop_recording(self) -> bytes:
+        """Stop the recording and answer its MP4 bytes."""
+        ...

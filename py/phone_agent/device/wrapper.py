@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from .interface import Device, UiNode
+from .interface import Device, FileEntry, UiNode
 from .shell_result import ShellResult
 
 T = TypeVar("T")
@@ -73,6 +73,41 @@ class DeviceWrapper:
 
     async def shell(self, command: str, timeout_ms: int = 10_000) -> ShellResult:
         return await self._around(self.device.shell(command, timeout_ms))
+
+    async def push_file(
+        self, data: bytes, path: str, mode: int = 0o644, progress: Callable[[int, int], None] | None = None
+    ) -> None:
+        await self._around(self.device.push_file(data, path, mode, progress))
+
+    async def pull_file(self, path: str, limit: int) -> bytes:
+        return await self._around(self.device.pull_file(path, limit))
+
+    async def list_files(self, path: str) -> list[FileEntry]:
+        return await self._around(self.device.list_files(path))
+
+    async def install_apk(
+        self,
+        data: bytes,
+        replace: bool = True,
+        grant_permissions: bool = False,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> None:
+        await self._around(self.device.install_apk(data, replace, grant_permissions, progress))
+
+    async def get_clipboard(self) -> str:
+        return await self._around(self.device.get_clipboard())
+
+    async def set_clipboard(self, text: str, paste: bool = False) -> str:
+        return await self._around(self.device.set_clipboard(text, paste))
+
+    async def pinch(self, x: int, y: int, scale: float, duration_ms: int = 400) -> None:
+        await self._around(self.device.pinch(x, y, scale, duration_ms))
+
+    async def start_recording(self, max_seconds: int) -> str:
+        return await self._around(self.device.start_recording(max_seconds))
+
+    async def stop_recording(self) -> bytes:
+        return await self._around(self.device.stop_recording())
 
 
 class ScreenshotTap(DeviceWrapper):

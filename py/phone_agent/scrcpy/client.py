@@ -70,6 +70,7 @@ class ScrcpyClient:
         self._device_messages = ctl.DeviceMessageDecoder()
         self._control_reader: asyncio.Task[None] | None = None
         self.clipboard_acks: dict[int, asyncio.Future[None]] = {}
+        self.clipboard_waiters: list[asyncio.Future[str]] = []
         self.closed = False
 
     @property
@@ -238,14 +239,30 @@ class ScrcpyClient:
         finally:
             self.clipboard_acks.pop(sequence, None)
 
+    async def get_clipboard(self, timeout: float = 5.0) -> str:
+        """The phone's clipboard text (GET_CLIPBOARD, answered by a clipboard device message)."""
+        waiter: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self.clipboard_waiters.append(waiter)
+        try:
+            await self.send(ctl.get_clipboard(0))
+            return await asyncio.wait_for(waiter, timeout)
+        finally:
+            if waiter in self.clipboard_waiters:
+                self.clipboard_waiters.remove(waiter)
+
     async def _read_device_messages(self, stream: ServiceStream) -> None:
         with contextlib.suppress(AdbError, ctl.ControlProtocolError):
             while chunk := await stream.read(VIDEO_READ_TIMEOUT):
                 for message in self._device_messages.receive_data(chunk):
+                    if message.type == ctl.DEVICE_CLIPBOARD:
+                        waiters, self.clipboard_waiters = self.clipboard_waiters, []
+                        for waiter in waiters:
+                            if not waiter.done():
+                                waiter.set_result(message.text)
                     ack = self.clipboard_acks.get(message.sequence)
                     if message.type == ctl.DEVICE_ACK_CLIPBOARD and ack is not None and not ack.done():
                         ack.set_result(None)
-        for ack in self.clipboard_acks.values():
+        for ack in [*self.clipboard_acks.values(), *self.clipboard_waiters]:
             if not ack.done():
                 ack.set_exception(ScrcpyClosed("the phone closed the scrcpy control socket"))
 

@@ -13,11 +13,14 @@ Everything else passes through unchanged.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from typing import Protocol
 
+from phone_agent import errors
 from phone_agent.adb.client import AdbError
 from phone_agent.device.interface import Device, key_code
 from phone_agent.device.wrapper import DeviceWrapper
+from phone_agent.errors import DeviceError
 from phone_agent.scrcpy import control as ctl
 from phone_agent.scrcpy.client import ScrcpyClient, ScrcpyClosed
 
@@ -56,6 +59,17 @@ def is_injectable_text(text: str) -> bool:
     return all(0x20 <= ord(ch) < 0x7F for ch in text)
 
 
+class StreamRecording(Protocol):
+    """The page's recording of the scrcpy stream into MP4 (``browser/scrcpy_record.py``)."""
+
+    @property
+    def recording(self) -> bool: ...
+
+    def start(self, max_seconds: int) -> None: ...
+
+    def stop(self) -> Awaitable[bytes]: ...
+
+
 class ScrcpyDevice(DeviceWrapper):
     def __init__(
         self,
@@ -70,6 +84,8 @@ class ScrcpyDevice(DeviceWrapper):
         self.fallback_reason: str | None = None
         self._on_fallback = on_fallback
         self._lock = asyncio.Lock()  # one gesture at a time: touches of two gestures must not interleave
+        # Set by the page: start/stop_recording mux the stream itself instead of running screenrecord.
+        self.recorder: StreamRecording | None = None
 
     @property
     def active(self) -> bool:
@@ -167,3 +183,79 @@ class ScrcpyDevice(DeviceWrapper):
             except (ScrcpyClosed, AdbError, TimeoutError, ConnectionError) as exc:
                 self._fall_back(f"the scrcpy control socket failed: {exc or type(exc).__name__}")
         return await self.device.type_text(text)
+
+    # ----- clipboard and multi-touch, which only scrcpy offers
+
+    async def get_clipboard(self) -> str:
+        if self.active:
+            try:
+                return await self.scrcpy.get_clipboard(timeout=ACK_TIMEOUT)
+            except (ScrcpyClosed, AdbError, TimeoutError, ConnectionError) as exc:
+                self._fall_back(f"the scrcpy control socket failed: {exc or type(exc).__name__}")
+        return await self.device.get_clipboard()
+
+    async def set_clipboard(self, text: str, paste: bool = False) -> str:
+        if self.active:
+            try:
+                await self.scrcpy.set_clipboard(text, paste=paste, timeout=ACK_TIMEOUT)
+                return "scrcpy"
+            except (ScrcpyClosed, AdbError, TimeoutError, ConnectionError) as exc:
+                self._fall_back(f"the scrcpy control socket failed: {exc or type(exc).__name__}")
+        return await self.device.set_clipboard(text, paste)
+
+    def _finger(self, action: int, x: float, y: float, pointer: int) -> bytes:
+        vx, vy, width, height = self._video_point(x, y)
+        pressure = 0.0 if action == ctl.MOTION_UP else 1.0
+        return ctl.inject_touch(action, vx, vy, width, height, pointer_id=pointer, pressure=pressure)
+
+    async def pinch(self, x: int, y: int, scale: float, duration_ms: int = 400) -> None:
+        """Two fingers on a horizontal line through ``(x, y)``, from a spread to ``scale`` times it
+        (apart for scale > 1, together for scale < 1), as scrcpy's own Ctrl+drag pinch does."""
+        if not self.active:
+            await self.device.pinch(x, y, scale, duration_ms)
+            return
+        short = min(self.screen_width, self.screen_height)
+        start = short * (0.12 if scale >= 1 else 0.35)
+        end = min(max(start * scale, 20.0), short * 0.45)
+        fingers = (ctl.POINTER_ID_GENERIC_FINGER, ctl.POINTER_ID_VIRTUAL_FINGER)
+        steps = max(2, int(duration_ms / 1000 / MOVE_STEP_S))
+
+        def both(action: int, half: float) -> list[bytes]:
+            return [
+                self._finger(action, x + side * half, y, pointer)
+                for side, pointer in zip((-1, 1), fingers, strict=True)
+            ]
+
+        async with self._lock:
+            try:
+                for message in both(ctl.MOTION_DOWN, start):
+                    await self.scrcpy.send(message)
+                for step in range(1, steps + 1):
+                    await asyncio.sleep(MOVE_STEP_S)
+                    for message in both(ctl.MOTION_MOVE, start + (end - start) * step / steps):
+                        await self.scrcpy.send(message)
+                for message in both(ctl.MOTION_UP, end):
+                    await self.scrcpy.send(message)
+            except (ScrcpyClosed, AdbError, ConnectionError) as exc:
+                self._fall_back(f"the scrcpy control socket failed: {exc or type(exc).__name__}")
+                raise DeviceError(f"the pinch was cut short: {exc or type(exc).__name__}") from None
+
+    # ----- recording: the stream itself, muxed by the page, when it can
+
+    async def start_recording(self, max_seconds: int) -> str:
+        if self.recorder is None or not self.active:
+            return await self.device.start_recording(max_seconds)
+        if self.recorder.recording:
+            raise errors.invalid_argument(
+                "start_recording",
+                "maxSeconds",
+                "cannot start a second recording while one runs",
+                "Call stop_recording first.",
+            )
+        self.recorder.start(max_seconds)
+        return "scrcpy"
+
+    async def stop_recording(self) -> bytes:
+        if self.recorder is not None and self.recorder.recording:
+            return await self.recorder.stop()
+        return await self.device.stop_recording()

@@ -20,9 +20,11 @@ from typing import Any
 import mcp.types as types
 from mcp.server.lowlevel import Server
 
+from ..errors import ToolError
 from ..farm.frames import FarmUrl, parse_farm_url
 from ..tools.catalog import DEFAULT_TOOL_PROFILE, ToolProfile, tools_for_profile
 from ..tools.spec import ToolSpec
+from . import client_files as files
 from .farm import FarmConnectError, FarmRouter
 from .mcp_bridge import ProgressForwarder, build_tool_server, mcp_tool
 
@@ -88,14 +90,23 @@ FARM_INSTRUCTIONS = (
 
 
 def build_farm_mcp_server(
-    router: FarmRouter, profile: str | ToolProfile = DEFAULT_TOOL_PROFILE
+    router: FarmRouter, profile: str | ToolProfile = DEFAULT_TOOL_PROFILE, *, client_files: bool = False
 ) -> Server[Any]:
-    """The farm's MCP server: the tools of ``profile``, each with ``device``, plus list_devices."""
+    """The farm's MCP server: the tools of ``profile``, each with ``device``, plus list_devices. With
+    ``client_files`` (stdio: it runs on the caller's machine) a file tool's ``path`` is read or written
+    here (``client_files.py``)."""
 
     async def call(
         name: str, arguments: dict[str, Any] | None, progress: ProgressForwarder
     ) -> dict[str, Any]:
-        return await router.call(name, dict(arguments or {}), progress)
+        if not client_files:
+            return await router.call(name, dict(arguments or {}), progress)
+        try:
+            relayed, download = await files.outbound(name, arguments)
+        except ToolError as exc:
+            return exc.to_result()
+        result = await router.call(name, dict(relayed or {}), progress)
+        return await files.inbound(name, download, result)
 
     return build_tool_server(farm_tools(tools_for_profile(profile)), call, FARM_INSTRUCTIONS, profile)
 
@@ -143,7 +154,7 @@ async def serve_farm_mcp(
     router = FarmRouter(url, timeouts, nkey_seed=nkey_seed)
     await router.start()
     print(f"phone-agent: routing MCP calls over the farm at {url.shown}", file=sys.stderr, flush=True)
-    server = build_farm_mcp_server(router, profile)
+    server = build_farm_mcp_server(router, profile, client_files=True)
     try:
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())

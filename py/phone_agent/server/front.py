@@ -5,7 +5,8 @@ answers, the way the first ``adb`` command starts the adb server) and relays its
 
 To its client the front is an MCP server named ``phone-agent`` (the SDK's low-level ``Server`` on stdio,
 any protocol revision the SDK speaks); each ``tools/list`` and ``tools/call`` becomes the same request
-upstream. The front always asks upstream for progress and turns each report into what its own client
+upstream (a ``path`` of a file tool is read or written here, on the client's machine: ``client_files``).
+The front always asks upstream for progress and turns each report into what its own client
 asked for (``notifications/progress`` with a progressToken, else ``notifications/message``, exactly as
 the server does on its own). Cancelling a call cancels the upstream request, which cancels the call in
 the page. ``--tools`` narrows the tools further for this client alone. If the server goes away (stopped,
@@ -34,9 +35,9 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 from mcp.types import INTERNAL_ERROR, INVALID_REQUEST
 
-from ..errors import server_gone, server_unreachable
+from ..errors import ToolError, server_gone, server_unreachable
 from ..tools.catalog import DEFAULT_TOOL_PROFILE, ToolProfile, tools_for_profile
-from . import background, credentials
+from . import background, client_files, credentials
 from .mcp_bridge import INSTRUCTIONS, ProgressForwarder, build_relaying_server
 from .mcp_http import MCP_PATH
 
@@ -187,6 +188,10 @@ def build_front_server(upstream: Upstream, profile: str | ToolProfile) -> Server
             await forward(int(progress), message or "")
 
         try:
+            arguments, download = await client_files.outbound(name, arguments)
+        except ToolError as exc:  # a path on this machine that cannot be read
+            return types.CallToolResult.model_validate(exc.to_result())
+        try:
             session = await upstream.get()
         except background.ServerProblem as exc:
             return _failure(name, str(exc))
@@ -212,6 +217,9 @@ def build_front_server(upstream: Upstream, profile: str | ToolProfile) -> Server
             return types.CallToolResult.model_validate(server_gone(name, reason).to_result())
         if not isinstance(result, types.CallToolResult):  # pragma: no cover - we never allow other results
             return _failure(name, "it answered something other than a tool result")
+        if download is not None:  # the answer's bytes go to the caller's file, not back over stdio
+            wire = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+            return types.CallToolResult.model_validate(await client_files.inbound(name, download, wire))
         return result
 
     return build_relaying_server(list_tools, answer, offered_names, INSTRUCTIONS, chosen)

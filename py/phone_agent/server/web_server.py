@@ -26,8 +26,9 @@ from .uvicorn_task import ServerRecord, UvicornTask, server_identity, watch_idle
 
 log = logging.getLogger("phone_agent.server")
 
-# Screenshots travel as base64 PNG in one frame; 32 MiB leaves room for a large phone screen.
-WS_MAX_SIZE = 32 * 1024 * 1024
+# A result travels in one frame: a screenshot as base64 PNG, or a pulled file or a recording inline
+# (up to 64 MiB, so about 86 MB as base64): 96 MiB leaves room for the JSON around it.
+WS_MAX_SIZE = 96 * 1024 * 1024
 
 
 class WebServer:

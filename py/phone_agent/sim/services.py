@@ -22,6 +22,7 @@ from phone_agent.adb.shell_protocol import (
 )
 from phone_agent.device.shell_result import ShellResult
 from phone_agent.sim.connection import AdbdStream, AdbdStreamClosedError, ServiceHandler
+from phone_agent.sim.screenrecord import screenrecord_handler
 from phone_agent.sim.shell.interpreter import Shell
 from phone_agent.sim.sync_service import serve_sync
 from phone_agent.sim.vfs import VirtualFileSystem
@@ -132,6 +133,15 @@ class StdinPump:
         if data:
             await self.stream.write(shell_packet(STDOUT, bytes(data)) if self.v2 else bytes(data))
 
+    async def read_exactly(self, size: int) -> bytes:
+        """The first ``size`` bytes of stdin (a streamed install sends that many and keeps it open)."""
+        deadline = asyncio.get_running_loop().time() + STDIN_TIMEOUT
+        while len(self.data) < size and not self.ended.is_set():
+            if asyncio.get_running_loop().time() > deadline:
+                break
+            await asyncio.sleep(0.01)
+        return bytes(self.data[:size])
+
     async def read_all(self) -> bytes:
         try:
             await asyncio.wait_for(self.ended.wait(), STDIN_TIMEOUT)
@@ -154,6 +164,9 @@ def find_service(server: ServiceHost, name: str) -> ServiceHandler | None:
     """The handler for an OPEN's service name, or None (the OPEN is refused with CLSE)."""
     kind, options, arg = parse_service(name)
     if kind in ("shell", "exec") and arg.strip():
+        recorder = screenrecord_handler(server, arg, v2=kind == "shell" and "v2" in options)
+        if recorder is not None:  # screenrecord runs beside the shell (sim/screenrecord.py)
+            return recorder
         launched = server.scrcpy.shell_handler(arg, v2=kind == "shell" and "v2" in options)
         if launched is not None:  # app_process running the scrcpy server (sim/scrcpy_server/)
             return launched
@@ -177,8 +190,9 @@ async def serve_shell(
     loop = asyncio.get_running_loop()
     pump = StdinPump(stream, v2, pty)
 
-    def read_stdin() -> bytes:
-        future = asyncio.run_coroutine_threadsafe(pump.read_all(), loop)
+    def read_stdin(size: int | None = None) -> bytes:
+        reading = pump.read_all() if size is None else pump.read_exactly(size)
+        future = asyncio.run_coroutine_threadsafe(reading, loop)
         return future.result(STDIN_TIMEOUT + 5)
 
     # A command may read the session's stdin; in an interactive session stdin carries the commands.

@@ -72,6 +72,31 @@ def _errno_of(exc: OSError) -> int:
     return exc.errno or errno.EIO
 
 
+# What the shell user (adbd's) may not touch: apps' private and the system's own data; writes go only to
+# shared storage and /data/local/tmp; the system partitions are read-only.
+READ_PROTECTED = ("/data/data", "/data/system", "/data/misc", "/data/user", "/data/user_de")
+WRITABLE = ("/sdcard", "/storage", "/data/local/tmp")
+READ_ONLY_FS = ("/system", "/vendor", "/product", "/apex")
+
+
+def _inside(path: str, roots: tuple[str, ...]) -> bool:
+    return any(path == root or path.startswith(root + "/") for root in roots)
+
+
+def read_denied(fs: VirtualFileSystem, path: str) -> bool:
+    return _inside(fs.normalize(path), READ_PROTECTED)
+
+
+def write_refusal(fs: VirtualFileSystem, path: str) -> str | None:
+    """Why the shell user may not create ``path`` (errno text), or None when it may."""
+    normalized = fs.normalize(path)
+    if _inside(normalized, WRITABLE):
+        return None
+    if _inside(normalized, READ_ONLY_FS) or normalized.count("/") == 1:
+        return "Read-only file system"
+    return "Permission denied"
+
+
 def _fail(message: str) -> bytes:
     data = message.encode()
     return REQUEST.pack(b"FAIL", len(data)) + data
@@ -101,6 +126,9 @@ async def serve_sync(fs: VirtualFileSystem, stream: AdbdStream) -> None:
             except OSError:
                 await stream.write(STAT_V1.pack(b"STAT", 0, 0, 0))
         elif request in (b"STA2", b"LST2"):
+            if read_denied(fs, path) and fs.normalize(path).count("/") > 2:
+                await stream.write(_stat_v2(request, None, errno.EACCES))
+                continue
             try:
                 await stream.write(_stat_v2(request, fs.stat(path)))
             except OSError as exc:
@@ -175,6 +203,10 @@ async def _receive_file(fs: VirtualFileSystem, reader: SyncReader, stream: AdbdS
     permissions = mode & 0o777
     permissions |= (permissions >> 3) & 0o070
     permissions |= (permissions >> 3) & 0o007
+    refusal = write_refusal(fs, path)
+    if refusal is not None:
+        await stream.write(_fail(f"couldn't create file: {refusal}"))
+        return False
     parent = posixpath.dirname(fs.normalize(path))
     try:
         if not fs.is_dir(parent):
@@ -194,6 +226,9 @@ async def _receive_file(fs: VirtualFileSystem, reader: SyncReader, stream: AdbdS
 
 
 async def _send_file(fs: VirtualFileSystem, stream: AdbdStream, path: str) -> bool:
+    if read_denied(fs, path):
+        await stream.write(_fail("open failed: Permission denied"))
+        return False
     try:
         data = fs.read_file(path)
     except OSError as exc:

@@ -27,6 +27,8 @@ DEFAULT_DIRS = (
     "/data",
     "/data/local",
     "/data/local/tmp",
+    "/data/data",
+    "/data/system",
     "/system",
     "/system/bin",
     "/dev",
@@ -94,6 +96,7 @@ class VirtualFileSystem:
                 self.mkdir(path, parents=True, mode=0o771 if path.startswith("/sdcard") else 0o755)
             for name in SYSTEM_BINARIES:
                 self.write_file(f"/system/bin/{name}", b"\x7fELF", mode=0o755)
+            self.write_file("/data/system/packages.xml", b"<packages />\n", mode=0o640)
 
     def _node(self, mode: int, *, directory: bool = False, data: bytes = b"") -> VirtualNode:
         self._next_ino += 1

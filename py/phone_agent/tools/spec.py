@@ -99,6 +99,9 @@ class ToolSpec:
     agent_action: bool = False
     # Idempotent: calling it twice does what calling it once does.
     idempotent: bool = False
+    # A file on the MCP client's machine (``path``): "upload" — the stdio front reads it into
+    # contentBase64 before relaying; "download" — it writes the answer's contentBase64 to it after.
+    client_file: str | None = None
 
     def mcp_annotations(self) -> dict[str, Any]:
         """Annotations for Channel A (MCP ``ToolAnnotations``, wire names)."""

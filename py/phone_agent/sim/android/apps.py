@@ -15,6 +15,7 @@ CATALOG = "com.phoneagent.catalog"
 CHROME = "com.android.chrome"
 CLOCK = "com.google.android.deskclock"
 CAMERA = "com.google.android.GoogleCamera"
+CRASH_DEMO = "com.phoneagent.crashdemo"
 ADB_KEYBOARD = "com.android.adbkeyboard"
 ADB_KEYBOARD_IME = "com.android.adbkeyboard/.AdbIME"
 GBOARD_IME = "com.google.android.inputmethod.latin/com.android.inputmethod.latin.LatinIME"
@@ -104,6 +105,15 @@ APPS: dict[str, App] = {
             glyph="O",
             screens={"com.android.camera.CameraLauncher": "camera/main"},
         ),
+        App(
+            CRASH_DEMO,
+            "Crash Demo",
+            "com.phoneagent.crashdemo.MainActivity",
+            third_party=True,
+            color=(176, 0, 32),
+            glyph="!",
+            screens={"com.phoneagent.crashdemo.MainActivity": "crashdemo/main"},
+        ),
         App(ADB_KEYBOARD, "ADB Keyboard", third_party=True),
         App("ca.zgrs.clipper", "Clipper", third_party=True),
         App(LAUNCHER, "Pixel Launcher"),
@@ -117,7 +127,7 @@ APPS: dict[str, App] = {
     ]
 }
 
-HOME_APPS = [SETTINGS, MESSAGES, CATALOG, CHROME, CLOCK, CAMERA]
+HOME_APPS = [SETTINGS, MESSAGES, CATALOG, CHROME, CLOCK, CAMERA, CRASH_DEMO]
 
 
 def short_activity(package: str, activity: str) -> str:
@@ -127,6 +137,8 @@ def short_activity(package: str, activity: str) -> str:
 
 def screen_activity_of(package: str, screen: Screen) -> tuple[str, str]:
     """(package, activity) of a screen on a task, as dumpsys reports the focus."""
+    if screen.name == "apk/main":  # an app installed from an APK: its screen names its activity
+        return package, screen.arg
     app = APPS[package]
     for activity, name in app.screens.items():
         if name == screen.name:

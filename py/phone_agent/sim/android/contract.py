@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from .ui import SimulatedView
@@ -68,7 +68,9 @@ class AndroidPhone(Protocol):
     catalog_scroll: int
     clipboard: str
     pointer_down: tuple[float, float, float] | None
-    permissions: dict[str, str]
+    permissions: dict[str, str]  # --realistic: package → its answer to the permission dialog
+    apps: dict[str, Any]  # installed packages (apps.App): the built-in ones and those `pm install` added
+    dev: Any  # devloop_state.DevState: logs, dropbox, notifications, shade, permissions
 
     def clock_text(self) -> str: ...
     def keyboard_height(self) -> int: ...

@@ -26,9 +26,11 @@ from ...device.shell_result import ShellResult
 from . import apps, commands, render, screens
 from .contract import FileStore, Screen
 from .data import CONTACTS, INITIAL_MESSAGES
+from .devloop_state import DevState
 from .motion import Motion
 from .props import device_props
 from .screens import COMPOSE_ID, URL_BAR_ID, system_windows
+from .settings_provider import SettingsProvider
 from .system_ui import SystemWindows
 from .ui import SimulatedView, find_scrollable, hit_test
 
@@ -45,7 +47,7 @@ def _utc_clock() -> str:
     return time.strftime("%H:%M", time.gmtime())
 
 
-class VirtualPhone(SystemWindows):
+class VirtualPhone(SystemWindows, SettingsProvider):
     """A small Android 14 phone: settings, apps, screens and a screen stack."""
 
     def __init__(self, *, serial: str = "PHAGSIM0001", realistic: RealisticProfile | None = None) -> None:
@@ -201,6 +203,8 @@ class VirtualPhone(SystemWindows):
         if self.motion is not None:  # a reset is not an animation: nothing moves after it
             self.motion.reset()
             self._shown_key = self._screen_key()
+        self.apps: dict[str, apps.App] = dict(apps.APPS)  # the built-in apps and those `pm install` added
+        self.dev = DevState()  # logs, dropbox, notifications, shade, permissions (devloop_state.py)
         self._changed()
 
     def _changed(self) -> None:
@@ -287,11 +291,13 @@ class VirtualPhone(SystemWindows):
 
     def launch(self, package: str) -> None:
         """Bring the app's task to the front, starting it at its main screen if needed."""
-        app = apps.APPS[package]
+        app = self.apps[package]
         self._launching = "warm" if package in self.tasks else "cold"
         self._ask_permission(package, cold=package not in self.tasks)
         if package not in self.tasks:
-            self.tasks[package] = [Screen(app.screens[app.main_activity])]
+            name = app.screens[app.main_activity]
+            self.tasks[package] = [Screen(name, app.main_activity if name == "apk/main" else "")]
+        self.dev.app_started(package)
         self._to_front(package)
 
     def _to_front(self, package: str) -> None:
@@ -334,7 +340,9 @@ class VirtualPhone(SystemWindows):
             self.keyboard_shown = False
             self._changed()
             return
-        if self.showing_recents:
+        if self.dev.shade or self.dev.dialog:  # BACK closes the shade or the dialog first
+            self.dev.shade = self.dev.dialog = None
+        elif self.showing_recents:
             self.showing_recents = False
         elif self.current is not None:
             stack = self.tasks[self.current]
@@ -346,6 +354,7 @@ class VirtualPhone(SystemWindows):
         self._changed()
 
     def home(self) -> None:
+        self.dev.shade = self.dev.dialog = None
         self.showing_recents = False
         self.current = None
         self._changed()
@@ -355,6 +364,7 @@ class VirtualPhone(SystemWindows):
         self._changed()
 
     def force_stop(self, package: str) -> None:
+        self.dev.started.discard(package)
         self.tasks.pop(package, None)
         if self.permissions.get(package) == "once":  # "Only this time" lasts until the app stops
             del self.permissions[package]
@@ -372,44 +382,6 @@ class VirtualPhone(SystemWindows):
         self.showing_recents = False
         self.current = None
         self._changed()
-
-    # --- settings ----------------------------------------------------------------------------
-
-    def set_wifi(self, on: bool) -> None:
-        self.wifi = on
-        self._changed()
-
-    def set_bluetooth(self, on: bool) -> None:
-        self.bluetooth = on
-        self._changed()
-
-    def get_setting(self, namespace: str, key: str) -> str | None:
-        if namespace == "global" and key == "wifi_on":
-            return "1" if self.wifi else "0"
-        if namespace == "global" and key == "bluetooth_on":
-            return "1" if self.bluetooth else "0"
-        if namespace == "secure" and key == "default_input_method":
-            return self.ime
-        return self.settings.get(namespace, {}).get(key)
-
-    def put_setting(self, namespace: str, key: str, value: str) -> None:
-        if namespace == "global" and key == "wifi_on":
-            self.set_wifi(value not in ("0", ""))
-        elif namespace == "global" and key == "bluetooth_on":
-            self.set_bluetooth(value not in ("0", ""))
-        elif namespace == "secure" and key == "default_input_method":
-            self.ime = value
-        else:
-            self.settings.setdefault(namespace, {})[key] = value
-        self._changed()
-
-    def all_settings(self, namespace: str) -> dict[str, str]:
-        values = dict(self.settings.get(namespace, {}))
-        for key in ("wifi_on", "bluetooth_on", "default_input_method"):
-            value = self.get_setting(namespace, key)
-            if value is not None:
-                values[key] = value
-        return values
 
     # --- touch -------------------------------------------------------------------------------
 
@@ -501,6 +473,25 @@ class VirtualPhone(SystemWindows):
             self.answer_permission(arg)
         elif verb == "send":
             self.send_message()
+        elif verb.startswith("dev."):
+            self.dev_action(verb[4:])
+
+    def pinch(self, x: float, y: float, scale: float) -> None:
+        """Two fingers spread (scale > 1) or closed about (x, y): the camera zooms (1x to 10x)."""
+        self.dev.log("D", "ScaleGestureDetector", f"pinch at ({x:.0f},{y:.0f}) scale {scale:.2f}")
+        if self.current == apps.CAMERA and not self.showing_recents and not self.dev.shade:
+            self.dev.zoom = round(min(10.0, max(1.0, self.dev.zoom * scale)), 1)
+        self._changed()
+
+    def dev_action(self, verb: str) -> None:
+        """The developer-loop screens' buttons: Crash Demo's "Crash now", the crash dialog's."""
+        if verb == "crash" and self.current is not None:
+            package = self.current
+            self.force_stop(package)
+            self.dev.crash(package, self.apps[package].label)
+        elif verb == "dialog":
+            self.dev.dialog = None
+        self._changed()
 
     # --- keyboard ------------------------------------------------------------------------------
 

@@ -33,6 +33,9 @@ class ControlReceiver:
         self._touch: tuple[float, float, float] | None = None  # down point (physical) and time
         self._touch_last: tuple[float, float] = (0.0, 0.0)
         self._scroll_at_down = 0  # --realistic: where the list stood when the finger went down
+        # Every finger down (pointer id → where it went down, where it is): two at once are a pinch.
+        self._fingers: dict[int, tuple[tuple[float, float], tuple[float, float]]] = {}
+        self._pinching = False
 
     async def serve(self, stream: AdbdStream) -> None:
         """Read and apply messages until the stream ends or sends something that is not one."""
@@ -75,6 +78,8 @@ class ControlReceiver:
             point = self._physical(message)
             if point is None:
                 return b""
+            if self._multi_touch(message.action, message.pointer_id, point):
+                return b""
             realistic = getattr(phone, "motion", None) is not None
             if message.action == ctl.MOTION_DOWN:
                 self._touch = (*point, time.monotonic())
@@ -116,6 +121,28 @@ class ControlReceiver:
         elif kind == ctl.GET_CLIPBOARD:
             return ctl.encode_clipboard(phone.clipboard)
         return b""
+
+    def _multi_touch(self, action: int, pointer: int, point: tuple[float, float]) -> bool:
+        """Track every finger; True while two or more make a pinch (then a single touch is not one)."""
+        if action == ctl.MOTION_DOWN:
+            self._fingers[pointer] = (point, point)
+            if len(self._fingers) >= 2:
+                self._pinching, self._touch = True, None
+        elif action == ctl.MOTION_MOVE and pointer in self._fingers:
+            self._fingers[pointer] = (self._fingers[pointer][0], point)
+        elif action == ctl.MOTION_UP:
+            if self._pinching and len(self._fingers) == 2:
+                (a0, a1), (b0, b1) = self._fingers.values()
+                before = ((a0[0] - b0[0]) ** 2 + (a0[1] - b0[1]) ** 2) ** 0.5
+                after = ((a1[0] - b1[0]) ** 2 + (a1[1] - b1[1]) ** 2) ** 0.5
+                if before > 0:
+                    self.phone.pinch((a1[0] + b1[0]) / 2, (a1[1] + b1[1]) / 2, after / before)
+            self._fingers.pop(pointer, None)
+            pinching = self._pinching
+            if not self._fingers:
+                self._pinching = False
+            return pinching
+        return self._pinching
 
     def _physical(self, message: ctl.ControlMessage) -> tuple[float, float] | None:
         """Video coordinates to the screen's; None for a size that is not the stream's (the real

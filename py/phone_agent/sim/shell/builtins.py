@@ -191,7 +191,9 @@ def wc(shell: ShellSession, argv: list[str], stdin: bytes | None) -> ShellResult
 
 
 def logcat(shell: ShellSession, argv: list[str], stdin: bytes | None) -> ShellResult:
-    # The simulated phone keeps no log; print what a freshly booted one shows, as if -d.
+    if shell.phone is not None and "logcat" in shell.phone.command_names():  # the phone's own log
+        return shell.phone.run(["logcat", *argv[1:]], stdin or b"", shell.fs)
+    # A phone that keeps no log: print what a freshly booted one shows, as if -d.
     stamp = time.strftime("%m-%d %H:%M:%S.000")
     lines = [
         "--------- beginning of main",
@@ -401,6 +403,12 @@ def pwd(shell: ShellSession, argv: list[str], stdin: bytes | None) -> ShellResul
 
 
 def date(shell: ShellSession, argv: list[str], stdin: bytes | None) -> ShellResult:
+    formats = [a[1:] for a in argv[1:] if a.startswith("+")]
+    if formats:  # toybox's +FORMAT, %s (seconds since the epoch) included
+        now = time.time()
+        return ShellResult(
+            (time.strftime(formats[0].replace("%s", str(int(now))), time.localtime(now)) + "\n").encode()
+        )
     return ShellResult(time.strftime("%a %b %d %H:%M:%S %Z %Y\n").encode())
 
 
@@ -432,9 +440,9 @@ BUILTINS: dict[str, Builtin] = {
     "date": date,
     "sleep": sleep,
     "which": which,
+    "logcat": logcat,
     "head": head_tail,
     "tail": head_tail,
     "wc": wc,
-    "logcat": logcat,
     "sha256sum": sha256sum,
 }

@@ -61,6 +61,12 @@ class WorkingDirFiles:
     def write_file(self, path: str, data: bytes) -> None:
         self.fs.write_file(self.fs.normalize(path, self.cwd), data)
 
+    def mkdir(self, path: str, *, parents: bool = False) -> None:
+        self.fs.mkdir(self.fs.normalize(path, self.cwd), parents=parents, mode=0o755)
+
+    def remove(self, path: str) -> None:
+        self.fs.remove(self.fs.normalize(path, self.cwd))
+
 
 class _Output:
     """A command line's stdout, stderr or both merged, as the pieces written, joined once at the end: a
@@ -296,6 +302,17 @@ class Shell:
         self._stdin_used = True
         return self._read_stdin()
 
+    def _stdin_sized(self, argv: list[str]) -> bytes:
+        """``-S SIZE``'s bytes of the session's stdin (the host keeps it open after them)."""
+        at = argv.index("-S") + 1
+        if self._stdin_used or at >= len(argv) or not argv[at].isdigit():
+            return b""
+        self._stdin_used = True
+        try:
+            return self._read_stdin(int(argv[at]))  # type: ignore[call-arg]
+        except TypeError:  # a reader that takes no size: all of it
+            return self._read_stdin()
+
     def execute(self, argv: list[str], stdin: bytes | None) -> ShellResult:
         """Run one command: a builtin, else one of the phone's, else Android's "not found"."""
         name = argv[0]
@@ -304,6 +321,8 @@ class Shell:
         if builtin is not None:
             return builtin(self, [base, *argv[1:]], stdin)
         if self.phone is not None and base in self.phone.command_names():
+            if stdin is None and "install" in argv and "-S" in argv:  # a streamed install reads the APK
+                stdin = self._stdin_sized(argv)
             return self.phone.run([base, *argv[1:]], stdin or b"", WorkingDirFiles(self.fs, self.cwd))
         return ShellResult(stderr=f"{SH}: {name}: inaccessible or not found\n".encode(), exit_code=127)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from .activity import am, monkey
 from .base import Handler
 from .capture import screencap, uiautomator
+from .devloop import log_command, logcat, pidof, pkill
 from .dumpsys import dumpsys
 from .input import input_
 from .packages import cmd, pm
@@ -26,7 +27,11 @@ HANDLERS: dict[str, Handler] = {
     "ime": ime,
     "input": input_,
     "kill": kill,
+    "log": log_command,
+    "logcat": logcat,
     "monkey": monkey,
+    "pidof": pidof,
+    "pkill": pkill,
     "pm": pm,
     "ps": ps,
     "screencap": screencap,

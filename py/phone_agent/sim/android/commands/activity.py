@@ -170,7 +170,7 @@ def _start(phone: AndroidPhone, intent: Intent) -> ShellResult:
         if not activity:
             return fail(f"Error: Bad component name: {intent.component}\n", 255)
         activity = _full_activity(package, activity)
-        app = apps.APPS.get(package)
+        app = phone.apps.get(package)
         if app is None or activity not in app.screens:
             return fail(
                 f"Error type 3\nError: Activity class {{{package}/{activity}}} does not exist.\n", 1, starting
@@ -197,8 +197,8 @@ def _start(phone: AndroidPhone, intent: Intent) -> ShellResult:
     if intent.action == "android.intent.action.MAIN" and "android.intent.category.HOME" in intent.categories:
         phone.home()
         return ok(starting)
-    if intent.package in apps.APPS and apps.APPS[intent.package].launchable and not intent.data:
-        app = apps.APPS[intent.package]
+    if intent.package in phone.apps and phone.apps[intent.package].launchable and not intent.data:
+        app = phone.apps[intent.package]
         return _open_activity(phone, intent, app, app.main_activity, starting)
     return fail(
         f"Error: Activity not started, unable to resolve {intent.describe('0x10000000')}\n", 1, starting
@@ -338,7 +338,7 @@ def monkey(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) ->
             1,
             "".join(out),
         )
-    launchable = [p for p in packages if p in apps.APPS and apps.APPS[p].launchable]
+    launchable = [p for p in packages if p in phone.apps and phone.apps[p].launchable]
     if not launchable:
         return fail("** No activities found to run, monkey aborted.\n", 252, "".join(out))
     phone.launch(launchable[0])

@@ -10,6 +10,7 @@ from ..contract import AndroidPhone, FileStore
 from ..props import DENSITY, SCREEN_HEIGHT, SCREEN_WIDTH
 from ..screens.widgets import NAV_Y
 from .base import fail, ok
+from .devloop import dumpsys_dropbox, dumpsys_notification, dumpsys_package
 
 
 def _hash(text: str) -> str:
@@ -155,9 +156,27 @@ def dumpsys(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -
             f"real {SCREEN_WIDTH} x {SCREEN_HEIGHT}, "
             f"rotation {rotation}, state ON, density {DENSITY}}}\n"
         )
+    if service in DEVLOOP_SERVICES:
+        return DEVLOOP_SERVICES[service](phone, args[1:])
     if service in ("", "-l"):
         return ok("Currently running services:\n" + "".join(f"  {s}\n" for s in DUMPSYS_SERVICES))
     return fail(f"Can't find service: {service}\n", 0)
 
 
-DUMPSYS_SERVICES = ["activity", "battery", "bluetooth_manager", "display", "input_method", "wifi", "window"]
+DEVLOOP_SERVICES = {
+    "dropbox": dumpsys_dropbox,
+    "notification": dumpsys_notification,
+    "package": dumpsys_package,
+}
+DUMPSYS_SERVICES = sorted(
+    [
+        "activity",
+        "battery",
+        "bluetooth_manager",
+        "display",
+        "input_method",
+        "wifi",
+        "window",
+        *DEVLOOP_SERVICES,
+    ]
+)

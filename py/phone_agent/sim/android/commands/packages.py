@@ -9,6 +9,7 @@ from .. import apps
 from ..contract import AndroidPhone, FileStore
 from .activity import am
 from .base import Handler, fail, ok
+from .devloop import cmd_notification, cmd_statusbar, pm_clear, pm_grant, pm_install, pm_uninstall
 from .input import input_
 from .system import ime, settings, wm
 
@@ -46,7 +47,7 @@ def pm(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> She
         chosen = sorted(
             (
                 app
-                for app in apps.APPS.values()
+                for app in phone.apps.values()
                 if query in app.package
                 and not ("-3" in flags and not app.third_party)
                 and not ("-s" in flags and app.third_party)
@@ -59,22 +60,30 @@ def pm(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> She
         ]
         return ok("".join(line + "\n" for line in lines))
     if sub == "path" and len(args) > 1:
-        app = apps.APPS.get(args[-1])
+        app = phone.apps.get(args[-1])
+        installed = phone.dev.installed.get(args[-1])
+        if installed is not None:
+            return ok(f"package:{installed.path}\n")
         return ok(f"package:{_apk_path(app)}\n") if app else fail("", 1)
     if sub == "resolve-activity":
-        return _resolve_activity(args[1:])
-    if sub in ("clear", "grant", "revoke", "disable-user", "enable"):
-        if sub == "clear" and len(args) > 1:
-            phone.force_stop(args[-1])
-            return ok("Success\n")
+        return _resolve_activity(phone, args[1:])
+    if sub == "install":
+        return pm_install(phone, args[1:], stdin, fs)
+    if sub == "uninstall":
+        return pm_uninstall(phone, args[1:], stdin, fs)
+    if sub == "clear":
+        return pm_clear(phone, args[1:], stdin, fs)
+    if sub in ("grant", "revoke"):
+        return pm_grant(phone, args[1:], stdin, fs, grant=sub == "grant")
+    if sub in ("disable-user", "enable"):
         return ok()
     return fail(f"Unknown command: {sub}\n", 255)
 
 
-def _resolve_activity(args: list[str]) -> ShellResult:
+def _resolve_activity(phone: AndroidPhone, args: list[str]) -> ShellResult:
     words = [a for a in args if not a.startswith("-")]
     package = words[-1] if words else ""
-    app = apps.APPS.get(package)
+    app = phone.apps.get(package)
     if app is None or not app.launchable:
         return ok("No activity found\n")
     return ok(
@@ -119,8 +128,10 @@ CMD_SERVICES: dict[str, Handler] = {
     "bluetooth_manager": _cmd_bluetooth,
     "input": input_,
     "input_method": ime,
+    "notification": cmd_notification,
     "package": pm,
     "settings": settings,
+    "statusbar": cmd_statusbar,
     "wifi": _cmd_wifi,
     "window": wm,
 }

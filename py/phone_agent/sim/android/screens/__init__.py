@@ -10,7 +10,7 @@ dumped by `uiautomator dump`, so all three agree by construction.
 ``system_bars`` are the system's own; ``display.build`` puts one screen together.
 """
 
-from . import browser, camera, catalog, clock, messages, settings  # noqa: F401 (they declare their screens)
+from . import browser, camera, catalog, clock, devloop, messages, settings  # noqa: F401 (they declare screens)
 from .browser import URL_BAR_ID
 from .catalog import catalog_max_scroll
 from .display import build

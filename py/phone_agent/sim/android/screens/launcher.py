@@ -9,17 +9,23 @@ from .registry import screen_title
 from .widgets import BG, TEXT2, WALLPAPER, WHITE, W, app_window, label, view
 
 
-def home_screen() -> SimulatedView:
+def home_screen(phone: AndroidPhone) -> SimulatedView:
     root = app_window(apps.LAUNCHER, WALLPAPER)
     root.paint = Paint(kind="wallpaper", bg=WALLPAPER)
     root.add(label((60, 220, 1020, 300), "Phone Agent Sim", size=60, fg=WHITE))
     root.add(label((60, 300, 1020, 360), "Pixel 7 - Android 14 (simulated)", size=36, fg=(200, 210, 225)))
-    grid = view("android.view.ViewGroup", (0, 1380, W, 2040), resource_id=f"{apps.LAUNCHER}:id/workspace")
+    table = getattr(phone, "apps", apps.APPS)
+    added = [p for p, app in table.items() if p not in apps.APPS and app.launchable]  # `pm install`ed
+    icons = [p for p in apps.HOME_APPS if p in table] + added
+    first = 1400 - max(0, (len(icons) + 3) // 4 - 2) * 320  # more than two rows grow upwards
+    grid = view(
+        "android.view.ViewGroup", (0, first - 20, W, 2040), resource_id=f"{apps.LAUNCHER}:id/workspace"
+    )
     assert grid is not None
     root.add(grid)
-    for i, package in enumerate(apps.HOME_APPS):
-        app = apps.APPS[package]
-        x, top = (i % 4) * 270, 1400 + (i // 4) * 320
+    for i, package in enumerate(icons):
+        app = table[package]
+        x, top = (i % 4) * 270, first + (i // 4) * 320
         grid.add(
             view(
                 "android.widget.TextView",
@@ -43,7 +49,7 @@ def recents_screen(phone: AndroidPhone) -> SimulatedView:
         root.add(label((0, 1100, W, 1200), "No recent items", size=48, fg=WHITE, align="center"))
         return root
     for i, package in enumerate(tasks):
-        app = apps.APPS[package]
+        app = getattr(phone, "apps", apps.APPS)[package]
         top = 200 + i * 470
         card = view(
             "android.widget.FrameLayout",
