@@ -45,7 +45,7 @@ from tests.agent.model_server import (
     tap_on,
 )
 from tests.server.harness import PHONE_AGENT, McpHarness
-from tests.support import BOOT_TIMEOUT_MS, PageWatch, eventually, free_port
+from tests.support import BOOT_TIMEOUT_MS, PageWatch, eventually, free_port, page_link
 
 pytestmark = pytest.mark.browser
 
@@ -151,7 +151,7 @@ class Matrix:
         page = await self.context.new_page()
         watch = PageWatch(page, ALLOWED_CONSOLE)
         url = self.url if relay else f"{self.url}&relay=ws://127.0.0.1:{free_port()}/relay"
-        await page.goto(url)
+        await page.goto(page_link(url))
         await page.wait_for_selector("html[data-state=ready]", state="attached", timeout=BOOT_TIMEOUT_MS)
         await page.uncheck("#live-toggle")  # the agent alone uses the phone
         return page, watch

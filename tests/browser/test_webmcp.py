@@ -12,7 +12,7 @@ import pytest
 from playwright.async_api import expect
 
 from phone_agent.tools.catalog import TOOL_NAMES, TOOLS_BY_NAME
-from tests.support import KeptPage
+from tests.support import KeptPage, page_link
 
 pytestmark = pytest.mark.browser
 
@@ -149,7 +149,7 @@ async def test_without_webmcp_the_page_warns_how_to_enable_it(browser, served):
         page = await context.new_page()
         warnings: list[str] = []
         page.on("console", lambda m: warnings.append(m.text) if m.type == "warning" else None)
-        await page.goto(f"{served.base}/")
+        await page.goto(page_link(f"{served.base}/"))
         await page.wait_for_selector("html[data-state=ready]", state="attached", timeout=60_000)
         assert any("chrome://flags/#enable-webmcp-testing" in w for w in warnings)
         assert await page.text_content("#webmcp-state") == "WebMCP unavailable"

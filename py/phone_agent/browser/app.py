@@ -57,11 +57,44 @@ async def fetch_server_config() -> dict[str, Any] | None:
         return None
 
 
+async def claim_page_link() -> bool | None:
+    """The page's link (``?token=`` from ``phone-agent url``) traded for the page cookie, and the token
+    taken out of the address bar and the history at once. None: the URL had no token; else whether the
+    server took it."""
+    params = js.URLSearchParams.new(js.location.search)
+    token = params.get("token")
+    if not token:
+        return None
+    params.delete("token")
+    query = str(params.toString())
+    js.history.replaceState(
+        js.history.state, "", f"{js.location.pathname}{'?' + query if query else ''}{js.location.hash}"
+    )
+    options = {
+        "method": "POST",
+        "cache": "no-store",
+        "credentials": "same-origin",
+        "headers": {"Content-Type": "application/json"},
+        "body": json.dumps({"token": str(token)}),
+    }
+    try:
+        response = await js.fetch("api/page-key", js.JSON.parse(json.dumps(options)))
+    except Exception:
+        return False
+    if not response.ok:
+        js.console.warn(
+            "[MCP relay] the server did not take this link's token (rotated?): "
+            "`phone-agent url` prints the current link"
+        )
+    return bool(response.ok)
+
+
 async def start() -> PhoneAgentPage:
     ui = PageUi()
     context = ToolDispatcher()
     context.add_call_listener(ui.log_call)
 
+    link_taken = await claim_page_link()
     server_config = await fetch_server_config()
     context.profile = tool_profile(server_config)
     # The agent (settings, chat panel, task history) before the channels: a call arriving at once
@@ -71,7 +104,8 @@ async def start() -> PhoneAgentPage:
     settings = relay_settings(str(js.location.href), server_config)
     if settings.refused:
         js.console.warn(f"[MCP relay] {settings.refused}")
-    pairing_form = PairingForm()
+    own_relay = server_config is not None and same_origin(settings.url, str(js.location.href))
+    pairing_form = PairingForm(own_relay, link_taken)
     relay = McpRelayClient(
         context,
         settings.url,
@@ -80,7 +114,7 @@ async def start() -> PhoneAgentPage:
         on_replaced=ui.set_relay_replaced,
         pairing=RelayPairing(
             settings.url,
-            same_origin=server_config is not None and same_origin(settings.url, str(js.location.href)),
+            same_origin=own_relay,
             fetch_secret=fetch_pairing_secret,
             initial_secret=(server_config or {}).get("pairing"),
             on_code_needed=pairing_form.show,
@@ -125,18 +159,39 @@ async def fetch_pairing_secret() -> str | None:
     return secret if isinstance(secret, str) else None
 
 
-class PairingForm:
-    """The MCP relay card's pairing form: shown when the relay asks this page (of another origin) for
-    the code the server's console shows; the code typed in is handed to ``on_code``."""
+# What the pairing form says, by why the page must pair by code.
+FOREIGN_PAGE_HELP = (
+    "This page comes from another origin: type the code that phone-agent shows in its console "
+    "(or its log) once; the page remembers the pairing."
+)
+NO_LINK_HELP = (
+    "This browser did not open the page's link, so the server does not know it is yours. Open the "
+    "link that `phone-agent url` prints (phone-agent serve and phone-agent mcp show it too), or type "
+    "the code that phone-agent shows in its console (or its log)."
+)
+STALE_LINK_HELP = (
+    "This link's token is not the server's (it was rotated): open the link that `phone-agent url` "
+    "prints now, or type the code that phone-agent shows in its console (or its log)."
+)
 
-    def __init__(self) -> None:
+
+class PairingForm:
+    """The MCP relay card's pairing form: shown when the relay asks this page for the code the
+    server's console shows (a page of another origin, or one opened without the page's link, which
+    then says how to get the link); the code typed in is handed to ``on_code``."""
+
+    def __init__(self, own_relay: bool = False, link_taken: bool | None = None) -> None:
         self._events = PanelEvents()
         self.on_code: Any = None
         self._events.listen("relay-pair", "submit", self._submit)
+        self.help = FOREIGN_PAGE_HELP
+        if own_relay:
+            self.help = STALE_LINK_HELP if link_taken is False else NO_LINK_HELP
 
     def show(self, needed: bool) -> None:
         js.document.getElementById("relay-pair").hidden = not needed
         if needed:
+            js.document.getElementById("relay-pair-help").textContent = self.help
             js.document.getElementById("relay-state").textContent = "pairing needed: type the code"
 
     def _submit(self, event: Any) -> None:

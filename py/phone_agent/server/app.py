@@ -2,8 +2,9 @@
 and MCP over streamable HTTP.
 
 Routes: ``GET /api/config`` (how the page learns it is served by phone-agent, where the relay and the
-ADB bridge are, which device to connect to at load, the tool profile, and — for the server's own pages
-only — the relay's pairing secret), ``POST /api/sim`` (the simulated phone, started on demand), the
+ADB bridge are, which device to connect to at load, the tool profile, and — for the user's browser
+only, the one holding the page cookie — the relay's pairing secret), ``POST /api/page-key`` (the page
+trades its link's token for that cookie), ``POST /api/sim`` (the simulated phone, started on demand), the
 relay WebSocket at ``/`` and ``/relay`` (a page must pair first, see ``pairing``), the ADB bridge
 WebSocket at ``/adb``, ``/mcp`` (MCP, bearer token), the bearer-protected ``GET /api/server`` (who this
 server is, for ``phone-agent mcp`` and ``stop``) and ``POST /api/stop``, and the page's files for
@@ -32,7 +33,7 @@ from ..relay.frames import CLOSE_UNPAIRED
 from .access import AccessGuard, AccessPolicy
 from .adb_bridge import BridgePolicy, serve_bridge
 from .mcp_http import MCP_PATH, McpHttpEndpoint, unauthorized
-from .pairing import HELLO_TIMEOUT_S, Paired, PairingGate
+from .pairing import HELLO_TIMEOUT_S, PAGE_COOKIE_MAX_AGE_S, PAGE_KEY_PATH, PageKey, Paired, PairingGate
 from .relay import Relay
 from .sim_on_demand import SIM_PATH, SimOnDemand
 from .static_files import NO_FRAMING, PageFiles
@@ -134,7 +135,9 @@ def build_app(
     page_defaults: Mapping[str, object] | None = None,
     pairing: PairingGate | None = None,
     mcp: McpService | None = None,
+    page_key: PageKey | None = None,
 ) -> Starlette:
+    """The app; ``page_key`` (None: no page link, no secret in ``/api/config``) tells the user's browser."""
     bridge_policy = bridge or BridgePolicy()
     answer = api_config(page_defaults)
     config_headers = {
@@ -145,9 +148,40 @@ def build_app(
 
     async def config(request: Request) -> Response:
         body = dict(answer)
-        if pairing is not None and _same_origin_fetch(request):
-            body["pairing"] = pairing.secret
+        if pairing is not None:
+            # The page knows by this whether it was opened with the link (else it offers the code).
+            linked = page_key is not None and page_key.browser_ok(request.cookies)
+            body["pageKey"] = linked
+            if linked and _same_origin_fetch(request):
+                body["pairing"] = pairing.secret
         return JSONResponse(body, headers=config_headers)
+
+    async def claim_page_key(request: Request) -> Response:
+        """The page trades its link's token for the page cookie (HttpOnly: no script reads it)."""
+        headers = {"Cache-Control": "no-store"}
+        if page_key is None or not policy.own_origin(request.headers.get("origin")):
+            return JSONResponse({"error": "not this server's page"}, status_code=403, headers=headers)
+        try:
+            given = (await request.json()).get("token")
+        except (ValueError, AttributeError):
+            given = None
+        if not page_key.token_ok(given):
+            log.warning("refused a page link with a wrong token (rotated? `phone-agent url` prints the link)")
+            return JSONResponse(
+                {"error": "this link's token is not the server's: `phone-agent url` prints the current link"},
+                status_code=403,
+                headers=headers,
+            )
+        response = Response(status_code=204, headers=headers)
+        response.set_cookie(
+            page_key.cookie_name,
+            page_key.cookie_value,
+            max_age=PAGE_COOKIE_MAX_AGE_S,
+            path="/",
+            httponly=True,
+            samesite="strict",
+        )
+        return response
 
     async def pair(websocket: WebSocket) -> bool:
         """Whether the page's first frame pairs it; an unpaired page is closed with CLOSE_UNPAIRED."""
@@ -204,6 +238,7 @@ def build_app(
     sim_on_demand = SimOnDemand()
     routes = [
         Route("/api/config", config, methods=["GET"]),
+        Route(PAGE_KEY_PATH, claim_page_key, methods=["POST"]),
         Route(SIM_PATH, sim_on_demand.handle, methods=["POST"]),
         WebSocketRoute("/", relay_socket),
         WebSocketRoute(RELAY_PATH, relay_socket),

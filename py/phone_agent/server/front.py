@@ -37,6 +37,7 @@ from mcp.types import INTERNAL_ERROR, INVALID_REQUEST
 from ..errors import server_gone, server_unreachable
 from ..tools.catalog import DEFAULT_TOOL_PROFILE, ToolProfile, tools_for_profile
 from . import background, credentials
+from .listen import page_link
 from .mcp_bridge import INSTRUCTIONS, ProgressForwarder, build_relaying_server
 from .mcp_http import MCP_PATH
 
@@ -111,7 +112,8 @@ class Upstream:
                 )
         host = background.connect_host(self.options.host)
         if not found.identity.get("farm"):  # a farm router (serve --farm) serves no page to open
-            page = f"http://{host}:{self.options.port}/"
+            # The link with the token: the browser that opens it becomes the page (pairing.PageKey).
+            page = page_link(f"http://{host}:{self.options.port}/", token)
             print(f"phone-agent: open {page} in Chrome", file=sys.stderr, flush=True)
         return token
 
