@@ -7,6 +7,12 @@ relay to the page, and the page's wire-form result becomes ``mcp.types.CallToolR
 edge. Progress the page reports becomes ``notifications/progress`` when the request carried
 ``_meta.progressToken``, else ``notifications/message`` (level info, logger ``phone-agent``).
 
+Both MCP revisions are served side by side (the SDK routes each request by its ``MCP-Protocol-Version``):
+2025-11-25 clients with ``initialize`` and sessions, 2026-07-28 clients statelessly (``server/discover``,
+the envelope in ``_meta``, ``resultType``); on 2026-07-28 ``tools/list`` and ``server/discover`` carry
+``ttlMs``/``cacheScope`` (``CACHE_HINTS``), and ``tools/list`` is the catalog's order, byte for byte the
+same on every call.
+
 About ``notifications/message`` in the SDK 2.3: ``send_log_message`` sends unconditionally to clients on
 a handshake protocol revision (≤ 2025-11-25), but on the 2026-07-28 revision only when the request
 opted in with the ``io.modelcontextprotocol/logLevel`` ``_meta`` key. The specification wants progress
@@ -23,6 +29,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, get_args
 
 import mcp.types as types
+from mcp.server.caching import CacheHint
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from pydantic import ValidationError
@@ -42,6 +49,14 @@ INSTRUCTIONS = (
     "run_agent_task carries out a goal on the phone and blocks until it ends."
 )
 PROGRESS_LEVEL: types.LoggingLevel = "info"
+# 2026-07-28 caching hints: the tool list (catalog order, the --tools profile) and what server/discover
+# says never change while a server runs, and are the same for every client of it; a server restarted with
+# other options is seen within this long.
+LIST_TTL_MS = 10 * 60 * 1000
+CACHE_HINTS = {
+    "tools/list": CacheHint(ttl_ms=LIST_TTL_MS, scope="public"),
+    "server/discover": CacheHint(ttl_ms=LIST_TTL_MS, scope="public"),
+}
 _LEVELS: tuple[str, ...] = get_args(types.LoggingLevel)  # ascending severity, the SDK's own order
 
 
@@ -180,6 +195,7 @@ def build_relaying_server(
         SERVER_NAME,
         version=__version__,
         instructions=instructions,
+        cache_hints=CACHE_HINTS,
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
     )
