@@ -339,6 +339,11 @@ async def test_a_second_page_replaces_the_first_mid_task(rig: Matrix):
         assert record["status"] == told_by_first["status"] == "aborted", (record, told_by_first)
         assert record["error"] == told_by_first["error"] != INTERRUPTED_ERROR
         assert record["steps"] == told_by_first["steps"]
+        # The new tab's latest task is that same record, through either channel.
+        latest = await rig.mcp_json("get_latest_task")
+        in_page = json.loads((await second.webmcp.call_tool("get_latest_task", {}))["content"][0]["text"])
+        assert latest["taskId"] == in_page["taskId"] == task_id, (latest, in_page)
+        assert latest["status"] == in_page["status"] == "aborted" and latest["error"] == in_page["error"]
 
         # The second page now runs tasks; the first one never overwrites the record.
         rig.model.add(plan("Look"), call("finish_task", conclusion="done"))

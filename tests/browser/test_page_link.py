@@ -112,3 +112,77 @@ async def test_a_page_opened_without_the_link_says_how_to_get_it_and_pairs_by_th
             assert await page.locator("#relay-pair").is_hidden()
             result = await session.call_tool("get_device_status", {})
             assert json.loads(result_text(result)) == {"connected": False}
+
+
+async def test_a_page_of_another_browser_that_replaces_one_mid_task_answers_its_record(browser, make_sim):
+    """One truth across tabs of different browsers (profiles: no shared IndexedDB): the server keeps the
+    records its pages store, so the new page's get_latest_task, through either channel, is the old
+    page's record of the task it ran (``aborted``)."""
+    from tests.agent.model_server import ScriptedModelServer, stalling_script
+
+    sim = await make_sim()
+    port = free_port()
+    model = await ScriptedModelServer(allow_origin=f"http://127.0.0.1:{port}").start()
+    model.add(*stalling_script())
+    url = f"http://127.0.0.1:{port}/?device=tcp:127.0.0.1:{sim.port}&relayRetryMs=300&agentSettleMs=0"
+    args = (
+        "--port",
+        str(port),
+        "--self-check-delay",
+        "0",
+        "--model-base-url",
+        model.base_url,
+        "--model",
+        "m",
+    )
+    allowed = (REFUSED, r"Failed to load resource")
+    try:
+        async with mcp_stdio_session(*args) as session:
+            async with open_page(browser, url, allowed_console=allowed) as (first, _first_watch):
+                await wait_badge(first, ready=True)
+                await first.wait_for_selector("html[data-phone=connected]", state="attached", timeout=30_000)
+                await first.uncheck("#live-toggle")
+                running = asyncio.create_task(session.call_tool("run_agent_task", {"goal": "Open Settings"}))
+
+                async def agent_running() -> bool:
+                    return await first.get_attribute("html", "data-agent") == "running"
+
+                await eventually(agent_running, timeout_s=30)
+                await eventually(lambda: _at_least(model, 4), timeout_s=30)  # step 2: the model stalls
+                task_id = await first.evaluate("document.querySelector('.chat-task').dataset.taskId")
+
+                async with open_page(browser, url, allowed_console=allowed) as (second, _second_watch):
+                    await wait_badge(second, ready=True)
+                    replaced = await asyncio.wait_for(running, 30)
+                    assert replaced.is_error
+
+                    async def first_says_aborted() -> dict | None:
+                        seen = await first.webmcp.call_tool("get_latest_task", {})
+                        record = json.loads(seen["content"][0]["text"])
+                        return record if record["status"] == "aborted" else None
+
+                    told_by_first = await eventually(first_says_aborted, timeout_s=20)
+                    assert told_by_first["taskId"] == task_id
+
+                    async def second_agrees() -> dict | None:
+                        latest = await session.call_tool("get_latest_task", {})
+                        if latest.is_error:
+                            return None
+                        record = json.loads(result_text(latest))
+                        return record if record["status"] == "aborted" else None
+
+                    over_relay = await eventually(second_agrees, timeout_s=20)
+                    in_page = json.loads(
+                        (await second.webmcp.call_tool("get_latest_task", {}))["content"][0]["text"]
+                    )
+                    for record in (over_relay, in_page):
+                        assert record["taskId"] == task_id and record["status"] == "aborted"
+                        assert record["error"] == told_by_first["error"]
+                        assert record["steps"] == told_by_first["steps"]
+    finally:
+        await model.stop()
+        await sim.close()
+
+
+async def _at_least(model, count: int) -> bool:
+    return len(model.requests) >= count

@@ -265,3 +265,34 @@ def test_phone_agent_url_prints_the_link_that_outlives_restarts_until_the_token_
         assert "pairing" not in json.loads(http(port, "/api/config", {"Cookie": cookie})[2])
         assert http(port, "/api/page-key", origin, trade)[0] == 403
         assert url() != link
+
+
+async def test_task_records_come_only_from_the_users_page_and_reach_the_page_on_the_relay(
+    relay_server: ServeProcess,
+) -> None:
+    from tests.server.harness import page_cookie
+
+    port = relay_server.port
+    own = {"Origin": f"http://127.0.0.1:{port}", "Content-Type": "application/json"}
+    record = {"taskId": "task-1", "status": "aborted", "goal": "g"}
+    body = json.dumps(record).encode()
+    assert http(port, "/api/task-record", {**own, **BROWSER_HEADERS}, body)[0] == 403  # a script
+    peer = await Peer.connect(port)
+    try:
+        cookie = page_cookie(port)
+        assert http(port, "/api/task-record", {**own, "Cookie": cookie}, body)[0] == 204
+        assert await peer.next_frame() == {"type": "task", "record": record}
+        secret = api_config(port)["pairing"]  # a page paired by code shows the secret instead
+        later = json.dumps({**record, "goal": "h"}).encode()
+        assert http(port, "/api/task-record", {**own, "X-Phone-Agent-Pairing": secret}, later)[0] == 204
+        assert (await peer.next_frame())["record"]["goal"] == "h"
+        bad = http(port, "/api/task-record", {**own, "Cookie": cookie}, b'{"status": "x"}')
+        assert bad[0] == 400
+    finally:
+        await peer.close()
+    # A page that pairs later is handed the records kept.
+    again = await Peer.connect(port)
+    try:
+        assert (await again.next_frame())["record"]["taskId"] == "task-1"
+    finally:
+        await again.close()

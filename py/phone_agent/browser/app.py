@@ -121,6 +121,9 @@ async def start() -> PhoneAgentPage:
         ),
     )
     pairing_form.on_code = relay.pair_with_code
+    relay.on_task_record = lambda record: agent.history.merge(record, context, agent.panel)
+    if own_relay:
+        agent.history.on_record = TaskRecordSender(relay.pairing, bool((server_config or {}).get("pageKey")))
     ui.show_relay_target(settings.url, settings.retry_ms, relay.retry_now)
 
     webmcp = WebMcpService(context)
@@ -201,6 +204,45 @@ class PairingForm:
         field.value = ""
         if code and self.on_code is not None:
             self.on_code(code)
+
+
+TASK_RECORD_PATH = "api/task-record"
+
+
+class TaskRecordSender:
+    """Hands each task record this page stores to its server (``POST /api/task-record``), which keeps
+    it for the page that replaces this one, in this browser or another. Only a page the server trusts
+    sends: one holding the page cookie, or one paired by code (it shows the pairing secret)."""
+
+    def __init__(self, pairing: RelayPairing | None, has_page_key: bool) -> None:
+        self._pairing = pairing
+        self._has_page_key = has_page_key
+        self._sending: set[asyncio.Future[None]] = set()
+
+    def __call__(self, record: dict[str, Any]) -> None:
+        secret = self._pairing.secret_shown() if self._pairing is not None else None
+        if not self._has_page_key and not secret:
+            return
+        headers = {"Content-Type": "application/json"}
+        if secret and not self._has_page_key:
+            headers["X-Phone-Agent-Pairing"] = secret
+        options = {
+            "method": "POST",
+            "cache": "no-store",
+            "credentials": "same-origin",
+            "keepalive": True,  # a record written as the tab closes still arrives
+            "headers": headers,
+            "body": json.dumps(record),
+        }
+        future = asyncio.ensure_future(self._send(js.JSON.parse(json.dumps(options))))
+        self._sending.add(future)
+        future.add_done_callback(self._sending.discard)
+
+    async def _send(self, options: Any) -> None:
+        try:
+            await js.fetch(TASK_RECORD_PATH, options)
+        except Exception as exc:  # the server is gone: the record stays in this browser
+            js.console.warn(f"[agent] could not hand a task record to the server: {exc}")
 
 
 def tool_profile(server_config: dict[str, Any] | None) -> ToolProfile:

@@ -30,6 +30,7 @@ from ..relay.frames import (
     CancelFrame,
     PairedFrame,
     ProgressSequence,
+    TaskRecordFrame,
     hello_frame,
     pair_frame,
     parse_server_frame,
@@ -124,6 +125,10 @@ class RelayPairing:
             self._on_code_needed(True)
         return True
 
+    def secret_shown(self) -> str | None:
+        """The secret this page pairs with (from its server, or from a pairing by code), if any."""
+        return self._secret or self._stored()
+
     def enter_code(self, code: str) -> None:
         self._code = "".join(ch for ch in code if ch.isdigit())
 
@@ -145,6 +150,8 @@ class McpRelayClient:
         self._on_status_change = on_status_change
         self._on_replaced = on_replaced
         self.pairing = pairing
+        # Receives the task records the server keeps (``task`` frames): one truth across pages.
+        self.on_task_record: Callable[[dict[str, Any]], Any] | None = None
         self.replaced = False
         self._socket: Any = None
         self._calls: dict[str, asyncio.Task[None]] = {}
@@ -285,6 +292,12 @@ class McpRelayClient:
             task = asyncio.Task(self._serve(frame), loop=asyncio.get_event_loop(), eager_start=True)
             if not task.done():
                 self._calls[frame.id] = task
+        elif isinstance(frame, TaskRecordFrame):
+            if self.on_task_record is not None:
+                try:
+                    self.on_task_record(frame.record)
+                except Exception as exc:
+                    js.console.warn(f"[MCP relay] could not keep a task record: {exc}")
         elif isinstance(frame, CancelFrame):
             call = self._calls.get(frame.id)
             if call is not None:
