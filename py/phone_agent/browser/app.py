@@ -127,6 +127,7 @@ async def start() -> PhoneAgentPage:
     ui.show_relay_target(settings.url, settings.retry_ms, relay.retry_now)
 
     webmcp = WebMcpService(context)
+    webmcp.on_others = ui.show_other_tools
     ui.set_webmcp_status(await webmcp.register(), webmcp.registered, str(context.profile))
     relay.connect()
     phone = PhonePanel(context, (server_config or {}).get("adbBridge"), agent.settings.screen)
