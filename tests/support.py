@@ -171,12 +171,12 @@ def page_link(url: str, token: str | None = None) -> str:
     (``PHONE_AGENT_HOME``) unless given; a URL that has one, or is not on 127.0.0.1, is left alone."""
     from urllib.parse import parse_qs, quote, urlunsplit
 
-    from phone_agent.server.credentials import load_token
+    from phone_agent.server.credentials import load_page_token
 
     parts = urlsplit(url)
     if parts.hostname != "127.0.0.1" or "token" in parse_qs(parts.query):
         return url
-    query = "&".join(filter(None, [parts.query, f"token={quote(token or load_token(), safe='')}"]))
+    query = "&".join(filter(None, [parts.query, f"token={quote(token or load_page_token(), safe='')}"]))
     return urlunsplit(parts._replace(path=parts.path or "/", query=query))
 
 

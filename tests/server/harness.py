@@ -95,14 +95,20 @@ def with_structured_content(tool: Any, result: dict[str, Any]) -> dict[str, Any]
     return {**result, "structuredContent": sample_of(spec.output_schema)}
 
 
-def page_cookie(port: int, bearer: str | None = None) -> str:
+def page_token() -> str:
+    """The token of the page's link of this test session's servers (made on first use)."""
+    from phone_agent.server.credentials import load_page_token
+
+    return load_page_token()
+
+
+def page_cookie(port: int, link_token: str | None = None) -> str:
     """The page cookie (``name=value``) as the user's browser gets it: by trading the page link's token
     (this session's, unless given) on ``/api/page-key``."""
-    from phone_agent.server.credentials import load_token
 
     request = urllib.request.Request(
         f"http://127.0.0.1:{port}/api/page-key",
-        data=json.dumps({"token": bearer or load_token()}).encode(),
+        data=json.dumps({"token": link_token or page_token()}).encode(),
         headers={"Origin": origin_of(port), "Content-Type": "application/json"},
         method="POST",
     )

@@ -194,3 +194,65 @@ async def test_the_store_forgets_an_ended_task_after_its_ttl() -> None:
     with pytest.raises(MCPError):
         store.get(handle["taskId"])
     assert len(store) == 0
+
+
+async def test_an_sdk_client_with_the_extension_on_the_stdio_front(page_root: Path, tmp_path: Path) -> None:
+    """The SDK's 2026-07-28 client, with the Tasks extension as a claim of its own, through the stdio
+    front: the front hands it a task handle, and tasks/get gives the progress texts, then the report."""
+    import os
+    from typing import Literal
+
+    import anyio
+    import mcp.types as types
+    from mcp.client.client import Client
+    from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+    from pydantic import TypeAdapter
+
+    from tests.server.harness import PHONE_AGENT, stop_server
+
+    class TaskHandle(types.Result):
+        result_type: Literal["task"] = "task"
+        task_id: str
+        status: str
+
+    handles: list[TaskHandle] = []
+    states: list[dict[str, Any]] = []
+
+    async def resolve(handle: TaskHandle, ctx: ClaimContext) -> types.CallToolResult:
+        handles.append(handle)
+        request = types.GetTaskRequest(params=types.GetTaskRequestParams(task_id=handle.task_id))
+        while True:
+            state = await ctx.session.send_request(request, TypeAdapter(dict[str, Any]))
+            states.append(state)
+            if state["status"] != "working":
+                return types.CallToolResult.model_validate(state["result"])
+            await asyncio.sleep(0.05)
+
+    class Tasks(ClientExtension):
+        identifier = TASKS_EXTENSION
+
+        def claims(self) -> list[ResultClaim[Any]]:
+            return [ResultClaim(result_type="task", model=TaskHandle, resolve=resolve)]
+
+    port = free_port()
+    args = ["mcp", "--port", str(port), "--root", str(page_root), "--self-check-delay", "0"]
+    params = StdioServerParameters(command=PHONE_AGENT, args=args, env=dict(os.environ))
+    try:
+        with (tmp_path / "stderr.txt").open("w") as errlog, anyio.fail_after(90):
+            async with Client(stdio_client(params, errlog=errlog), extensions=[Tasks()]) as client:
+                assert client.protocol_version == MODERN
+                async with page_peer(port) as peer:
+                    call = asyncio.create_task(client.call_tool("run_agent_task", {"goal": "open Settings"}))
+                    request = await peer.next_request("run_agent_task")
+                    await peer.progress(request, 1, "Planning: open Settings")
+                    while not any(
+                        state.get("statusMessage") == "Planning: open Settings" for state in states
+                    ):
+                        await asyncio.sleep(0.05)
+                    await peer.answer(request, REPORT)
+                    result = await call
+    finally:
+        await asyncio.to_thread(stop_server, port)
+    assert len(handles) == 1 and handles[0].status == "working"
+    assert states[-1]["status"] == "completed" and result.content[0].text == REPORT["content"][0]["text"]

@@ -202,19 +202,21 @@ async def test_a_local_script_that_forges_a_browsers_headers_neither_reads_the_s
 async def test_the_links_token_buys_the_page_cookie(
     relay_server: ServeProcess,
 ) -> None:
-    from phone_agent.server.credentials import load_token
+    from phone_agent.server.credentials import load_page_token, load_token
 
     port = relay_server.port
     origin = {"Origin": f"http://127.0.0.1:{port}", "Content-Type": "application/json"}
     # Only a page of this server may trade the token (a page of another site cannot even send it here).
-    trade = json.dumps({"token": load_token()}).encode()
+    trade = json.dumps({"token": load_page_token()}).encode()
     assert http(port, "/api/page-key", {**origin, "Origin": FOREIGN}, trade)[0] == 403
     status, headers, _ = http(port, "/api/page-key", origin, trade)
     assert status == 204
     attributes = [part.strip().lower() for part in headers["Set-Cookie"].split(";")]
     assert "httponly" in attributes and "samesite=strict" in attributes and "path=/" in attributes
     cookie = headers["Set-Cookie"].split(";", 1)[0]
-    assert cookie.startswith(f"phone-agent-page-{port}=") and load_token() not in cookie
+    assert cookie.startswith(f"phone-agent-page-{port}=") and load_page_token() not in cookie
+    # The bearer token of /mcp is not the link's: it buys no cookie (and is never printed with the link).
+    assert http(port, "/api/page-key", origin, json.dumps({"token": load_token()}).encode())[0] == 403
     config = json.loads(http(port, "/api/config", {**BROWSER_HEADERS, "Cookie": cookie})[2])
     assert config["pageKey"] is True and config["pairing"]
     peer = await Peer.connect(port, hello=hello_frame(config["pairing"]))
@@ -258,9 +260,8 @@ def test_phone_agent_url_prints_the_link_that_outlives_restarts_until_the_token_
     with serve_process(args, tmp_path / "second.txt", env=env):  # restarted: the page keeps working
         assert json.loads(http(port, "/api/config", {"Cookie": cookie})[2])["pairing"] == secret
         assert url() == link
-    subprocess.run(
-        [PHONE_AGENT, "token", "--rotate"], capture_output=True, env=run_env, timeout=30, check=True
-    )
+    rotate = [PHONE_AGENT, "url", "--rotate", "--port", str(port)]
+    subprocess.run(rotate, capture_output=True, env=run_env, timeout=30, check=True)
     with serve_process(args, tmp_path / "third.txt", env=env):  # rotated: the old link and cookie are void
         assert "pairing" not in json.loads(http(port, "/api/config", {"Cookie": cookie})[2])
         assert http(port, "/api/page-key", origin, trade)[0] == 403

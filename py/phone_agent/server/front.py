@@ -113,7 +113,7 @@ class Upstream:
         host = background.connect_host(self.options.host)
         if not found.identity.get("farm"):  # a farm router (serve --farm) serves no page to open
             # The link with the token: the browser that opens it becomes the page (pairing.PageKey).
-            page = page_link(f"http://{host}:{self.options.port}/", token)
+            page = page_link(f"http://{host}:{self.options.port}/", credentials.load_page_token())
             print(f"phone-agent: open {page} in Chrome", file=sys.stderr, flush=True)
         return token
 

@@ -1,9 +1,10 @@
 """Pairing a page with the relay: only a page that shows the server's pairing secret becomes the page.
 
 The secret (kept in the config directory, see ``credentials``) is handed, in ``/api/config``, only to the
-user's browser: the one that opened the page's link (``phone-agent url``: the page's URL with the bearer
-token, the way Jupyter does it) and traded its token for a cookie (``PageKey``: HttpOnly,
-SameSite=Strict, derived from the token, so it outlives reloads and restarts until the token is rotated).
+user's browser: the one that opened the page's link (``phone-agent url``: the page's URL with the page
+token of the config directory, the way Jupyter does it) and traded its token for a cookie (``PageKey``:
+HttpOnly, SameSite=Strict, derived from the token, so it outlives reloads and restarts until the token is
+rotated).
 Another local process reads neither the token file nor that cookie, and any header it forges (Origin,
 Sec-Fetch-Site) is no cookie. Other sites cannot read the answer anyway (no CORS,
 ``Cross-Origin-Resource-Policy: same-origin``).
@@ -127,7 +128,7 @@ class PairingGate:
 
 class PageKey:
     """The user's browser, told apart from any other local process: it opened the page's link (the
-    bearer token in ``?token=``) and traded the token for a cookie derived from it. The cookie's name
+    page token in ``?token=``) and traded the token for a cookie derived from it. The cookie's name
     carries the port (browsers share cookies between the ports of one host)."""
 
     def __init__(self, token: str, port: int) -> None:

@@ -59,7 +59,7 @@ class WebServer:
             )
             if model and model.pop("apiKey", None):
                 log.warning("the model API key is not handed to the page while listening beyond loopback")
-        self._token = token
+        self._page_token = credentials.load_page_token()
         self.mcp_endpoint = McpHttpEndpoint(build_mcp_server(self.relay, options.tool_profile), token)
         self.identity = server_identity(options, self.port)
         self._record = ServerRecord(self.port, self.identity, options.host)
@@ -74,7 +74,7 @@ class WebServer:
                 "toolProfile": options.tool_profile,
             },
             pairing=pairing,
-            page_key=PageKey(token, self.port),
+            page_key=PageKey(self._page_token, self.port),
             mcp=McpService(self.mcp_endpoint, self.identity, self.stop_requested.set),
         )
         self._uvicorn = UvicornTask(
@@ -95,7 +95,7 @@ class WebServer:
     @property
     def link(self) -> str:
         """The page's link: its URL with the token, which the user's browser trades for the page cookie."""
-        return page_link(self.url, self._token)
+        return page_link(self.url, self._page_token)
 
     async def start(self) -> None:
         await self._uvicorn.start()
