@@ -50,6 +50,7 @@ from tests.support import (  # noqa: E402
     CHROMIUM_ARGS,
     ServedPhoneAgent,
     free_port,
+    page_link,
     phone_agent_command,
 )
 
@@ -103,10 +104,10 @@ async def main(argv: list[str]) -> None:
             browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             page = await browser.new_page()
             if sim is None:
-                await page.goto(f"{served.base}/")
+                await page.goto(page_link(f"{served.base}/"))
                 await page.wait_for_selector("html[data-state=ready]", state="attached", timeout=60_000)
             else:
-                await page.goto(f"{served.base}/?device=tcp:127.0.0.1:{sim_port}")
+                await page.goto(page_link(f"{served.base}/?device=tcp:127.0.0.1:{sim_port}"))
                 await page.wait_for_selector("html[data-phone=connected]", state="attached", timeout=60_000)
                 await page.uncheck("#live-toggle")  # the benchmarks alone use the phone and the page
             version = await page.evaluate("navigator.userAgent.match(/Chrom(e|ium)\\/[0-9.]+/)[0]")

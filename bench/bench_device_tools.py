@@ -65,6 +65,7 @@ from tests.support import (  # noqa: E402
     CHROMIUM_ARGS,
     DebianAdbServer,
     free_port,
+    page_link,
     phone_agent_command,
 )
 
@@ -433,7 +434,7 @@ async def bench(args: argparse.Namespace, tmp: Path) -> None:
             browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             stack.push_async_callback(browser.close)
             page = await browser.new_page()
-            await page.goto(f"http://127.0.0.1:{mcp_port}/?device=tcp:127.0.0.1:{sim_port}")
+            await page.goto(page_link(f"http://127.0.0.1:{mcp_port}/?device=tcp:127.0.0.1:{sim_port}"))
             await page.wait_for_selector("html[data-phone=connected]", state="attached", timeout=60_000)
             await page.uncheck("#live-toggle")  # the bench alone uses the phone
             await page.wait_for_selector(".mcp-badge--ready", timeout=30_000)

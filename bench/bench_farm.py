@@ -41,6 +41,7 @@ from tests.support import (  # noqa: E402
     eventually,
     free_port,
     mcp_stdio_session,
+    page_link,
 )
 
 
@@ -146,7 +147,7 @@ async def burst_rate(sessions, serials: list[str], calls: int, concurrency: int)
 
 async def open_tab(context, url: str):
     page = await context.new_page()
-    await page.goto(url)
+    await page.goto(page_link(url))
     await page.wait_for_selector("html[data-state=ready]", timeout=BOOT_TIMEOUT_MS, state="attached")
     await page.wait_for_selector("html[data-phone=connected]", timeout=30_000, state="attached")
     await page.uncheck("#live-toggle")
@@ -279,7 +280,7 @@ async def broker_round_trip(broker: FarmBroker, calls: int) -> dict[str, str]:
             "nats-server CPU per call (call frame + answer, incl. heartbeats)": f"{cpu_per_call_us:.1f} µs",
             "broker round trip p50 / p99 (nats-py → Python page → back)": (
                 f"{statistics.median(times):.3f} / {percentile(times, 0.99):.3f} ms"
-            )
+            ),
         }
     finally:
         await nc.close()

@@ -55,6 +55,7 @@ from tests.support import (  # noqa: E402
     ServedPhoneAgent,
     free_port,
     mcp_stdio_session,
+    page_link,
 )
 
 PULL_JS = "path => window.phoneAgent.measurePull(path)"
@@ -138,7 +139,7 @@ class Browser:
         """A tab at ``url`` once the JavaScript condition ``ready`` holds; ``await tab.evaluate(f, arg)``."""
         if self.playwright:
             page = await self._browser.new_page()
-            await page.goto(url)
+            await page.goto(page_link(url))
             await page.wait_for_function(ready, timeout=120_000)
             return page
         tab = await self._browser.new_tab(url)

@@ -34,7 +34,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.support import CHROMIUM, CHROMIUM_ARGS, free_port, mcp_stdio_session  # noqa: E402
+from tests.support import CHROMIUM, CHROMIUM_ARGS, free_port, mcp_stdio_session, page_link  # noqa: E402
 
 # Times, in the page, from a relay frame's message event to the page's answer leaving (send): what the
 # page itself spends on a call, apart from the browser's and the server's share.
@@ -149,7 +149,7 @@ async def served_client(browser: Any) -> AsyncIterator[tuple[Any, int, Any]]:
     port = free_port()
     async with mcp_stdio_session("--port", str(port), "--self-check-delay", "0") as session:
         page = await browser.new_page()
-        await page.goto(f"http://127.0.0.1:{port}/")
+        await page.goto(page_link(f"http://127.0.0.1:{port}/"))
         await page.wait_for_selector(".mcp-badge--ready", timeout=60_000)
         pid = server_pid(port)
         assert pid is not None, "cannot find the server process"

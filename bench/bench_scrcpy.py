@@ -44,7 +44,7 @@ from phone_agent.scrcpy.device import ScrcpyDevice  # noqa: E402
 from phone_agent.scrcpy.protocol import ScrcpyServerOptions  # noqa: E402
 from phone_agent.server.adb_tcp import connect_adbd  # noqa: E402
 from phone_agent.sim.server import SimulatedPhoneServer  # noqa: E402
-from tests.support import CHROMIUM, CHROMIUM_ARGS, ServedPhoneAgent, free_port  # noqa: E402
+from tests.support import CHROMIUM, CHROMIUM_ARGS, ServedPhoneAgent, free_port, page_link  # noqa: E402
 
 JAR = ROOT / "static" / "vendor" / "scrcpy" / "scrcpy-server"
 
@@ -164,7 +164,7 @@ async def bench_page(
                 f"{served.base}/?device=tcp:127.0.0.1:{sim.port}"
                 f"&scrcpyMaxSize={options.max_size}&scrcpyMaxFps={options.max_fps}"
             )
-            await page.goto(url)
+            await page.goto(page_link(url))
             await page.wait_for_selector(
                 "canvas#screen[data-source=scrcpy]", state="attached", timeout=60_000
             )

@@ -165,6 +165,21 @@ class PageWatch:
         assert not problems, "the page misbehaved:\n" + "\n".join(problems)
 
 
+def page_link(url: str, token: str | None = None) -> str:
+    """``url`` as the user opens it: with the page link's token (``phone-agent url``), so that the
+    page's browser gets the page cookie and pairs with the relay. The token is this session's
+    (``PHONE_AGENT_HOME``) unless given; a URL that has one, or is not on 127.0.0.1, is left alone."""
+    from urllib.parse import parse_qs, quote, urlunsplit
+
+    from phone_agent.server.credentials import load_page_token
+
+    parts = urlsplit(url)
+    if parts.hostname != "127.0.0.1" or "token" in parse_qs(parts.query):
+        return url
+    query = "&".join(filter(None, [parts.query, f"token={quote(token or load_page_token(), safe='')}"]))
+    return urlunsplit(parts._replace(path=parts.path or "/", query=query))
+
+
 async def boot_page(
     browser,
     url: str,
@@ -172,16 +187,18 @@ async def boot_page(
     allowed_console: tuple[str, ...] = (),
     wait_ready: bool = True,
     init_script: str | None = None,
+    link: bool = True,
 ):
     """A new browser context and a watched page at ``url``, booted: (context, page, watch). The caller
-    closes the context; if booting fails it is closed here."""
+    closes the context; if booting fails it is closed here. With ``link`` (the default) the page is
+    opened as the user does, with the page link's token (``page_link``)."""
     context = await browser.new_context()
     try:
         if init_script is not None:
             await context.add_init_script(init_script)
         page = await context.new_page()
         watch = PageWatch(page, allowed_console)
-        await page.goto(url)
+        await page.goto(page_link(url) if link else url)
         if wait_ready:
             await page.wait_for_selector("html[data-state=ready]", timeout=BOOT_TIMEOUT_MS, state="attached")
     except BaseException:
@@ -199,11 +216,18 @@ async def open_page(
     allowed_console: tuple[str, ...] = (),
     wait_ready: bool = True,
     init_script: str | None = None,
+    link: bool = True,
 ):
     """A new browser context and page at ``url``, watched, booted; closed (and checked) at the end.
-    ``init_script`` runs in the page before its own scripts (a test double of a browser API)."""
+    ``init_script`` runs in the page before its own scripts (a test double of a browser API); ``link``
+    as in ``boot_page``."""
     context, page, watch = await boot_page(
-        browser, url, allowed_console=allowed_console, wait_ready=wait_ready, init_script=init_script
+        browser,
+        url,
+        allowed_console=allowed_console,
+        wait_ready=wait_ready,
+        init_script=init_script,
+        link=link,
     )
     try:
         yield page, watch

@@ -1,6 +1,7 @@
 """The ``phone-agent`` command: ``serve`` (the page, the relay and MCP over HTTP at ``/mcp``), ``mcp``
 (the stdio front MCP clients spawn: it relays to the shared server, starting one in the background when
-none answers), ``stop`` (stops that server), ``token`` (prints or rotates the bearer token of ``/mcp``).
+none answers), ``stop`` (stops that server), ``token`` (prints or rotates the bearer token of ``/mcp``),
+``url`` (prints the page's link: its URL with the page token).
 
 ``sim`` runs the simulated phone alone; ``--sim`` on ``serve``/``mcp`` runs it beside the server.
 
@@ -246,6 +247,24 @@ def add_token_command(commands: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run_token)
 
 
+def add_url_command(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "url",
+        help="print the page's link (its URL with the token): the browser that opens it becomes the page "
+        "that pairs with the relay",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="where the server listens (default 127.0.0.1)")
+    parser.add_argument(
+        "--port", type=port_number, default=None, help="its port (default: $PHONE_AGENT_WS_PORT, else 7788)"
+    )
+    parser.add_argument(
+        "--rotate",
+        action="store_true",
+        help="replace the link's token (a running server keeps the old one until restarted)",
+    )
+    parser.set_defaults(run=run_url)
+
+
 def add_sim_command(commands: argparse._SubParsersAction) -> None:
     from .sim.commandline import add_sim_arguments, run_sim
 
@@ -265,6 +284,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_mcp_command(commands)
     add_stop_command(commands)
     add_token_command(commands)
+    add_url_command(commands)
     add_sim_command(commands)
     return parser
 
@@ -369,6 +389,21 @@ def run_token(args: argparse.Namespace) -> int:
         )
         return 0
     print(load_token())
+    return 0
+
+
+def run_url(args: argparse.Namespace) -> int:
+    from .server.credentials import load_page_token, rotate_page_token
+    from .server.listen import page_link, page_url
+
+    port = args.port if args.port is not None else default_port()
+    print(page_link(page_url(args.host, port), rotate_page_token() if args.rotate else load_page_token()))
+    if args.rotate:
+        print(
+            "phone-agent: the old link and the pages opened with it no longer pair once the server "
+            "restarts (phone-agent stop)",
+            file=sys.stderr,
+        )
     return 0
 
 

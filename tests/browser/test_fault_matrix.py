@@ -45,7 +45,7 @@ from tests.agent.model_server import (
     tap_on,
 )
 from tests.server.harness import PHONE_AGENT, McpHarness
-from tests.support import BOOT_TIMEOUT_MS, PageWatch, eventually, free_port
+from tests.support import BOOT_TIMEOUT_MS, PageWatch, eventually, free_port, page_link
 
 pytestmark = pytest.mark.browser
 
@@ -151,7 +151,7 @@ class Matrix:
         page = await self.context.new_page()
         watch = PageWatch(page, ALLOWED_CONSOLE)
         url = self.url if relay else f"{self.url}&relay=ws://127.0.0.1:{free_port()}/relay"
-        await page.goto(url)
+        await page.goto(page_link(url))
         await page.wait_for_selector("html[data-state=ready]", state="attached", timeout=BOOT_TIMEOUT_MS)
         await page.uncheck("#live-toggle")  # the agent alone uses the phone
         return page, watch
@@ -339,6 +339,11 @@ async def test_a_second_page_replaces_the_first_mid_task(rig: Matrix):
         assert record["status"] == told_by_first["status"] == "aborted", (record, told_by_first)
         assert record["error"] == told_by_first["error"] != INTERRUPTED_ERROR
         assert record["steps"] == told_by_first["steps"]
+        # The new tab's latest task is that same record, through either channel.
+        latest = await rig.mcp_json("get_latest_task")
+        in_page = json.loads((await second.webmcp.call_tool("get_latest_task", {}))["content"][0]["text"])
+        assert latest["taskId"] == in_page["taskId"] == task_id, (latest, in_page)
+        assert latest["status"] == in_page["status"] == "aborted" and latest["error"] == in_page["error"]
 
         # The second page now runs tasks; the first one never overwrites the record.
         rig.model.add(plan("Look"), call("finish_task", conclusion="done"))

@@ -12,7 +12,7 @@ import json
 import pytest
 
 from phone_agent.sim.server import SimulatedPhoneServer
-from tests.support import eventually, free_port, mcp_stdio_session, open_page, result_text
+from tests.support import eventually, free_port, mcp_stdio_session, open_page, page_link, result_text
 
 pytestmark = pytest.mark.browser
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -158,7 +158,7 @@ async def test_the_phone_asks_once_and_remembers_the_browsers_key(browser, serve
     context = await browser.new_context()  # one browser profile: one IndexedDB, one key
     try:
         page = await context.new_page()
-        await page.goto(f"{served.base}/?device=tcp:127.0.0.1:{phone.port}")
+        await page.goto(page_link(f"{served.base}/?device=tcp:127.0.0.1:{phone.port}"))
         await page.wait_for_function(
             "document.getElementById('device-state').textContent"
             ".startsWith('Accept the prompt on your phone')",

@@ -16,7 +16,15 @@ from playwright.async_api import expect
 
 from phone_agent.sim.server import SimulatedPhoneServer
 from phone_agent.tools.catalog import TOOL_NAMES, TOOLS_BY_NAME
-from tests.support import ServedPhoneAgent, eventually, free_port, mcp_stdio_session, open_page, result_text
+from tests.support import (
+    ServedPhoneAgent,
+    eventually,
+    free_port,
+    mcp_stdio_session,
+    open_page,
+    page_link,
+    result_text,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -169,7 +177,8 @@ async def test_the_badge_follows_the_server_and_foreign_origins_need_allow_origi
     url = f"{served.base}/?relay=ws://127.0.0.1:{port}/relay&relayRetryMs=300"
     relay_args = ("--port", str(port), "--self-check-delay", "0")
     log = phone_agent_home / "state" / f"server-{port}.log"
-    async with open_page(browser, url, allowed_console=(REFUSED,)) as (page, _watch):
+    # Opened without the page's link (the stranger's token is not this session's).
+    async with open_page(browser, url, allowed_console=(REFUSED,), link=False) as (page, _watch):
         await wait_badge(page, ready=False)
         assert await page.text_content("#relay-url") == f"ws://127.0.0.1:{port}/relay"
 
@@ -235,7 +244,7 @@ async def _open_kept_page(browser, port: int, args: tuple[str, ...]):
     context = await browser.new_context()
     page = await context.new_page()
     async with mcp_stdio_session(*args):
-        await page.goto(f"http://127.0.0.1:{port}/")
+        await page.goto(page_link(f"http://127.0.0.1:{port}/"))
         await page.wait_for_selector("html[data-state=ready]", timeout=60_000, state="attached")
         await wait_badge(page, ready=True)
     return page, context

@@ -12,7 +12,7 @@ import pytest
 from playwright.async_api import expect
 
 from phone_agent.tools.catalog import TOOL_NAMES, TOOLS_BY_NAME
-from tests.support import KeptPage
+from tests.support import KeptPage, page_link
 
 pytestmark = pytest.mark.browser
 
@@ -149,10 +149,61 @@ async def test_without_webmcp_the_page_warns_how_to_enable_it(browser, served):
         page = await context.new_page()
         warnings: list[str] = []
         page.on("console", lambda m: warnings.append(m.text) if m.type == "warning" else None)
-        await page.goto(f"{served.base}/")
+        await page.goto(page_link(f"{served.base}/"))
         await page.wait_for_selector("html[data-state=ready]", state="attached", timeout=60_000)
         assert any("chrome://flags/#enable-webmcp-testing" in w for w in warnings)
         assert await page.text_content("#webmcp-state") == "WebMCP unavailable"
         assert await page.webmcp.tools() == []
     finally:
         await context.close()
+
+
+def test_every_catalog_name_is_a_webmcp_tool_name() -> None:
+    from phone_agent.tools.spec import webmcp_name_ok
+
+    assert all(webmcp_name_ok(name) for name in TOOL_NAMES)
+    for bad in ("", "has space", "slash/name", "x" * 129, "ünï"):
+        assert not webmcp_name_ok(bad)
+    assert webmcp_name_ok("a.b-c_D9") and webmcp_name_ok("x" * 128)
+
+
+REGISTER_OTHER = """async (name) => {
+  window.__otherTool = new AbortController();
+  await document.modelContext.registerTool({
+    name, description: "A tool of another script of this page.",
+    inputSchema: {type: "object", properties: {}},
+    execute: async () => "from the other script",
+  }, {signal: window.__otherTool.signal});
+}"""
+
+
+async def test_tools_other_scripts_add_or_withdraw_show_as_cards_and_in_the_log(page):
+    name = "other.script-tool_1"
+    await page.evaluate(REGISTER_OTHER, name)
+    card = page.locator(f'#tool-list li.tool--other[data-tool="{name}"]')
+    await expect(card).to_have_count(1, timeout=10_000)
+    await expect(card).to_contain_text("A tool of another script of this page.")
+    activity = page.locator("#activity")
+    await expect(activity).to_contain_text(f"another script of this page registered the tool {name}")
+    listed = {tool["name"] for tool in await page.webmcp.tools()}
+    assert name in listed and set(TOOL_NAMES) <= listed
+    # Ours stay ours: none of the catalog's tools is shown as another script's.
+    assert await page.locator("#tool-list li.tool--other").count() == 1
+
+    await page.evaluate("() => window.__otherTool.abort()")  # withdrawn the draft's way: by the signal
+    await expect(card).to_have_count(0, timeout=10_000)
+    await expect(activity).to_contain_text(f"another script of this page withdrew the tool {name}")
+    assert name not in {tool["name"] for tool in await page.webmcp.tools()}
+    assert set(TOOL_NAMES) <= {tool["name"] for tool in await page.webmcp.tools()}
+
+
+async def test_the_page_uses_nothing_of_the_removed_webmcp_api() -> None:
+    from pathlib import Path
+
+    source = "\n".join(
+        path.read_text()
+        for path in (Path(__file__).parents[2] / "py" / "phone_agent" / "browser").glob("*.py")
+    )
+    code_lines = [line for line in source.splitlines() if not line.strip().startswith(("#", '"', "``"))]
+    for removed in ("provideContext(", "unregisterTool(", "requestUserInteraction("):
+        assert not any(removed in line for line in code_lines), removed

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from phone_agent.sim.server import SimulatedPhoneServer
-from tests.support import PageWatch, free_port
+from tests.support import PageWatch, free_port, page_link
 
 pytestmark = pytest.mark.browser
 FAKE_USB = (Path(__file__).parent / "fakes" / "fake_usb.js").read_text()
@@ -42,7 +42,7 @@ async def usb_page(browser, served, sim, *, allowed: bool, claim_fails: bool = F
     await context.add_init_script(script)
     page = await context.new_page()
     watch = PageWatch(page)
-    await page.goto(f"{served.base}/")
+    await page.goto(page_link(f"{served.base}/"))
     await page.wait_for_selector("html[data-state=ready]", state="attached", timeout=60_000)
     return context, page, watch
 

@@ -198,3 +198,34 @@ async def test_the_stdio_front_does_not_send_its_user_to_open_a_farm_router_in_c
 async def _status(session: ClientSession, serial: str):
     answer = await session.call_tool("get_device_status", {"device": serial})
     return None if answer.is_error else structured(answer)
+
+
+async def test_serve_farm_speaks_both_mcp_revisions(broker: FarmBroker, farm_serve: ServeProcess):
+    import httpx2
+    from mcp.client.client import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    page = PythonPage(broker, PAGE_USERS[0], SERIALS[0])
+    await page.start()
+    timeout = httpx2.Timeout(30.0, read=None)
+    url = f"http://127.0.0.1:{farm_serve.port}/mcp"
+    try:
+        async with (
+            httpx2.AsyncClient(headers={"Authorization": f"Bearer {token()}"}, timeout=timeout) as http,
+            Client(streamable_http_client(url, http_client=http), mode="auto") as modern,
+            Client(streamable_http_client(url, http_client=http), mode="legacy") as legacy,
+        ):
+            assert (modern.protocol_version, legacy.protocol_version) == ("2026-07-28", "2025-11-25")
+            names = [spec.name for spec in tools_for_profile()] + ["list_devices"]
+            for client in (modern, legacy):
+                assert [tool.name for tool in (await client.list_tools()).tools] == names
+
+                async def found(client=client):
+                    devices = structured(await client.call_tool("list_devices", {}))["devices"]
+                    return [device["serial"] for device in devices] == [SERIALS[0]]
+
+                assert await eventually(found, timeout_s=10)
+                status = await client.call_tool("get_device_status", {"device": SERIALS[0]})
+                assert structured(status)["serial"] == SERIALS[0]
+    finally:
+        await page.close()

@@ -14,7 +14,7 @@ import pytest
 from tests.agent.model_server import ScriptedModelServer, stall
 from tests.farm.support import PAGE_USERS, FarmBroker, farm_mcp, routed_calls, structured
 from tests.server.harness import free_port, http_session, serve_process, token
-from tests.support import BOOT_TIMEOUT_MS, PageWatch, ServedPhoneAgent, eventually, result_text
+from tests.support import BOOT_TIMEOUT_MS, PageWatch, ServedPhoneAgent, eventually, page_link, result_text
 
 pytestmark = pytest.mark.browser
 
@@ -39,7 +39,7 @@ async def served_with_model() -> AsyncIterator[tuple[ServedPhoneAgent, ScriptedM
 async def open_tab(context, url: str) -> tuple[object, PageWatch]:
     page = await context.new_page()
     watch = PageWatch(page, ALLOWED_CONSOLE)
-    await page.goto(url)
+    await page.goto(page_link(url))
     await page.wait_for_selector("html[data-state=ready]", timeout=BOOT_TIMEOUT_MS, state="attached")
     return page, watch
 
@@ -55,8 +55,10 @@ async def test_three_tabs_serve_their_phones_to_two_servers(browser, broker: Far
         stack.push_async_callback(context.close)
         tabs = []
         for user, sim in zip(PAGE_USERS, sims, strict=True):
-            url = (f"{served.base}/?device=tcp:127.0.0.1:{sim.port}&farm={broker.ws_url(user)}"
-                   "&farmHeartbeatMs=1000&relayRetryMs=600000")
+            url = (
+                f"{served.base}/?device=tcp:127.0.0.1:{sim.port}&farm={broker.ws_url(user)}"
+                "&farmHeartbeatMs=1000&relayRetryMs=600000"
+            )
             tabs.append(await open_tab(context, url))
         for page, _watch in tabs:
             await page.wait_for_selector("html[data-phone=connected]", state="attached", timeout=30_000)
@@ -64,6 +66,7 @@ async def test_three_tabs_serve_their_phones_to_two_servers(browser, broker: Far
             await page.uncheck("#live-toggle")  # the farm's calls alone use the phones
         servers = [await stack.enter_async_context(farm_mcp(broker)) for _ in range(2)]
         for session in servers:
+
             async def three(session=session):
                 listed = await serials_listed(session)
                 return listed if len(listed) == 3 else None
@@ -96,8 +99,10 @@ async def test_three_tabs_serve_their_phones_to_two_servers(browser, broker: Far
             assert structured(status)["serial"] == serial
 
         # A page with wrong credentials is refused and never listed.
-        wrong_url = (f"{served.base}/?device=tcp:127.0.0.1:{sims[1].port}"
-                     f"&farm={broker.ws_url('phone2', 'not-the-password')}&relayRetryMs=600000")
+        wrong_url = (
+            f"{served.base}/?device=tcp:127.0.0.1:{sims[1].port}"
+            f"&farm={broker.ws_url('phone2', 'not-the-password')}&relayRetryMs=600000"
+        )
         refused_page, refused_watch = await open_tab(context, wrong_url)
         await refused_page.wait_for_selector("html[data-farm=refused]", state="attached", timeout=15_000)
         assert SERIALS[1] not in await serials_listed(servers[0])
@@ -113,8 +118,6 @@ async def _true(value):
 async def _listed_without(session, serial):
     listed = await serials_listed(session)
     return len(listed) == 2 and serial not in listed
-
-
 
 
 async def test_the_settings_farm_field_joins_and_leaves_without_reload(

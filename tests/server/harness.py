@@ -95,8 +95,33 @@ def with_structured_content(tool: Any, result: dict[str, Any]) -> dict[str, Any]
     return {**result, "structuredContent": sample_of(spec.output_schema)}
 
 
-def api_config(port: int) -> dict[str, Any]:
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/config", timeout=WAIT_S) as response:
+def page_token() -> str:
+    """The token of the page's link of this test session's servers (made on first use)."""
+    from phone_agent.server.credentials import load_page_token
+
+    return load_page_token()
+
+
+def page_cookie(port: int, link_token: str | None = None) -> str:
+    """The page cookie (``name=value``) as the user's browser gets it: by trading the page link's token
+    (this session's, unless given) on ``/api/page-key``."""
+
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/api/page-key",
+        data=json.dumps({"token": link_token or page_token()}).encode(),
+        headers={"Origin": origin_of(port), "Content-Type": "application/json"},
+        method="POST",
+    )
+    with urllib.request.urlopen(request, timeout=WAIT_S) as response:
+        return response.headers["Set-Cookie"].split(";", 1)[0]
+
+
+def api_config(port: int, browser: bool = True) -> dict[str, Any]:
+    """``/api/config`` as the user's browser reads it (with the page cookie), or, without ``browser``,
+    as any other process does."""
+    headers = {"Cookie": page_cookie(port)} if browser else {}
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/api/config", headers=headers)
+    with urllib.request.urlopen(request, timeout=WAIT_S) as response:
         return json.loads(response.read())
 
 

@@ -16,7 +16,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.server.harness import PAGE_FILES, Peer, ServeProcess, free_port, origin_of, serve_process
+from tests.server.harness import (
+    PAGE_FILES,
+    Peer,
+    ServeProcess,
+    free_port,
+    origin_of,
+    page_token,
+    serve_process,
+)
 
 ALLOWED = "https://phone.example.test"
 
@@ -67,7 +75,7 @@ def handshake_status(port: int, host: str, origin: str | None, path: str = "/rel
 
 def test_the_server_prints_the_url_to_open(serve_proc: ServeProcess) -> None:
     log = serve_proc.wait_stderr("in Chrome")
-    assert f"phone-agent: open http://127.0.0.1:{serve_proc.port}/ in Chrome" in log
+    assert f"phone-agent: open http://127.0.0.1:{serve_proc.port}/?token={page_token()} in Chrome" in log
     assert serve_proc.process.stdout is not None
 
 

@@ -17,7 +17,15 @@ from pathlib import Path
 import pytest
 
 from phone_agent.tools.catalog import TOOL_NAMES
-from tests.server.harness import PHONE_AGENT, Peer, free_port, port_is_free, stop_server, wait_listening
+from tests.server.harness import (
+    PHONE_AGENT,
+    Peer,
+    free_port,
+    page_token,
+    port_is_free,
+    stop_server,
+    wait_listening,
+)
 
 
 def jsonrpc(message_id: int | None, method: str, params: dict | None = None) -> bytes:
@@ -107,7 +115,7 @@ async def test_stdout_is_json_rpc_only_and_closing_stdin_ends_the_front_but_not_
     assert f"started phone-agent serve in the background on port {port}" in log
     assert "Traceback" not in log, log
     background_log = (phone_agent_home / "state" / f"server-{port}.log").read_text()
-    assert f"phone-agent: open http://127.0.0.1:{port}/ in Chrome" in background_log
+    assert f"phone-agent: open http://127.0.0.1:{port}/?token={page_token()} in Chrome" in background_log
 
 
 def test_a_taken_port_is_a_one_line_error_and_exit_code_1(tmp_path: Path) -> None:

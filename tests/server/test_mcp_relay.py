@@ -20,7 +20,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 
 from phone_agent.errors import BROWSER_NOT_CONNECTED_TEXT
 from phone_agent.tools.catalog import TOOL_NAMES, TOOLS_BY_NAME
-from tests.server.harness import McpHarness, page_peer, sample_of, with_structured_content
+from tests.server.harness import McpHarness, page_peer, page_token, sample_of, with_structured_content
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -336,7 +336,8 @@ async def test_the_server_logged_its_url_and_no_traceback_to_stderr(
     mcp_server: McpHarness, phone_agent_home: Path
 ) -> None:
     log = mcp_server.stderr()
-    assert f"phone-agent: open http://127.0.0.1:{mcp_server.port}/ in Chrome" in log
+    # The page's link: the browser that opens it is the one that pairs.
+    assert f"phone-agent: open http://127.0.0.1:{mcp_server.port}/?token={page_token()} in Chrome" in log
     assert "Traceback" not in log, log
     background = (phone_agent_home / "state" / f"server-{mcp_server.port}.log").read_text()
     assert f"phone-agent: MCP over streamable HTTP on http://127.0.0.1:{mcp_server.port}/mcp" in background

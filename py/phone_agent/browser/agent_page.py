@@ -167,6 +167,8 @@ class TaskHistory:
         self._channel: Any = None
         self._channel_proxy: Any = None
         self._following: set[asyncio.Future[None]] = set()
+        # Hands each stored record on to the server too (task_ledger: one truth across browsers).
+        self.on_record: Any = None
 
     async def restore(self, context: ToolDispatcher, panel: ChatPanel) -> int:
         """Put the stored tasks back into the context (oldest first) and the panel; how many. Tasks
@@ -237,11 +239,38 @@ class TaskHistory:
         """Store the task as it is now (the record is taken at once; the write follows the others)."""
         record = task_record(task)
         self._chain(self._store.put(task.id, record))
+        if self.on_record is not None:
+            try:
+                self.on_record(record)
+            except Exception as exc:
+                js.console.warn(f"[agent] could not hand a task to the server: {exc}")
         if self._channel is not None:
             try:
                 self._channel.postMessage(json.dumps(record))
             except Exception as exc:
                 js.console.warn(f"[agent] could not tell the other tabs about a task: {exc}")
+
+    def merge(self, record: dict[str, Any], context: ToolDispatcher, panel: ChatPanel) -> bool:
+        """A record the server kept (another page stored it, maybe in another browser): this tab's
+        history takes it unless this tab runs that task, or knows it ended while the record says not.
+        Whether it was taken."""
+        try:
+            incoming = task_from_record(record, _now_ms(), keep_running=True)
+        except (KeyError, TypeError, ValueError) as exc:
+            js.console.warn(f"[agent] ignored a task record from the server: {exc}")
+            return False
+        known = context.get_task(incoming.id)
+        running_here = known is not None and context.running_task is known
+        if running_here or (known is not None and known.done and not incoming.done):
+            return False
+        if known is not None and task_record(known) == record:
+            return False
+        context.remember_task(incoming)
+        for item in js.document.querySelectorAll(f'.chat-task[data-task-id="{incoming.id}"]'):
+            item.remove()
+        panel.show_past(incoming)
+        self._chain(self._store.put(incoming.id, record))  # kept across reloads (not posted again)
+        return True
 
     def _chain(self, write: Any) -> None:
         previous = self._last

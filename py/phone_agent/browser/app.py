@@ -59,11 +59,44 @@ async def fetch_server_config() -> dict[str, Any] | None:
         return None
 
 
+async def claim_page_link() -> bool | None:
+    """The page's link (``?token=`` from ``phone-agent url``) traded for the page cookie, and the token
+    taken out of the address bar and the history at once. None: the URL had no token; else whether the
+    server took it."""
+    params = js.URLSearchParams.new(js.location.search)
+    token = params.get("token")
+    if not token:
+        return None
+    params.delete("token")
+    query = str(params.toString())
+    js.history.replaceState(
+        js.history.state, "", f"{js.location.pathname}{'?' + query if query else ''}{js.location.hash}"
+    )
+    options = {
+        "method": "POST",
+        "cache": "no-store",
+        "credentials": "same-origin",
+        "headers": {"Content-Type": "application/json"},
+        "body": json.dumps({"token": str(token)}),
+    }
+    try:
+        response = await js.fetch("api/page-key", js.JSON.parse(json.dumps(options)))
+    except Exception:
+        return False
+    if not response.ok:
+        js.console.warn(
+            "[MCP relay] the server did not take this link's token (rotated?): "
+            "`phone-agent url` prints the current link"
+        )
+    return bool(response.ok)
+
+
 async def start() -> PhoneAgentPage:
     ui = PageUi()
     context = ToolDispatcher()
     context.add_call_listener(ui.log_call)
 
+    link_taken = await claim_page_link()
     server_config = await fetch_server_config()
     context.profile = tool_profile(server_config)
     # The agent (settings, chat panel, task history) before the channels: a call arriving at once
@@ -73,7 +106,8 @@ async def start() -> PhoneAgentPage:
     settings = relay_settings(str(js.location.href), server_config)
     if settings.refused:
         js.console.warn(f"[MCP relay] {settings.refused}")
-    pairing_form = PairingForm()
+    own_relay = server_config is not None and same_origin(settings.url, str(js.location.href))
+    pairing_form = PairingForm(own_relay, link_taken)
     relay = McpRelayClient(
         context,
         settings.url,
@@ -82,16 +116,20 @@ async def start() -> PhoneAgentPage:
         on_replaced=ui.set_relay_replaced,
         pairing=RelayPairing(
             settings.url,
-            same_origin=server_config is not None and same_origin(settings.url, str(js.location.href)),
+            same_origin=own_relay,
             fetch_secret=fetch_pairing_secret,
             initial_secret=(server_config or {}).get("pairing"),
             on_code_needed=pairing_form.show,
         ),
     )
     pairing_form.on_code = relay.pair_with_code
+    relay.on_task_record = lambda record: agent.history.merge(record, context, agent.panel)
+    if own_relay:
+        agent.history.on_record = TaskRecordSender(relay.pairing, bool((server_config or {}).get("pageKey")))
     ui.show_relay_target(settings.url, settings.retry_ms, relay.retry_now)
 
     webmcp = WebMcpService(context)
+    webmcp.on_others = ui.show_other_tools
     ui.set_webmcp_status(await webmcp.register(), webmcp.registered, str(context.profile))
     relay.connect()
     phone = PhonePanel(context, (server_config or {}).get("adbBridge"), agent.settings.screen)
@@ -129,18 +167,39 @@ async def fetch_pairing_secret() -> str | None:
     return secret if isinstance(secret, str) else None
 
 
-class PairingForm:
-    """The MCP relay card's pairing form: shown when the relay asks this page (of another origin) for
-    the code the server's console shows; the code typed in is handed to ``on_code``."""
+# What the pairing form says, by why the page must pair by code.
+FOREIGN_PAGE_HELP = (
+    "This page comes from another origin: type the code that phone-agent shows in its console "
+    "(or its log) once; the page remembers the pairing."
+)
+NO_LINK_HELP = (
+    "This browser did not open the page's link, so the server does not know it is yours. Open the "
+    "link that `phone-agent url` prints (phone-agent serve and phone-agent mcp show it too), or type "
+    "the code that phone-agent shows in its console (or its log)."
+)
+STALE_LINK_HELP = (
+    "This link's token is not the server's (it was rotated): open the link that `phone-agent url` "
+    "prints now, or type the code that phone-agent shows in its console (or its log)."
+)
 
-    def __init__(self) -> None:
+
+class PairingForm:
+    """The MCP relay card's pairing form: shown when the relay asks this page for the code the
+    server's console shows (a page of another origin, or one opened without the page's link, which
+    then says how to get the link); the code typed in is handed to ``on_code``."""
+
+    def __init__(self, own_relay: bool = False, link_taken: bool | None = None) -> None:
         self._events = PanelEvents()
         self.on_code: Any = None
         self._events.listen("relay-pair", "submit", self._submit)
+        self.help = FOREIGN_PAGE_HELP
+        if own_relay:
+            self.help = STALE_LINK_HELP if link_taken is False else NO_LINK_HELP
 
     def show(self, needed: bool) -> None:
         js.document.getElementById("relay-pair").hidden = not needed
         if needed:
+            js.document.getElementById("relay-pair-help").textContent = self.help
             js.document.getElementById("relay-state").textContent = "pairing needed: type the code"
 
     def _submit(self, event: Any) -> None:
@@ -150,6 +209,45 @@ class PairingForm:
         field.value = ""
         if code and self.on_code is not None:
             self.on_code(code)
+
+
+TASK_RECORD_PATH = "api/task-record"
+
+
+class TaskRecordSender:
+    """Hands each task record this page stores to its server (``POST /api/task-record``), which keeps
+    it for the page that replaces this one, in this browser or another. Only a page the server trusts
+    sends: one holding the page cookie, or one paired by code (it shows the pairing secret)."""
+
+    def __init__(self, pairing: RelayPairing | None, has_page_key: bool) -> None:
+        self._pairing = pairing
+        self._has_page_key = has_page_key
+        self._sending: set[asyncio.Future[None]] = set()
+
+    def __call__(self, record: dict[str, Any]) -> None:
+        secret = self._pairing.secret_shown() if self._pairing is not None else None
+        if not self._has_page_key and not secret:
+            return
+        headers = {"Content-Type": "application/json"}
+        if secret and not self._has_page_key:
+            headers["X-Phone-Agent-Pairing"] = secret
+        options = {
+            "method": "POST",
+            "cache": "no-store",
+            "credentials": "same-origin",
+            "keepalive": True,  # a record written as the tab closes still arrives
+            "headers": headers,
+            "body": json.dumps(record),
+        }
+        future = asyncio.ensure_future(self._send(js.JSON.parse(json.dumps(options))))
+        self._sending.add(future)
+        future.add_done_callback(self._sending.discard)
+
+    async def _send(self, options: Any) -> None:
+        try:
+            await js.fetch(TASK_RECORD_PATH, options)
+        except Exception as exc:  # the server is gone: the record stays in this browser
+            js.console.warn(f"[agent] could not hand a task record to the server: {exc}")
 
 
 def tool_profile(server_config: dict[str, Any] | None) -> ToolProfile:

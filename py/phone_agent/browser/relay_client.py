@@ -30,6 +30,7 @@ from ..relay.frames import (
     CancelFrame,
     PairedFrame,
     ProgressSequence,
+    TaskRecordFrame,
     hello_frame,
     pair_frame,
     parse_server_frame,
@@ -47,11 +48,13 @@ STORAGE_PREFIX = "phone-agent.relay-pairing:"
 class RelayPairing:
     """How this page proves itself to the relay.
 
-    A page served by the relay's own server (``same_origin``) shows the secret from ``/api/config``,
-    fetched again after a refusal (the server may have been restarted with a new one). Any other page
-    shows the secret it was given when it paired by code, kept in localStorage per relay URL, else the
-    one its own phone-agent server gave it (one user's servers share the secret); when that is refused
-    it asks the person for the code the server's console shows (``on_code_needed``).
+    A page served by the relay's own server (``same_origin``) and opened with the page's link shows the
+    secret from ``/api/config`` (handed only to the browser holding the page cookie), fetched again
+    after a refusal (the server may have been restarted with a new one). Any other page — of another
+    origin, or of this one opened without the link — shows the secret it was given when it paired by
+    code, kept in localStorage per relay URL, else the one its own phone-agent server gave it (one
+    user's servers share the secret); when that is refused it asks the person for the code the
+    server's console shows (``on_code_needed``).
     """
 
     def __init__(
@@ -68,29 +71,39 @@ class RelayPairing:
         self._secret = initial_secret
         self._on_code_needed = on_code_needed
         self._code: str | None = None
+        # Whether the secret shown last came from this page's own server (the page cookie).
+        self._from_config = False
         self.waiting_for_code = False
 
     @property
     def _storage_key(self) -> str:
         return STORAGE_PREFIX + self.relay_url
 
-    async def first_frame(self) -> str:
-        if self._code is not None:
-            code, self._code = self._code, None
-            return pair_frame(code)
-        if self.same_origin:
-            if self._secret is None:
-                self._secret = await self._fetch_secret()
-            return hello_frame(self._secret or "")
+    def _stored(self) -> str | None:
         try:
             stored = js.localStorage.getItem(self._storage_key)
         except Exception:  # storage can be disabled
             stored = None
+        return stored if isinstance(stored, str) and stored else None
+
+    async def first_frame(self) -> str:
+        if self._code is not None:
+            code, self._code = self._code, None
+            return pair_frame(code)
+        self._from_config = False
+        if self.same_origin:
+            if self._secret is None:
+                self._secret = await self._fetch_secret()
+            if self._secret:
+                self._from_config = True
+                return hello_frame(self._secret)
+            # Opened without the link: a pairing by code made earlier, else none (the code is asked).
+            return hello_frame(self._stored() or "")
         # Else the secret of the phone-agent that served this page: the same user's servers share one.
-        return hello_frame(stored if isinstance(stored, str) and stored else self._secret or "")
+        return hello_frame(self._stored() or self._secret or "")
 
     def paired(self, secret: str | None) -> None:
-        if secret and not self.same_origin:
+        if secret:
             try:
                 js.localStorage.setItem(self._storage_key, secret)
             except Exception:
@@ -102,13 +115,19 @@ class RelayPairing:
 
     def refused(self) -> bool:
         """The server refused this page's pairing; whether to wait for a person (a code) before retrying."""
-        if self.same_origin:
+        if self.same_origin and self._from_config:
             self._secret = None
             return False
+        if self.same_origin:
+            self._secret = None  # the page may have been given the link in another tab meanwhile
         self.waiting_for_code = True
         if self._on_code_needed is not None:
             self._on_code_needed(True)
         return True
+
+    def secret_shown(self) -> str | None:
+        """The secret this page pairs with (from its server, or from a pairing by code), if any."""
+        return self._secret or self._stored()
 
     def enter_code(self, code: str) -> None:
         self._code = "".join(ch for ch in code if ch.isdigit())
@@ -131,6 +150,8 @@ class McpRelayClient:
         self._on_status_change = on_status_change
         self._on_replaced = on_replaced
         self.pairing = pairing
+        # Receives the task records the server keeps (``task`` frames): one truth across pages.
+        self.on_task_record: Callable[[dict[str, Any]], Any] | None = None
         self.replaced = False
         self._socket: Any = None
         self._calls: dict[str, asyncio.Task[None]] = {}
@@ -173,8 +194,8 @@ class McpRelayClient:
                 continue
             if code == CLOSE_UNPAIRED and self.pairing is not None and self.pairing.refused():
                 js.console.warn(
-                    "[MCP relay] the server asks this page to pair: type the code phone-agent shows "
-                    "in its console into the MCP relay card"
+                    "[MCP relay] the server asks this page to pair: open the link `phone-agent url` "
+                    "prints, or type the code phone-agent shows in its console into the MCP relay card"
                 )
                 await self._wake.wait()
                 failures = 0
@@ -271,6 +292,12 @@ class McpRelayClient:
             task = asyncio.Task(self._serve(frame), loop=asyncio.get_event_loop(), eager_start=True)
             if not task.done():
                 self._calls[frame.id] = task
+        elif isinstance(frame, TaskRecordFrame):
+            if self.on_task_record is not None:
+                try:
+                    self.on_task_record(frame.record)
+                except Exception as exc:
+                    js.console.warn(f"[MCP relay] could not keep a task record: {exc}")
         elif isinstance(frame, CancelFrame):
             call = self._calls.get(frame.id)
             if call is not None:

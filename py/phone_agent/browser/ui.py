@@ -115,6 +115,40 @@ class PageUi:
             item.append(head, element("p", spec.description, "tool__desc"))
             listing.append(item)
 
+    def show_other_tools(self, added: list[str], withdrawn: list[str], others: dict[str, str]) -> None:
+        """Tools other scripts of the page registered on WebMCP (``toolchange``): a card each, after
+        ours, and a line in the activity log for each one added or withdrawn."""
+        listing = self._doc.getElementById("tool-list")
+        for card in list(listing.querySelectorAll("li.tool--other")):
+            card.remove()
+        for name, description in others.items():
+            item = element("li", cls="tool tool--other")
+            item.dataset.tool = name
+            head = element("div", cls="tool__head")
+            head.append(element("code", name), element("span", "another script", "tag"))
+            item.append(head, element("p", description, "tool__desc"))
+            listing.append(item)
+        for name in added:
+            self.log_note(f"WebMCP: another script of this page registered the tool {name}")
+        for name in withdrawn:
+            self.log_note(f"WebMCP: another script of this page withdrew the tool {name}")
+
+    def log_note(self, text: str) -> None:
+        """A line in the activity log that is no tool call (newest first, like the calls)."""
+        listing = self._doc.getElementById("activity")
+        empty = self._doc.getElementById("activity-empty")
+        if not is_nullish(empty):
+            empty.remove()
+        row = element("li", cls="activity__row activity__row--note")
+        row.append(
+            element("span", time.strftime("%H:%M:%S"), "activity__time"),
+            element("span", CHANNEL_LABELS[Channel.WEBMCP], "activity__channel"),
+            element("span", text, "activity__text"),
+        )
+        listing.prepend(row)
+        while listing.children.length > ACTIVITY_LIMIT:
+            listing.lastElementChild.remove()
+
     def log_call(self, record: CallRecord) -> None:
         """Queue a finished call for the activity log (a call listener: it must stay cheap)."""
         self._activity.append((time.time(), record))

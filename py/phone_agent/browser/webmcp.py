@@ -1,9 +1,15 @@
 """WebMcpService: Channel B. Registers the catalog's tools on ``document.modelContext``.
 
+As WebMCP's current draft has it: ``registerTool(tool, {signal})`` (``navigator.modelContext`` where a
+Chrome still has only that), unregistering by aborting the signal (the API has no ``unregisterTool``),
+tool names checked against ``[A-Za-z0-9_.-]{1,128}`` before they are offered, and the ``toolchange``
+event followed: tools other scripts of the page add or withdraw show as cards and in the activity log
+(``on_others``). Nothing of the removed API is used (``provideContext``, ``unregisterTool``,
+``requestUserInteraction``): confirmations are the page's own UI.
+
 Each tool's ``execute`` validates and dispatches through the shared ToolDispatcher, answers every
 failure as an ``isError`` result (Chrome turns a thrown error into an opaque "UnknownError"), and
-cancels the call when ``options.signal`` aborts. Unregistering aborts the registration signal: the
-API has no ``unregisterTool``.
+cancels the call when ``options.signal`` aborts.
 """
 
 from __future__ import annotations
@@ -17,9 +23,10 @@ from pyodide.ffi import create_proxy  # type: ignore[import-not-found]
 from .. import errors
 from ..tools.catalog import tools_for_profile
 from ..tools.dispatch import ToolDispatcher
-from ..tools.spec import Channel, ToolSpec
+from ..tools.spec import Channel, ToolSpec, webmcp_name_ok
 from .interop import console_log, console_warn, from_js, is_nullish, to_js_json
 
+NAME_RULE = "[A-Za-z0-9_.-]{1,128}"
 ENABLE_STEPS = (
     "[WebMCP] document.modelContext is not available, so the phone tools are not offered to in-page "
     "agents (the MCP relay still works). To enable WebMCP: use Chrome 149 or newer, open "
@@ -49,6 +56,12 @@ class WebMcpService:
         self._controller: Any = None
         self._proxies: list[Any] = []
         self.registered: list[str] = []
+        # Tools other scripts of the page registered, by name (their descriptions), as last seen.
+        self.others: dict[str, str] = {}
+        # Told (added, withdrawn, all others now) when other scripts' tools change.
+        self.on_others: Any = None
+        self._change_proxy: Any = None
+        self._watching: Any = None
 
     @property
     def available(self) -> bool:
@@ -65,12 +78,17 @@ class WebMcpService:
         self._controller = js.AbortController.new()
         options = js.Object.new()
         options.signal = self._controller.signal
+        self._follow_changes(model_context)
         for spec in tools_for_profile(self._context.profile):
+            if not webmcp_name_ok(spec.name):
+                console_warn(f"[WebMCP] {spec.name!r} is not a WebMCP tool name ({NAME_RULE}); skipped")
+                continue
             proxy = create_proxy(self._make_execute(spec))
             self._proxies.append(proxy)
             await self._register_one(model_context, spec, proxy, options)
             self.registered.append(spec.name)
         console_log(f"[WebMCP] {len(self.registered)} tools registered: {', '.join(self.registered)}")
+        await self.refresh_others(model_context)  # tools other scripts registered before this page
         return True
 
     async def _register_one(self, model_context: Any, spec: ToolSpec, execute: Any, options: Any) -> None:
@@ -95,6 +113,40 @@ class WebMcpService:
             except Exception:
                 if number == len(attempts):
                     raise
+
+    def _follow_changes(self, model_context: Any) -> None:
+        """Listen to ``toolchange`` (once): each change re-reads the page's tools (``getTools``)."""
+        if self._change_proxy is not None or is_nullish(getattr(model_context, "addEventListener", None)):
+            return
+
+        def on_change(_event: Any = None) -> None:
+            self._watching = asyncio.ensure_future(self.refresh_others(model_context))
+
+        self._change_proxy = create_proxy(on_change)
+        model_context.addEventListener("toolchange", self._change_proxy)
+
+    async def refresh_others(self, model_context: Any = None) -> None:
+        """Compare the page's tools with ours: tell ``on_others`` what other scripts added or withdrew."""
+        model_context = model_context or get_model_context()
+        if model_context is None or is_nullish(getattr(model_context, "getTools", None)):
+            return
+        try:
+            listed = from_js(await model_context.getTools())
+        except Exception as exc:
+            console_warn(f"[WebMCP] could not list the page's tools: {exc}")
+            return
+        # Ours: the profile's tools (a change fired while ours are being registered must not count them).
+        ours = {spec.name for spec in tools_for_profile(self._context.profile)}
+        now = {
+            str(tool.get("name")): str(tool.get("description") or "")
+            for tool in listed or []
+            if isinstance(tool, dict) and tool.get("name") not in ours
+        }
+        added = [name for name in now if name not in self.others]
+        withdrawn = [name for name in self.others if name not in now]
+        self.others = now
+        if (added or withdrawn) and self.on_others is not None:
+            self.on_others(added, withdrawn, dict(now))
 
     def unregister(self) -> None:
         """Withdraw the tools (abort the registration signal) and free their callbacks."""

@@ -118,11 +118,24 @@ def cancel_frame(call_id: str) -> str:
     return json.dumps({"id": call_id, "type": "cancel"})
 
 
+def task_record_frame(record: dict[str, Any]) -> str:
+    """server → page: an agent task's record as a page of this server last stored it (the server keeps
+    them, so a page that replaces another answers the same record: one truth across tabs and browsers)."""
+    return json.dumps({"type": "task", "record": record}, ensure_ascii=False)
+
+
 @dataclass(frozen=True)
 class CallFrame:
     id: str
     tool: str
     args: Any
+
+
+@dataclass(frozen=True)
+class TaskRecordFrame:
+    """A task record another page (or this one) stored; the page keeps it unless it knows newer."""
+
+    record: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -137,7 +150,7 @@ class PairedFrame:
     secret: str | None = None
 
 
-ServerFrame = CallFrame | CancelFrame | PairedFrame | BadFrame
+ServerFrame = CallFrame | CancelFrame | PairedFrame | TaskRecordFrame | BadFrame
 
 
 def parse_server_frame(text: str) -> ServerFrame:
@@ -151,6 +164,11 @@ def parse_server_frame(text: str) -> ServerFrame:
     if data.get("type") == "paired" and "id" not in data:
         secret = data.get("secret")
         return PairedFrame(secret if isinstance(secret, str) and secret else None)
+    if data.get("type") == "task" and "id" not in data:
+        record = data.get("record")
+        if not isinstance(record, dict) or not isinstance(record.get("taskId"), str):
+            return BadFrame("a task frame without a record")
+        return TaskRecordFrame(record)
     frame_id = data.get("id")
     if not isinstance(frame_id, str) or not frame_id:
         return BadFrame("no string id")

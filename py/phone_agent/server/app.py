@@ -2,18 +2,21 @@
 and MCP over streamable HTTP.
 
 Routes: ``GET /api/config`` (how the page learns it is served by phone-agent, where the relay and the
-ADB bridge are, which device to connect to at load, the tool profile, and — for the server's own pages
-only — the relay's pairing secret), ``POST /api/sim`` (the simulated phone, started on demand), the
-relay WebSocket at ``/`` and ``/relay`` (a page must pair first, see ``pairing``), the ADB bridge
-WebSocket at ``/adb``, ``/mcp`` (MCP, bearer token), the bearer-protected ``GET /api/server`` (who this
-server is, for ``phone-agent mcp`` and ``stop``) and ``POST /api/stop``, and the page's files for
-everything else. The whole app sits behind ``AccessGuard`` (Host and Origin checks).
+ADB bridge are, which device to connect to at load, the tool profile, and — for the user's browser
+only, the one holding the page cookie — the relay's pairing secret), ``POST /api/page-key`` (the page
+trades its link's token for that cookie), ``POST /api/task-record`` (each task record the page stores,
+kept for the page that replaces it: ``task_ledger``), ``POST /api/sim`` (the simulated phone, started
+on demand), the relay WebSocket at ``/`` and ``/relay`` (a page must pair first, see ``pairing``), the
+ADB bridge WebSocket at ``/adb``, ``/mcp`` (MCP, bearer token), the bearer-protected
+``GET /api/server`` (who this server is, for ``phone-agent mcp`` and ``stop``) and ``POST /api/stop``,
+and the page's files for everything else. The whole app sits behind ``AccessGuard`` (Host and Origin checks).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import sys
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -32,17 +35,23 @@ from .. import __version__
 from ..relay.frames import CLOSE_UNPAIRED
 from .access import AccessGuard, AccessPolicy
 from .adb_bridge import BridgePolicy, serve_bridge
+from .credentials import same_secret
 from .mcp_http import MCP_PATH, McpHttpEndpoint, unauthorized
-from .pairing import HELLO_TIMEOUT_S, Paired, PairingGate
+from .pairing import HELLO_TIMEOUT_S, PAGE_COOKIE_MAX_AGE_S, PAGE_KEY_PATH, PageKey, Paired, PairingGate
 from .relay import Relay
 from .sim_on_demand import SIM_PATH, SimOnDemand
 from .static_files import NO_FRAMING, PageFiles
+from .task_ledger import MAX_RECORD_BYTES, is_record
 
 log = logging.getLogger("phone_agent.app")
 
 RELAY_PATH = "/relay"
 ADB_BRIDGE_PATH = "/adb"
 SERVER_INFO_PATH = "/api/server"
+# Where a page hands the server each task record it stores (task_ledger); the pairing secret may stand in
+# for the page cookie in this header (a page paired by code).
+TASK_RECORD_PATH = "/api/task-record"
+PAIRING_HEADER = "x-phone-agent-pairing"
 STOP_PATH = "/api/stop"
 
 
@@ -136,7 +145,9 @@ def build_app(
     pairing: PairingGate | None = None,
     mcp: McpService | None = None,
     sim_profile: Callable[[], Any] | None = None,
+    page_key: PageKey | None = None,
 ) -> Starlette:
+    """The app; ``page_key`` (None: no page link, no secret in ``/api/config``) tells the user's browser."""
     bridge_policy = bridge or BridgePolicy()
     answer = api_config(page_defaults)
     config_headers = {
@@ -147,9 +158,59 @@ def build_app(
 
     async def config(request: Request) -> Response:
         body = dict(answer)
-        if pairing is not None and _same_origin_fetch(request):
-            body["pairing"] = pairing.secret
+        if pairing is not None:
+            # The page knows by this whether it was opened with the link (else it offers the code).
+            linked = page_key is not None and page_key.browser_ok(request.cookies)
+            body["pageKey"] = linked
+            if linked and _same_origin_fetch(request):
+                body["pairing"] = pairing.secret
         return JSONResponse(body, headers=config_headers)
+
+    async def claim_page_key(request: Request) -> Response:
+        """The page trades its link's token for the page cookie (HttpOnly: no script reads it)."""
+        headers = {"Cache-Control": "no-store"}
+        if page_key is None or not policy.own_origin(request.headers.get("origin")):
+            return JSONResponse({"error": "not this server's page"}, status_code=403, headers=headers)
+        try:
+            given = (await request.json()).get("token")
+        except (ValueError, AttributeError):
+            given = None
+        if not page_key.token_ok(given):
+            log.warning("refused a page link with a wrong token (rotated? `phone-agent url` prints the link)")
+            return JSONResponse(
+                {"error": "this link's token is not the server's: `phone-agent url` prints the current link"},
+                status_code=403,
+                headers=headers,
+            )
+        response = Response(status_code=204, headers=headers)
+        response.set_cookie(
+            page_key.cookie_name,
+            page_key.cookie_value,
+            max_age=PAGE_COOKIE_MAX_AGE_S,
+            path="/",
+            httponly=True,
+            samesite="strict",
+        )
+        return response
+
+    async def task_record(request: Request) -> Response:
+        """A page stored a task record: the relay keeps it for the page that replaces this one. Only the
+        user's browser (the page cookie, or the pairing secret a page paired by code holds)."""
+        headers = {"Cache-Control": "no-store"}
+        trusted = page_key is not None and page_key.browser_ok(request.cookies)
+        if not trusted and pairing is not None:
+            trusted = same_secret(request.headers.get(PAIRING_HEADER), pairing.secret)
+        if not trusted or not policy.own_origin(request.headers.get("origin")):
+            return JSONResponse({"error": "not the user's page"}, status_code=403, headers=headers)
+        body = await request.body()
+        try:
+            record = json.loads(body) if len(body) <= MAX_RECORD_BYTES else None
+        except ValueError:
+            record = None
+        if not is_record(record):
+            return JSONResponse({"error": "not a task record"}, status_code=400, headers=headers)
+        relay.share_task(record)
+        return Response(status_code=204, headers=headers)
 
     async def pair(websocket: WebSocket) -> bool:
         """Whether the page's first frame pairs it; an unpaired page is closed with CLOSE_UNPAIRED."""
@@ -206,6 +267,8 @@ def build_app(
     sim_on_demand = SimOnDemand(sim_profile)  # sim_profile: --realistic's profile for the phone it starts
     routes = [
         Route("/api/config", config, methods=["GET"]),
+        Route(PAGE_KEY_PATH, claim_page_key, methods=["POST"]),
+        Route(TASK_RECORD_PATH, task_record, methods=["POST"]),
         Route(SIM_PATH, sim_on_demand.handle, methods=["POST"]),
         WebSocketRoute("/", relay_socket),
         WebSocketRoute(RELAY_PATH, relay_socket),

@@ -1,7 +1,9 @@
 """Where phone-agent keeps what must outlive one process, and the secrets kept there.
 
-- The config directory holds the bearer token of ``/mcp`` (``token``) and the relay's pairing secret
-  (``pairing-secret``), each a file of mode 0600 in a directory of mode 0700.
+- The config directory holds the bearer token of ``/mcp`` (``token``), the token of the page's link
+  (``page-token``: the browser that opens the link is the user's, see ``pairing.PageKey``; a secret of
+  its own, so that the link printed on the console never carries the bearer token) and the relay's
+  pairing secret (``pairing-secret``), each a file of mode 0600 in a directory of mode 0700.
 - The state directory holds the log of a server started in the background and a record of each running
   server (``server-PORT.json``: pid, port, version), which ``phone-agent stop`` falls back on.
 
@@ -24,6 +26,7 @@ HOME_ENV = "PHONE_AGENT_HOME"
 TOKEN_ENV = "PHONE_AGENT_TOKEN"
 TOKEN_FILE = "token"
 PAIRING_FILE = "pairing-secret"
+PAGE_TOKEN_FILE = "page-token"
 # 32 bytes of secrets.token_urlsafe: 256 bits, well above the 128 asked for.
 SECRET_BYTES = 32
 
@@ -105,6 +108,18 @@ def rotate_token() -> str:
     """A new token in the config file (a running server keeps the old one until it restarts)."""
     value = secrets.token_urlsafe(SECRET_BYTES)
     _write_private(config_dir() / TOKEN_FILE, value)
+    return value
+
+
+def load_page_token() -> str:
+    """The token of the page's link (``phone-agent url``), made on first use; valid until rotated."""
+    return _read_or_create(PAGE_TOKEN_FILE)
+
+
+def rotate_page_token() -> str:
+    """A new page link token (a running server keeps the old one until it restarts)."""
+    value = secrets.token_urlsafe(SECRET_BYTES)
+    _write_private(config_dir() / PAGE_TOKEN_FILE, value)
     return value
 
 

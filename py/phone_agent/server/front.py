@@ -38,6 +38,7 @@ from mcp.types import INTERNAL_ERROR, INVALID_REQUEST
 from ..errors import ToolError, server_gone, server_unreachable
 from ..tools.catalog import DEFAULT_TOOL_PROFILE, ToolProfile, tools_for_profile
 from . import background, client_files, credentials
+from .listen import page_link
 from .mcp_bridge import INSTRUCTIONS, ProgressForwarder, build_relaying_server
 from .mcp_http import MCP_PATH
 
@@ -119,7 +120,8 @@ class Upstream:
                 )
         host = background.connect_host(self.options.host)
         if not found.identity.get("farm"):  # a farm router (serve --farm) serves no page to open
-            page = f"http://{host}:{self.options.port}/"
+            # The link with the token: the browser that opens it becomes the page (pairing.PageKey).
+            page = page_link(f"http://{host}:{self.options.port}/", credentials.load_page_token())
             print(f"phone-agent: open {page} in Chrome", file=sys.stderr, flush=True)
         return token
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import ipaddress
 import socket
+from urllib.parse import quote
 
 from .access import host_for_url
 from .options import DEFAULT_HOST, PORT_ENV
@@ -54,3 +55,8 @@ def is_loopback(host: str) -> bool:
 def page_url(host: str, port: int) -> str:
     shown = DEFAULT_HOST if host_for_url(host) in ("", "0.0.0.0", "[::]") else host_for_url(host)
     return f"http://{shown}:{port}/"
+
+
+def page_link(url: str, token: str) -> str:
+    """The page's link: ``url`` with ``?token=`` (the bearer token; ``phone-agent url`` prints it)."""
+    return f"{url}?token={quote(token, safe='')}"

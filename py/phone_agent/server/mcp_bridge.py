@@ -7,6 +7,13 @@ relay to the page, and the page's wire-form result becomes ``mcp.types.CallToolR
 edge. Progress the page reports becomes ``notifications/progress`` when the request carried
 ``_meta.progressToken``, else ``notifications/message`` (level info, logger ``phone-agent``).
 
+Both MCP revisions are served side by side (the SDK routes each request by its ``MCP-Protocol-Version``):
+2025-11-25 clients with ``initialize`` and sessions, 2026-07-28 clients statelessly (``server/discover``,
+the envelope in ``_meta``, ``resultType``); on 2026-07-28 ``tools/list`` and ``server/discover`` carry
+``ttlMs``/``cacheScope`` (``CACHE_HINTS``), and ``tools/list`` is the catalog's order, byte for byte the
+same on every call. A 2026-07-28 client that declares the Tasks extension gets ``run_agent_task`` as an
+MCP task (``mcp_tasks``).
+
 About ``notifications/message`` in the SDK 2.3: ``send_log_message`` sends unconditionally to clients on
 a handshake protocol revision (≤ 2025-11-25), but on the 2026-07-28 revision only when the request
 opted in with the ``io.modelcontextprotocol/logLevel`` ``_meta`` key. The specification wants progress
@@ -23,6 +30,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, get_args
 
 import mcp.types as types
+from mcp.server.caching import CacheHint
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from pydantic import ValidationError
@@ -31,6 +39,7 @@ from .. import __version__
 from ..errors import malformed_result, tool_not_offered
 from ..tools.catalog import DEFAULT_TOOL_PROFILE, ToolProfile, tools_for_profile
 from ..tools.spec import ToolSpec
+from .mcp_tasks import TASK_TOOLS, TASKS_EXTENSION, McpTaskStore, declares_tasks, missing_capability
 from .relay import Relay
 
 log = logging.getLogger("phone_agent.mcp")
@@ -42,6 +51,14 @@ INSTRUCTIONS = (
     "run_agent_task carries out a goal on the phone and blocks until it ends."
 )
 PROGRESS_LEVEL: types.LoggingLevel = "info"
+# 2026-07-28 caching hints: the tool list (catalog order, the --tools profile) and what server/discover
+# says never change while a server runs, and are the same for every client of it; a server restarted with
+# other options is seen within this long.
+LIST_TTL_MS = 10 * 60 * 1000
+CACHE_HINTS = {
+    "tools/list": CacheHint(ttl_ms=LIST_TTL_MS, scope="public"),
+    "server/discover": CacheHint(ttl_ms=LIST_TTL_MS, scope="public"),
+}
 _LEVELS: tuple[str, ...] = get_args(types.LoggingLevel)  # ascending severity, the SDK's own order
 
 
@@ -162,6 +179,7 @@ def build_relaying_server(
     result."""
     threshold = LogThreshold()
     chosen = ToolProfile(profile)
+    tasks = McpTaskStore()
 
     async def on_list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -170,23 +188,73 @@ def build_relaying_server(
 
     async def on_call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | dict[str, Any]:
         if chosen is not ToolProfile.ALL and params.name not in offered_names:
             failure = tool_not_offered(params.name, str(chosen), offered_names)
             return types.CallToolResult.model_validate(failure.to_result())
+        if params.name in TASK_TOOLS and declares_tasks(_meta_of(ctx)):
+            return start_task(params.name, params.arguments)
         return await answer(params.name, params.arguments, ProgressForwarder(ctx, threshold))
+
+    def start_task(name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
+        """The call as an MCP task (the Tasks extension): its handle now, its result by tasks/get."""
+
+        async def run(progress: Callable[[int, str], Awaitable[None]]) -> dict[str, Any]:
+            result = await answer(name, arguments, progress)  # type: ignore[arg-type]
+            return result.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+        async def cancel() -> None:
+            # As abort_task does, through the same channel (on a farm, to the same phone).
+            device = (arguments or {}).get("device")
+            aborted = await answer(TASK_TOOLS[name], {"device": device} if device else {}, _no_progress)
+            if aborted.is_error:
+                log.info("tasks/cancel: %s answered %s", TASK_TOOLS[name], aborted.content)
+
+        return tasks.start(name, run, cancel)
+
+    async def on_get_task(
+        ctx: ServerRequestContext[Any], params: types.GetTaskRequestParams
+    ) -> dict[str, Any]:
+        if not declares_tasks(_meta_of(ctx)):
+            raise missing_capability()
+        return tasks.get(params.task_id)
+
+    async def on_cancel_task(
+        ctx: ServerRequestContext[Any], params: types.CancelTaskRequestParams
+    ) -> dict[str, Any]:
+        if not declares_tasks(_meta_of(ctx)):
+            raise missing_capability()
+        return await tasks.cancel(params.task_id)
 
     server: Server[Any] = Server(
         SERVER_NAME,
         version=__version__,
         instructions=instructions,
+        cache_hints=CACHE_HINTS,
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
     )
     # Registered by hand, not with on_set_logging_level=, which warns at construction: the handler
     # declares the logging capability (we do send notifications/message) and records the client's level.
     server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, threshold.handle_set_level)
+    # server/discover says so (SEP-2133 extension settings: none defined, an empty object).
+    server.extensions[TASKS_EXTENSION] = {}
+    server.add_request_handler("tasks/get", types.GetTaskRequestParams, on_get_task)
+    server.add_request_handler("tasks/cancel", types.CancelTaskRequestParams, on_cancel_task)
     return server
+
+
+def _meta_of(ctx: ServerRequestContext[Any]) -> dict[str, Any]:
+    meta = ctx.meta
+    if meta is None:
+        return {}
+    if isinstance(meta, dict):
+        return meta
+    return dict(meta.model_dump(by_alias=True)) if hasattr(meta, "model_dump") else dict(meta)
+
+
+async def _no_progress(_seq: int, _message: str) -> None:
+    return None
 
 
 def build_tool_server(

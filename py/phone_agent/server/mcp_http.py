@@ -6,20 +6,29 @@ constant time and the token is never logged. ``McpHttpEndpoint`` runs the SDK's
 ``StreamableHTTPSessionManager`` for one low-level ``Server`` (many clients at once, each its own
 session, all sharing the one relay and page) and counts the requests in flight, which is how the server
 knows whether any client is still there (``idle_for``).
+
+Both MCP revisions share the endpoint. The SDK sends a request whose ``MCP-Protocol-Version`` header names
+2026-07-28 to its stateless entry (no session; the envelope in ``_meta``; a header that contradicts the
+body is answered -32020); a POST without that header whose body carries the 2026-07-28 envelope
+(``_meta["io.modelcontextprotocol/protocolVersion"]``) is routed there too, as if the header were sent,
+instead of being taken for a 2025-11-25 request without a session. Everything else is 2025-11-25 as
+before (``initialize``, ``Mcp-Session-Id``). A plain ``GET /mcp`` that does not ask for an event stream is
+the health check longarm answers too: ``{"status": "running", "transport": "mcp"}``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from mcp.server.lowlevel import Server
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.streamable_http_manager import DEFAULT_MAX_REQUEST_BODY_SIZE, StreamableHTTPSessionManager
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from .credentials import same_secret
 
@@ -27,6 +36,9 @@ MCP_PATH = "/mcp"
 UNAUTHORIZED_BODY = {"error": "Missing or invalid bearer token"}
 # An HTTP client that vanished without a DELETE leaves a session behind: reap it after this long idle.
 SESSION_IDLE_S = 30 * 60.0
+HEALTH_BODY = {"status": "running", "transport": "mcp"}
+PROTOCOL_VERSION_HEADER = b"mcp-protocol-version"
+PROTOCOL_VERSION_META_KEY = "io.modelcontextprotocol/protocolVersion"
 
 
 def bearer_token(headers: Headers) -> str | None:
@@ -77,8 +89,14 @@ class McpHttpEndpoint:
         await self.guard(scope, receive, send)
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = Headers(scope=scope)
+        if scope.get("method") == "GET" and "text/event-stream" not in headers.get("accept", ""):
+            await JSONResponse(HEALTH_BODY, headers={"Cache-Control": "no-store"})(scope, receive, send)
+            return
         self.in_flight += 1
         try:
+            if scope.get("method") == "POST" and PROTOCOL_VERSION_HEADER.decode() not in headers:
+                scope, receive = await envelope_routed(scope, receive)
             await self.manager.handle_request(scope, receive, send)
         finally:
             self.in_flight -= 1
@@ -95,3 +113,44 @@ class McpHttpEndpoint:
         """The session manager's task group; requests are served only inside it."""
         async with self.manager.run():
             yield
+
+
+async def envelope_routed(scope: Scope, receive: Receive) -> tuple[Scope, Receive]:
+    """A POST without ``MCP-Protocol-Version``: its body read (up to the SDK's limit) and replayed, and,
+    when the body is one request carrying a revision in its ``_meta`` envelope, the header that names it
+    added, so that the SDK routes the request by the revision it says it speaks."""
+    chunks: list[bytes] = []
+    size = 0
+    more = True
+    first: Message | None = None
+    while more and size <= DEFAULT_MAX_REQUEST_BODY_SIZE:
+        message = await receive()
+        if message["type"] != "http.request":
+            first = message  # a disconnect: handed on as it came
+            break
+        chunks.append(message.get("body", b""))
+        size += len(chunks[-1])
+        more = bool(message.get("more_body"))
+    body = b"".join(chunks)
+    replayed = [{"type": "http.request", "body": body, "more_body": more}] if first is None else [first]
+
+    async def replay() -> Message:
+        return replayed.pop(0) if replayed else await receive()
+
+    version = None if more else envelope_version(body)
+    if version is not None:
+        named = (PROTOCOL_VERSION_HEADER, version.encode("latin-1"))
+        scope = {**scope, "headers": [*scope["headers"], named]}
+    return scope, replay
+
+
+def envelope_version(body: bytes) -> str | None:
+    """The protocol revision a JSON-RPC request's ``params._meta`` names, or None."""
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return None
+    params = message.get("params") if isinstance(message, dict) else None
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    version = meta.get(PROTOCOL_VERSION_META_KEY) if isinstance(meta, dict) else None
+    return version if isinstance(version, str) and version.isascii() and 0 < len(version) <= 64 else None

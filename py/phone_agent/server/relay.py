@@ -26,7 +26,9 @@ from ..relay.frames import (
     CLOSE_SHUTDOWN_REASON,
     call_frame,
     cancel_frame,
+    task_record_frame,
 )
+from .task_ledger import TaskLedger
 
 log = logging.getLogger("phone_agent.relay")
 
@@ -74,6 +76,8 @@ class Relay:
             DEFAULT_SELF_CHECK_DELAY_S if self_check_delay_s is None else self_check_delay_s
         )
         self._links: dict[int, PageLink] = {}
+        # The task records the pages stored (task_ledger): handed to each page that connects.
+        self.ledger = TaskLedger()
         # Tasks nobody awaits (self-checks, cancel frames, closing replaced pages) are kept here so the
         # event loop does not garbage-collect them half-way.
         self._background: set[asyncio.Task[Any]] = set()
@@ -97,6 +101,8 @@ class Relay:
             log.info("a new page replaces the previous one%s", _interrupted(dropped))
             self._spawn(self._close_link(old, CLOSE_REPLACED, CLOSE_REPLACED_REASON))
         log.info("%s connected to the relay", description)
+        if len(self.ledger):
+            self._spawn(self._send_records(link, self.ledger.records()))
         if self.self_check_delay_s and self.self_check_delay_s > 0:
             self._spawn(self._self_check(page))
         return page
@@ -128,6 +134,23 @@ class Relay:
             self._settle(call, page_disconnected(call.tool).to_result())
         if was_current:
             log.info("page disconnected from the relay%s", _interrupted(dropped))
+
+    def share_task(self, record: dict[str, Any]) -> bool:
+        """A page stored a task record: keep it, and hand it to the page on the relay; whether it was new."""
+        if not self.ledger.put(record):
+            return False
+        link = self._links.get(self.core.page) if self.core.page is not None else None
+        if link is not None:
+            self._spawn(self._send_records(link, [record]))
+        return True
+
+    async def _send_records(self, link: PageLink, records: list[dict[str, Any]]) -> None:
+        try:
+            async with asyncio.timeout(LINK_CLOSE_S * len(records)):
+                for record in records:
+                    await link.send_text(task_record_frame(record))
+        except Exception as exc:
+            log.debug("could not hand task records to the page: %s", exc)
 
     # -- the caller side ------------------------------------------------------------------------
 

@@ -16,11 +16,11 @@ from . import credentials
 from .access import AccessPolicy
 from .adb_bridge import BridgePolicy
 from .app import RELAY_PATH, McpService, build_app
-from .listen import bind_socket, is_loopback, page_url
+from .listen import bind_socket, is_loopback, page_link, page_url
 from .mcp_bridge import build_mcp_server
 from .mcp_http import MCP_PATH, McpHttpEndpoint
 from .options import ServerOptions
-from .pairing import PairingGate
+from .pairing import PageKey, PairingGate
 from .relay import Relay
 from .uvicorn_task import ServerRecord, UvicornTask, server_identity, watch_idle
 
@@ -60,6 +60,7 @@ class WebServer:
             )
             if model and model.pop("apiKey", None):
                 log.warning("the model API key is not handed to the page while listening beyond loopback")
+        self._page_token = credentials.load_page_token()
         self.mcp_endpoint = McpHttpEndpoint(build_mcp_server(self.relay, options.tool_profile), token)
         self.identity = server_identity(options, self.port)
         self._record = ServerRecord(self.port, self.identity, options.host)
@@ -74,6 +75,7 @@ class WebServer:
                 "toolProfile": options.tool_profile,
             },
             pairing=pairing,
+            page_key=PageKey(self._page_token, self.port),
             mcp=McpService(self.mcp_endpoint, self.identity, self.stop_requested.set),
             sim_profile=options.realistic_profile,
         )
@@ -91,6 +93,11 @@ class WebServer:
     @property
     def url(self) -> str:
         return page_url(self.options.host, self.port)
+
+    @property
+    def link(self) -> str:
+        """The page's link: its URL with the token, which the user's browser trades for the page cookie."""
+        return page_link(self.url, self._page_token)
 
     async def start(self) -> None:
         await self._uvicorn.start()
@@ -120,7 +127,9 @@ class WebServer:
                 f"{self.options.model_base_url or '(no base URL)'} (API key {key})",
                 file=sys.stderr,
             )
-        print(f"phone-agent: open {self.url} in Chrome", file=sys.stderr, flush=True)
+        # The link carries the token on purpose (as Jupyter's does): it is what makes this browser the
+        # user's. Only the user reads this console or the private log of a background server.
+        print(f"phone-agent: open {self.link} in Chrome", file=sys.stderr, flush=True)
 
     @property
     def task(self) -> asyncio.Task[None]:

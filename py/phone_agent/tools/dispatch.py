@@ -111,6 +111,11 @@ class ToolDispatcher:
     def is_running(self) -> bool:
         return self._running is not None
 
+    @property
+    def running_task(self) -> AgentTask | None:
+        """The task this page's agent runs now, if any."""
+        return self._running
+
     def get_task(self, task_id: str) -> AgentTask | None:
         return self._tasks.get(task_id)
 

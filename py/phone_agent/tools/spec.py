@@ -12,6 +12,7 @@ import-graph test checks it). Pure: no I/O.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -72,6 +73,15 @@ class CallEnv:
 
 
 Handler = Callable[[CallEnv, dict[str, Any]], Awaitable[dict[str, Any]]]
+
+
+# The names WebMCP's current draft allows (``registerTool`` rejects others with "Invalid tool name").
+WEBMCP_TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+
+
+def webmcp_name_ok(name: str) -> bool:
+    """Whether ``name`` is a tool name WebMCP takes."""
+    return WEBMCP_TOOL_NAME.fullmatch(name) is not None
 
 
 @dataclass(frozen=True)
