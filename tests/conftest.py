@@ -91,6 +91,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
         told = "\n".join(str(crash) for crash in crashes)
         words = chromium.last_words(crashes[0])
         text = f"{told}\n\nChromium's last words ({chromium.log_path}):\n{words}"
+        dumps = chromium.minidumps(since=crashes[0].at - 5)
+        if dumps:
+            text += f"\n\nIts crash handler's minidumps ({chromium.minidump_dir}):\n"
+            text += "\n".join(str(dump) for dump in dumps)
+            if any(dump.samplers for dump in dumps):
+                text += "\n(a renderer that ran an allocation sampler: docs/chromium.md, issue 25)"
         report.sections.append((f"Chromium crashed during {call.when}", text))
         if report.passed:
             report.outcome = "failed"

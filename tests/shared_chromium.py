@@ -11,22 +11,29 @@ Three watchers record a crash, stamped with the time it was seen:
   (``crashed``, ``oom``, ``killed``…) and its exit code or signal;
 * the browser's ``disconnected`` event when nobody closed it.
 
+Chromium's crash handler writes a minidump of every process that dies; with ``XDG_CONFIG_HOME``
+pointed at the log's folder they land beside the log, and :meth:`SharedChromium.minidumps` reads
+them (``tests/minidump.py``: the signal, the faulting instruction, the allocation samplers on).
+
 ``tests/conftest.py`` reports the crashes seen while a test ran as that test's failure, with the
-renderer's last words from the log. Tests get the browser through :class:`BrowserHandle`: asking it for
-a new context after a crash (or a disconnect) launches a new Chromium first, so the next test starts
-in a healthy browser instead of the one that broke.
+renderer's last words from the log and the crash handler's minidumps. Tests get the browser through
+:class:`BrowserHandle`: asking it for a new context after a crash (or a disconnect) launches a new
+Chromium first, so the next test starts in a healthy browser instead of the one that broke.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import re
 import shlex
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from tests.minidump import Minidump, minidumps
 
 # Lines written on every start here (no D-Bus, no GPU, no cpufreq in the VM; Debian's launcher script
 # trips over /dev/shm listed twice by findmnt, harmless as Playwright passes --disable-dev-shm-usage).
@@ -60,6 +67,8 @@ class SharedChromium:
         self._args = [*args, "--enable-logging=stderr"]
         log_dir.mkdir(parents=True, exist_ok=True)
         self.log_path = log_dir / "chromium.log"
+        self.config_home = log_dir  # Chromium's XDG_CONFIG_HOME: its crash handler's reports go there
+        self.minidump_dir = log_dir / "chromium" / "Crash Reports" / "pending"
         self._wrapper = log_dir / "chromium-with-log"
         self._wrapper.write_text(
             f'#!/bin/sh\nexec {shlex.quote(executable)} "$@" 2>>{shlex.quote(str(self.log_path))}\n'
@@ -97,6 +106,10 @@ class SharedChromium:
             return "(Chromium logged nothing)"
         return "\n".join(kept[-lines:])
 
+    def minidumps(self, since: float = 0.0) -> list[Minidump]:
+        """The crash handler's reports of processes that died at or after ``since`` (time.time())."""
+        return minidumps(self.minidump_dir, since)
+
     # -- the browser --------------------------------------------------------------------------------
 
     async def launch(self) -> Any:
@@ -106,7 +119,9 @@ class SharedChromium:
             log.write(f"---- launch {self.launches} at {time.strftime('%H:%M:%S')} ----\n".encode())
         try:
             browser = await self._playwright.chromium.launch(
-                executable_path=str(self._wrapper), args=self._args
+                executable_path=str(self._wrapper),
+                args=self._args,
+                env={**os.environ, "XDG_CONFIG_HOME": str(self.config_home)},
             )
         except Exception as exc:  # Chromium's own words are in the log, not in Playwright's message
             raise RuntimeError(f"Chromium did not start: {exc}\nIts log ends:\n{self.last_words()}") from exc

@@ -28,6 +28,18 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
+# Chromium's allocation samplers, off: the heap profiler (in half the sessions of a build of no
+# channel such as Debian's, then in 10 % of renderers) and GWP-ASan (in some processes) record the
+# stack of a sampled allocation by walking frame pointers, and the walk runs off the end of the
+# WebAssembly stack Pyodide's Python runs on (JSPI) and kills the renderer with SIGSEGV: issue 25,
+# docs/chromium.md. Parameters rather than --disable-features, which would replace Playwright's own
+# --disable-features list (Chromium keeps the last of each switch).
+SAMPLERS_OFF = (
+    "HeapProfilerReporting:stable-probability/0/nonstable-probability/0/renderer-prob-pct/0",
+    "GwpAsanMalloc:ProcessSamplingProbability/0",
+    "GwpAsanPartitionAlloc:ProcessSamplingProbability/0",
+)
+CHROMIUM_FEATURES = ("WebMCP", "WebMCPTesting", *SAMPLERS_OFF)
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -36,7 +48,7 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
     "--disable-quic",
-    "--enable-features=WebMCP,WebMCPTesting",
+    "--enable-features=" + ",".join(CHROMIUM_FEATURES),
 ]
 BOOT_TIMEOUT_MS = 60_000
 

@@ -12,6 +12,7 @@ import contextlib
 import functools
 import http.server
 import os
+import re
 import signal
 import threading
 from collections.abc import AsyncIterator, Iterator
@@ -19,23 +20,29 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 
 from tests.shared_chromium import BrowserHandle, SharedChromium
-from tests.support import CHROMIUM, CHROMIUM_ARGS, KeptPage, require
+from tests.support import CHROMIUM, CHROMIUM_ARGS, CHROMIUM_FEATURES, SAMPLERS_OFF, KeptPage, require
 
 pytestmark = pytest.mark.browser
 
 
-@pytest.fixture
-async def own(tmp_path) -> AsyncIterator[tuple[SharedChromium, BrowserHandle]]:
+@contextlib.asynccontextmanager
+async def own_chromium(log_dir, args: list[str] = CHROMIUM_ARGS) -> AsyncIterator[SharedChromium]:
     require(CHROMIUM, "Debian's chromium")
     from playwright.async_api import async_playwright
 
     async with async_playwright() as playwright:
-        chromium = SharedChromium(playwright, CHROMIUM, CHROMIUM_ARGS, tmp_path / "chromium")
+        chromium = SharedChromium(playwright, CHROMIUM, args, log_dir)
         await chromium.launch()
         try:
-            yield chromium, BrowserHandle(chromium)
+            yield chromium
         finally:
             await chromium.close()
+
+
+@pytest.fixture
+async def own(tmp_path) -> AsyncIterator[tuple[SharedChromium, BrowserHandle]]:
+    async with own_chromium(tmp_path / "chromium") as chromium:
+        yield chromium, BrowserHandle(chromium)
 
 
 async def crash(page) -> None:
@@ -64,6 +71,50 @@ async def test_a_crashed_page_is_told_with_its_status_and_the_renderer_last_word
     words = chromium.last_words(chromium.crashes[0])
     assert "Intentionally crashing" in words, words
     assert "dbus" not in words  # the start-up noise is left out
+    # The crash handler's minidump, kept beside the log: chrome://crash writes to address 0.
+    dumps = await minidumps_of(chromium, 1)
+    assert [(dump.signal, dump.fault_address) for dump in dumps] == [(11, 0)], dumps
+    assert re.fullmatch(r"chromium\+0x[0-9a-f]+", dumps[0].instruction), dumps[0]
+
+
+async def minidumps_of(chromium: SharedChromium, count: int) -> list:
+    """The crash handler's minidumps once ``count`` are there (it writes them as the renderer dies)."""
+    for _ in range(100):
+        if len(dumps := chromium.minidumps()) >= count:
+            return dumps
+        await asyncio.sleep(0.05)
+    return chromium.minidumps()
+
+
+def samplers_turned_on(feature: str) -> str:
+    """One of tests/support.py's SAMPLERS_OFF entries with its off switches turned on."""
+    feature = re.sub(r"(probability|Probability)/0(?=/|$)", r"\1/1", feature)
+    return re.sub(r"prob-pct/0(?=/|$)", "prob-pct/100", feature)
+
+
+async def samplers_of_fresh_renderers(log_dir, features: tuple[str, ...], renderers: int) -> list:
+    """Crash ``renderers`` fresh renderers of a Chromium with these features: the samplers each ran."""
+    args = [a for a in CHROMIUM_ARGS if not a.startswith("--enable-features=")]
+    async with own_chromium(log_dir, [*args, "--enable-features=" + ",".join(features)]) as chromium:
+        for _ in range(renderers):
+            page = await (await BrowserHandle(chromium).new_context()).new_page()
+            await crash(page)
+        await chromium.settle(timeout=5)
+        return [dump.samplers for dump in await minidumps_of(chromium, renderers)]
+
+
+async def test_the_allocation_samplers_that_kill_pyodide_pages_are_off_in_every_renderer(tmp_path):
+    """Issue 25 (docs/chromium.md): Chromium's heap profiler and GWP-ASan walk the stack of a sampled
+    allocation off the end of the WebAssembly stack Python runs on. The session's switches keep both
+    out of every renderer; the same switches set to 1 put both in every renderer (so the probe, the
+    renderer's own minidump, does see them)."""
+    assert f"--enable-features={','.join(CHROMIUM_FEATURES)}" in CHROMIUM_ARGS
+    assert set(SAMPLERS_OFF) <= set(CHROMIUM_FEATURES)
+    turned_on = tuple(samplers_turned_on(f) if f in SAMPLERS_OFF else f for f in CHROMIUM_FEATURES)
+    on = await samplers_of_fresh_renderers(tmp_path / "on", turned_on, 1)
+    assert on == [("--subproc-heap-profiling", "gwp-asan-malloc", "gwp-asan-partitionalloc")], on
+    off = await samplers_of_fresh_renderers(tmp_path / "off", CHROMIUM_FEATURES, 3)
+    assert off == [(), (), ()], off
 
 
 async def test_after_a_crash_the_next_context_is_in_a_new_browser(own):
