@@ -199,6 +199,7 @@ class _FlowReading:
     def __init__(self, files: dict[str, str], saved: FlowLookup | None, depth: int) -> None:
         self.files, self.saved, self.depth = files, saved, depth
         self.source = ""
+        self.key_nodes: dict[str, Node] = {}  # the command being read: each key's value node
 
     def error(self, message: str, node: Node | None, line: int = 1, column: int = 1) -> FlowError:
         if node is not None:
@@ -299,6 +300,7 @@ class _FlowReading:
         return command
 
     def arguments(self, name: str, spec: CommandSpec, value: Node | None, at: Node) -> dict[str, Any]:
+        self.key_nodes = {}
         if value is None or (value.kind == "scalar" and value.value is None):
             if not spec.bare:
                 raise self.error(f"{name} needs a value (see Maestro's documentation of {name})", at)
@@ -309,6 +311,7 @@ class _FlowReading:
             if spec.shorthand == "element":
                 return {"element": {"text": str(value.value)}}
             kind = spec.keys.get(spec.shorthand, _STR)
+            self.key_nodes[spec.shorthand] = value
             return {spec.shorthand: self.typed(value, kind, spec.shorthand)}
         if value.kind != "map":
             raise self.error(f"{name} takes a value or keys, not a list", value)
@@ -320,6 +323,7 @@ class _FlowReading:
                 keys = ", ".join(allowed)
                 raise self.error(f"{name} has no key {key.value!r} (it takes {keys})", key)
             args[str(key.value)] = self.typed(inner, kind, str(key.value))
+            self.key_nodes[str(key.value)] = inner
         for key in spec.required:
             if key not in args:
                 raise self.error(f"{name} needs {key}", value)
@@ -376,7 +380,10 @@ class _FlowReading:
             raise self.error("swipe needs a direction, or start and end", at, command.line, command.column)
         direction = args.get("direction")
         if isinstance(direction, str) and "${" not in direction and direction.upper() not in SWIPE_DIRECTIONS:
-            raise self.error(f"direction must be one of UP, DOWN, LEFT, RIGHT, not {direction!r}", at)
+            raise self.error(
+                f"direction must be one of UP, DOWN, LEFT, RIGHT, not {direction!r}",
+                self.key_nodes.get("direction", at),
+            )
         if command.name == "extendedWaitUntil" and ("visible" in args) == ("notVisible" in args):
             raise self.error(
                 "extendedWaitUntil needs one of visible or notVisible", at, command.line, command.column
@@ -386,7 +393,7 @@ class _FlowReading:
 
             key = args["key"]
             if "${" not in key and maestro_key(key) is None:
-                raise self.error(f"unknown key {key!r} for pressKey", at)
+                raise self.error(f"unknown key {key!r} for pressKey", self.key_nodes.get("key", at))
         if command.name == "runFlow":
             self.run_flow(command, args, app_id, at)
         if command.name == "repeat":

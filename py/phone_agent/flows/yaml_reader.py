@@ -85,12 +85,15 @@ class _Line:
 def _strip_comment(text: str) -> str:
     """The line without its comment (a ``#`` at the start or after a space, outside quotes)."""
     quote = ""
+    escaped = False
     for index, char in enumerate(text):
         if quote:
-            if char == quote:
-                quote = ""
+            if escaped:
+                escaped = False
             elif char == "\\" and quote == '"':
-                continue
+                escaped = True
+            elif char == quote:
+                quote = ""
         elif char in "'\"" and (index == 0 or text[index - 1] in " \t[{,:-"):
             quote = char
         elif char == "#" and (index == 0 or text[index - 1] in " \t"):
@@ -448,6 +451,8 @@ class _FlowParser:
             else:
                 node.value.append(item)
             self.skip()
+            if self.index >= len(self.text):
+                raise self.error(f"the {'{' if close == '}' else '['} is not closed")
             if self.text[self.index : self.index + 1] == ",":
                 self.index += 1
             elif self.text[self.index : self.index + 1] != close:
