@@ -21,7 +21,7 @@ from .keys import MAESTRO_NAMES
 from .selectors import UiScreen, find
 
 _REGEX_SPECIALS = re.compile(r"([.^$*+?()\[\]{}|\\])")
-_PLAIN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_ ./-]*")
+_PLAIN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_ ./&()',!?+-]*")
 
 
 def regex_literal(text: str) -> str:
@@ -214,7 +214,7 @@ CONVERTERS: dict[str, Callable[[dict[str, Any], Acted | None], list[tuple[str, A
     "scroll_to": _scroll_to,
     "type_text": _type_text,
     "press_key": _press_key,
-    "open_app": lambda args, acted: [("launchApp", {"appId": args["packageName"], "stopApp": False})],
+    "open_app": lambda args, acted: [("launchApp", args["packageName"])],
     "stop_app": lambda args, acted: [("stopApp", args["packageName"])],
     "open_url": lambda args, acted: [("openLink", args["url"])],
     "wait_for": _wait_for,
@@ -242,12 +242,14 @@ class FlowRecorder:
             return
         for command in converter(args, acted):
             if command[0] == "launchApp" and not self.app_id:
-                self.app_id = command[1]["appId"]
+                self.app_id = command[1]
             self.commands.append(command)
 
     def stop(self, name: str = "") -> str:
+        """The flow recorded; its appId is the first app it launched, else the app it began in."""
         self.active = False
-        return flow_yaml(self.app_id, self.commands, name)
+        launched = next((value for command, value in self.commands if command == "launchApp"), None)
+        return flow_yaml(launched or self.app_id, self.commands, name)
 
 
 _ON_LABEL = re.compile(r" on @e\d+ \((.+?)\)(?:;|$| )")

@@ -139,7 +139,7 @@ async def save_task_as_flow(env: CallEnv, args: dict[str, Any]) -> dict[str, Any
         raise errors.task_not_found(args["taskId"])
     calls = [(call.name, call.args, call.result, call.ok) for step in task.steps for call in step.tool_calls]
     commands = commands_from_task(calls)
-    app = next((value["appId"] for command, value in commands if command == "launchApp"), "")
+    app = next((value for command, value in commands if command == "launchApp"), "")
     if not app:
         try:
             app = ((await env.session().device.current_app()) or "").split("/", 1)[0]
