@@ -24,6 +24,7 @@ class RelayedPage:
         self.calls: list[str] = []
         self._progress = frames.ProgressSequence()
         self._running: dict[str, asyncio.Task[None]] = {}
+        self._sends: set[asyncio.Task[None]] = set()
         self._reader = asyncio.create_task(self._read())
 
     async def _read(self) -> None:
@@ -38,7 +39,9 @@ class RelayedPage:
         self.calls.append(frame.tool)
 
         def progress(message: str) -> None:
-            asyncio.ensure_future(self.ws.send(self._progress.frame(frame.id, message)))
+            send = asyncio.ensure_future(self.ws.send(self._progress.frame(frame.id, message)))
+            self._sends.add(send)
+            send.add_done_callback(self._sends.discard)
 
         result = await self.dispatcher.dispatch(frame.tool, frame.args, Channel.RELAY, progress=progress)
         self._progress.forget(frame.id)
