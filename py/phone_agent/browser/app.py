@@ -22,6 +22,8 @@ from .agent_page import AgentPage
 from .dom import PanelEvents
 from .farm_client import FarmMembership
 from .farm_settings import FarmSettingsCard
+from .flow_store import IndexedDbFlowLibrary
+from .flows_card import FlowsCard
 from .interop import to_js_json
 from .live_controls import LiveViewControls
 from .phone import PhonePanel
@@ -43,6 +45,7 @@ class PhoneAgentPage:
     sim_offer: SimOffer
     phone_connecting: asyncio.Future[None] | None = None
     farm: FarmMembership | None = None
+    flows: FlowsCard | None = None
 
 
 async def fetch_server_config() -> dict[str, Any] | None:
@@ -61,6 +64,7 @@ async def start() -> PhoneAgentPage:
     ui = PageUi()
     context = ToolDispatcher()
     context.add_call_listener(ui.log_call)
+    context.flow_library = IndexedDbFlowLibrary()  # saved flows survive a reload, the same on every channel
 
     server_config = await fetch_server_config()
     context.profile = tool_profile(server_config)
@@ -107,6 +111,9 @@ async def start() -> PhoneAgentPage:
     page.farm = FarmMembership(context)
     await page.farm.start()
     FarmSettingsCard(page.farm)
+    flows = FlowsCard(context)
+    page.flows = flows
+    await flows.refresh()
     expose_console_api(page)
     ui.ready()
     return page

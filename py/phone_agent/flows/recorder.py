@@ -252,25 +252,26 @@ class FlowRecorder:
         return flow_yaml(launched or self.app_id, self.commands, name)
 
 
-_ON_LABEL = re.compile(r" on @e\d+ \((.+?)\)(?:;|$| )")
-
-
-def commands_from_task(calls: list[tuple[str, dict[str, Any], str, bool]]) -> list[tuple[str, Any]]:
-    """An agent task's successful calls (name, args, answer text, ok) as flow commands: an element the
-    agent named by ref becomes the label its answer reported."""
+def commands_from_task(calls: list[tuple[str, dict[str, Any], str, bool, str, str]]) -> list[tuple[str, Any]]:
+    """An agent task's successful calls (name, args, answer, ok, what it acted on as a locator, the
+    point in device pixels) as flow commands: the element by its text, description or id, else the
+    point; a call on an element nothing identifies is left out rather than guessed."""
     out: list[tuple[str, Any]] = []
-    for name, args, answer, ok in calls:
+    for name, args, _answer, ok, target, point in calls:
         converter = CONVERTERS.get(name)
         if not ok or converter is None:
             continue
         acted: Acted | None = None
-        target = str(args.get("target", ""))
-        if target.startswith("@"):
-            label = _ON_LABEL.search(answer or "")
-            acted = Acted(selector={"text": regex_literal(label.group(1))}) if label else None
-            if acted is None:
-                continue  # nothing says which element it was: better left out than guessed
-        elif target:
+        if target:
             acted = Acted(selector=locator_selector(target))
-        out += converter(args, acted)
+        if (acted is None or acted.selector is None) and point:
+            x, _, y = point.partition(",")
+            acted = Acted(point=(int(x), int(y)))
+        if (
+            (acted is None
+            and name in ("tap", "long_press"))
+            or (name == "type_text" and acted is None and "target" in args)
+        ):
+            continue
+        out += converter({key: value for key, value in args.items() if key not in ("x", "y")}, acted)
     return out

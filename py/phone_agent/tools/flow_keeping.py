@@ -137,7 +137,11 @@ async def save_task_as_flow(env: CallEnv, args: dict[str, Any]) -> dict[str, Any
     task = env.service.get_task(args["taskId"]) if env.service is not None else None
     if task is None:
         raise errors.task_not_found(args["taskId"])
-    calls = [(call.name, call.args, call.result, call.ok) for step in task.steps for call in step.tool_calls]
+    calls = [
+        (call.name, call.args, call.result, call.ok, call.target, call.point)
+        for step in task.steps
+        for call in step.tool_calls
+    ]
     commands = commands_from_task(calls)
     app = next((value for command, value in commands if command == "launchApp"), "")
     if not app:
