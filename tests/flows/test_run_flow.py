@@ -237,3 +237,16 @@ async def test_assertion_tools_pass_and_fail_with_assertion_failed_naming_target
     still = await call(dispatcher, "assert_not_visible", target="text=Settings", timeoutMs=200)
     assert still["structuredContent"]["code"] == "assertion_failed"
     assert "is still visible" in still["structuredContent"]["message"]
+
+
+async def test_launch_app_sets_permissions_and_refuses_a_bad_state_when_read(dispatcher, by_adb):
+    flow = (
+        "appId: com.google.android.GoogleCamera\n---\n- launchApp:\n    permissions:\n"
+        "      android.permission.CAMERA: allow\n      android.permission.RECORD_AUDIO: deny\n"
+    )
+    report = (await call(dispatcher, "run_flow", yaml=flow))["structuredContent"]
+    assert report["passed"] is True, report
+    assert await by_adb.focused_package() == "com.google.android.GoogleCamera"
+    bad = await call(dispatcher, "run_flow", yaml=flow.replace("deny", "maybe"))
+    assert bad["structuredContent"]["code"] == "invalid_flow"
+    assert bad["structuredContent"]["details"] == {"line": 6, "column": 40}

@@ -85,7 +85,9 @@ _TAP_KEYS = {
 }
 COMMANDS: dict[str, CommandSpec] = {
     "launchApp": CommandSpec(
-        "appId", True, {"appId": _STR, "clearState": _BOOL, "stopApp": _BOOL, "clearKeychain": _BOOL}
+        "appId",
+        True,
+        {"appId": _STR, "clearState": _BOOL, "stopApp": _BOOL, "clearKeychain": _BOOL, "permissions": _ANY},
     ),
     "stopApp": CommandSpec("appId", True, {"appId": _STR}),
     "clearState": CommandSpec("appId", True, {"appId": _STR}),
@@ -376,6 +378,8 @@ class _FlowReading:
                     f"{command.name} needs an appId (in the header or here)", at, command.line, command.column
                 )
             args["appId"] = app_id
+        if command.name == "launchApp" and "permissions" in args:
+            args["permissions"] = self.permissions(args["permissions"])
         if command.name == "swipe" and "direction" not in args and not ("start" in args and "end" in args):
             raise self.error("swipe needs a direction, or start and end", at, command.line, command.column)
         direction = args.get("direction")
@@ -403,6 +407,18 @@ class _FlowReading:
                 args["while"] = self.condition(args["while"], "while")
             if "times" not in args and "while" not in args:
                 raise self.error("repeat needs times or while", at, command.line, command.column)
+
+    def permissions(self, node: Node) -> dict[str, str]:
+        """``permissions: {all: allow, android.permission.CAMERA: deny}`` — each allow, deny or unset."""
+        if node.kind != "map":
+            raise self.error("permissions must be `name: allow | deny | unset` lines", node)
+        found: dict[str, str] = {}
+        for key, value in node.pairs:
+            state = str(value.value) if value.kind == "scalar" else ""
+            if state not in ("allow", "deny", "unset"):
+                raise self.error(f"the permission {key.value} must be allow, deny or unset", value)
+            found[str(key.value)] = state
+        return found
 
     def condition(self, node: Node, what: str) -> dict[str, Any]:
         if node.kind != "map":

@@ -267,10 +267,8 @@ def commands_from_task(calls: list[tuple[str, dict[str, Any], str, bool, str, st
         if (acted is None or acted.selector is None) and point:
             x, _, y = point.partition(",")
             acted = Acted(point=(int(x), int(y)))
-        if (
-            (acted is None
-            and name in ("tap", "long_press"))
-            or (name == "type_text" and acted is None and "target" in args)
+        if (acted is None and name in ("tap", "long_press")) or (
+            name == "type_text" and acted is None and "target" in args
         ):
             continue
         out += converter({key: value for key, value in args.items() if key not in ("x", "y")}, acted)

@@ -290,6 +290,8 @@ async def _launch_app(runner: FlowRunner, command: FlowCommand, args: dict[str, 
         await runner.phone.call("stop_app", {"packageName": package})
     if args.get("clearState"):
         await _clear(runner, package)
+    if args.get("permissions"):
+        await _set_permissions(runner, package, args["permissions"])
     await runner.phone.call("open_app", {"packageName": package})
     await runner.settle()
 
@@ -298,6 +300,30 @@ async def _clear(runner: FlowRunner, package: str) -> None:
     answer = await runner.phone.shell(f"pm clear {package}")
     if "Success" not in answer:
         raise StepFailed(f"the phone did not clear {package}'s data: {answer.strip() or 'no answer'}")
+
+
+async def _set_permissions(runner: FlowRunner, package: str, wanted: dict[str, str]) -> None:
+    """launchApp's permissions: ``all`` means every permission the app requests (``dumpsys package``);
+    a named one wins over ``all``. allow grants, deny and unset revoke (pm grant / pm revoke)."""
+    states: dict[str, str] = {}
+    if "all" in wanted:
+        listing = await runner.phone.shell(f"dumpsys package {package}")
+        requested, inside = [], False
+        for line in listing.splitlines():
+            stripped = line.strip()
+            if stripped.startswith("requested permissions:"):
+                inside = True
+            elif inside and re.fullmatch(r"[A-Za-z0-9_.]+", stripped or "-") and "." in stripped:
+                requested.append(stripped)
+            elif inside:
+                inside = False
+        states = dict.fromkeys(requested, wanted["all"])
+    states.update({name: state for name, state in wanted.items() if name != "all"})
+    for name, state in states.items():
+        verb = "grant" if state == "allow" else "revoke"
+        answer = await runner.phone.shell(f"pm {verb} {package} {name}")
+        if "Exception" in answer or "Unknown" in answer:
+            raise StepFailed(f"the phone would not {verb} {name} for {package}: {answer.strip()}")
 
 
 async def _stop_app(runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
