@@ -73,7 +73,8 @@ async def rig(browser, debian_adb):
     sim.phone.clock = lambda: "12:00"
     await sim.start()
     port = free_port()
-    url = f"http://127.0.0.1:{port}/?device=tcp:127.0.0.1:{sim.port}&relayRetryMs=300"
+    # scrcpy off: the live view shows screenshots, whose pixels the clicks below are placed on.
+    url = f"http://127.0.0.1:{port}/?device=tcp:127.0.0.1:{sim.port}&relayRetryMs=300&scrcpy=0"
     ready: asyncio.Future = asyncio.get_running_loop().create_future()
     done = asyncio.Event()
 
@@ -185,3 +186,74 @@ async def test_flows_are_one_set_on_every_channel_in_the_card_and_after_a_reload
 
 async def _gone(page, name: str) -> bool:
     return await page.locator(f'#flow-list li[data-flow="{name}"]').count() == 0
+
+
+async def page_point(page, x: int, y: int) -> tuple[float, float]:
+    """Where device pixel (x, y) is on the page (the view draws the 1080x2400 screen object-fit:contain)."""
+    return await page.evaluate(
+        """([x, y]) => {
+            const el = document.getElementById('screen');
+            const r = el.getBoundingClientRect();
+            const scale = Math.min(el.clientWidth / 1080, el.clientHeight / 2400);
+            const left = r.left + el.clientLeft + (el.clientWidth - 1080 * scale) / 2;
+            const top = r.top + el.clientTop + (el.clientHeight - 2400 * scale) / 2;
+            return [left + x * scale, top + y * scale];
+        }""",
+        [x, y],
+    )
+
+
+def centre_of(sim: SimulatedPhoneServer, label: str) -> tuple[int, int]:
+    from phone_agent.adb.ui_dump import parse_ui_dump
+    from phone_agent.sim.android.ui import dump_xml
+
+    for node in parse_ui_dump(dump_xml(sim.phone.windows())):
+        if node.text == label or node.content_desc == label:
+            return node.bounds.center
+    raise AssertionError(f"no {label!r} on the sim's screen")
+
+
+async def test_clicks_on_the_live_view_are_recorded_by_the_elements_text_and_replay(fresh: Rig):
+    page = fresh.page
+    phone = fresh.sim.phone
+    await page.set_viewport_size({"width": 1280, "height": 1600})
+    await page.check("#live-toggle")
+    try:
+        shown = "document.getElementById('screen').naturalWidth === 1080"
+        await page.wait_for_function(shown, timeout=30_000)
+        await page.fill("#flow-record-name", "by hand")
+        await page.click("#flow-record")
+        await page.wait_for_selector("#flow-state[data-flow-state=recording]", timeout=10_000)
+        await page.mouse.click(*await page_point(page, *centre_of(fresh.sim, "Settings")))
+        await eventually(_is(lambda: phone.current == "com.android.settings"), 15)
+        await eventually(_shows(fresh.sim, "Network & internet"), 15)
+        await page.mouse.click(*await page_point(page, *centre_of(fresh.sim, "Network & internet")))
+        await eventually(_shows(fresh.sim, "Wi-Fi"), 15)
+        await page.click("#flow-stop")
+        await page.wait_for_selector('#flow-list li[data-flow="by hand"]', timeout=10_000)
+    finally:
+        await page.uncheck("#live-toggle")
+    recorded = (await fresh.call("mcp", "get_flow", name="by hand"))["structuredContent"]["yaml"]
+    assert "- tapOn: Settings\n" in recorded and "- tapOn: Network & internet\n" in recorded, recorded
+    phone.reset()
+    report = (await fresh.call("webmcp", "run_flow", name="by hand"))["structuredContent"]
+    assert report["passed"] is True, report
+    assert "Connected to PhoneAgent-WiFi" in await fresh.ui_dump()
+
+
+def _is(check):
+    async def run():
+        return check()
+
+    return run
+
+
+def _shows(sim: SimulatedPhoneServer, label: str):
+    async def run():
+        try:
+            centre_of(sim, label)
+        except AssertionError:
+            return False
+        return True
+
+    return run
