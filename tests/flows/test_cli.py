@@ -15,7 +15,15 @@ from xml.etree import ElementTree
 import pytest
 
 from tests.flows.relay_page import RelayedPage, relayed_page
-from tests.server.harness import PAGE_FILES, PHONE_AGENT, free_port, http_session, serve_process, token
+from tests.server.harness import (
+    PAGE_FILES,
+    PHONE_AGENT,
+    free_port,
+    http_session,
+    serve_process,
+    stop_server,
+    token,
+)
 
 PASSING = """\
 appId: com.google.android.apps.messaging
@@ -213,3 +221,17 @@ async def test_a_recording_made_through_mcp_calls_replays_to_the_same_phone_stat
     replayed = (await by_adb.wifi_on(), await by_adb.focused_package(), await by_adb.screen_texts())
     assert after_recording[0] is False and replayed[:2] == after_recording[:2]
     assert "Connected devices" in replayed[2] and "Bluetooth" in replayed[2]
+
+
+async def test_call_starts_the_shared_server_when_none_runs_and_waits_for_a_page(tmp_path):
+    port = free_port()
+    try:
+        code, out, err = await phone_agent("call", "get_device_status", "--port", str(port))
+        assert code == 1 and out == ""
+        assert "browser_not_connected: Browser not connected. Open the WebADB page first." in err
+        assert f"open http://127.0.0.1:{port}/ in Chrome" in err
+        flow = write(tmp_path, "f.yaml", "appId: com.android.settings\n---\n- launchApp\n")
+        code, out, _ = await phone_agent("flow", "run", str(flow), "--port", str(port))  # the same server
+        assert code == 1 and "browser_not_connected" in out
+    finally:
+        stop_server(port)
