@@ -15,6 +15,7 @@ import pytest
 
 from phone_agent.sim.server import SimulatedPhoneServer
 from phone_agent.tools.catalog import TOOLS_BY_NAME
+from tests.flows.test_run_flow import EVERY_COMMAND, OPEN_CATALOG
 from tests.support import KeptPage, eventually, free_port, mcp_stdio_session
 
 pytestmark = pytest.mark.browser
@@ -121,6 +122,26 @@ async def fresh(rig):
     rig.page, _watch = await rig.kept.get()
     rig.sim.phone.reset()
     return rig
+
+
+@pytest.mark.parametrize("channel", ["mcp", "webmcp"])
+async def test_every_command_runs_on_each_channel_and_adb_sees_what_it_did(fresh: Rig, channel):
+    result = await fresh.call(
+        channel,
+        "run_flow",
+        yaml=EVERY_COMMAND,
+        env={"WHO": "Zoë 你好"},
+        files={"subflows/open-catalog.yaml": OPEN_CATALOG},
+    )
+    report = result["structuredContent"]
+    assert report["passed"] is True, [step for step in report["steps"] if step["status"] != "passed"]
+    assert report["name"] == "every command" and len(report["steps"]) == 38
+    assert fresh.sim.phone.state()["sent"] == [{"to": "Zhang San", "text": "Hello Zoë 你"}]
+    assert b"Wi-Fi is disabled" in await fresh.adb.output("-s", fresh.serial, "shell", "dumpsys wifi")
+    focus = await fresh.adb.output("-s", fresh.serial, "shell", "dumpsys window")
+    assert b"com.android.chrome" in focus
+    [shot] = report["screenshots"]
+    assert result["content"][shot["image"]]["mimeType"] == "image/png"
 
 
 @pytest.mark.parametrize("channel", ["mcp", "webmcp"])
