@@ -113,7 +113,7 @@ async def start() -> PhoneAgentPage:
     FarmSettingsCard(page.farm)
     flows = FlowsCard(context)
     page.flows = flows
-    await flows.refresh()
+    flows.start()  # the saved flows are listed once IndexedDB answers; the page does not wait for it
     expose_console_api(page)
     ui.ready()
     return page

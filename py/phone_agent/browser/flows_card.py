@@ -41,6 +41,10 @@ class FlowsCard:
         self._events.listen("agent-tasks", "click", self._on_task_click)
         context.add_call_listener(self._on_call)
 
+    def start(self) -> None:
+        """List the saved flows (in the background)."""
+        self._events.spawn(self.refresh())
+
     async def call(self, tool: str, args: dict[str, Any], progress: Any = None) -> dict[str, Any]:
         return await self.context.dispatch(tool, args, Channel.PAGE, progress=progress)
 
