@@ -36,6 +36,9 @@ class ErrorCode(StrEnum):
     INSTALL_FAILED = "install_failed"
     UNSUPPORTED = "unsupported"
     INTERNAL = "internal_error"
+    ASSERTION_FAILED = "assertion_failed"
+    INVALID_FLOW = "invalid_flow"
+    FLOW_NOT_FOUND = "flow_not_found"
 
 
 # What each code means, for the docs and for anyone reading a result by hand.
@@ -62,6 +65,9 @@ ERROR_CODE_MEANINGS: dict[ErrorCode, str] = {
     ErrorCode.INSTALL_FAILED: "the phone refused to install the APK (Android's INSTALL_FAILED_… reason)",
     ErrorCode.UNSUPPORTED: "this phone connection cannot do that (e.g. it needs scrcpy running)",
     ErrorCode.INTERNAL: "a bug: the tool failed in a way it should not have",
+    ErrorCode.ASSERTION_FAILED: "the screen did not show (or still showed) what an assertion expected",
+    ErrorCode.INVALID_FLOW: "a flow's YAML cannot be run as written (the message names the line and column)",
+    ErrorCode.FLOW_NOT_FOUND: "no saved flow has that name",
 }
 
 
@@ -302,6 +308,42 @@ def wait_timed_out(target: str, condition: str, ms: int) -> ToolError:
         "shows instead.",
         retryable=True,
         details={"target": target, "condition": condition, "timeoutMs": ms},
+    )
+
+
+def assertion_failed(target: str, expected: str, screen: str, waited_ms: int) -> ToolError:
+    """An assertion tool's failure: what was expected of ``target`` and what the screen showed."""
+    return ToolError(
+        ErrorCode.ASSERTION_FAILED,
+        f'Assertion failed: "{target}" {expected} (waited {waited_ms} ms). The screen shows {screen}.',
+        remedy="Check the target against list_elements, or give timeoutMs to wait longer for the screen.",
+        retryable=True,
+        details={"target": target, "expected": expected, "waitedMs": waited_ms, "screen": screen},
+    )
+
+
+def invalid_flow(message: str, line: int, column: int, source: str = "") -> ToolError:
+    """A flow that cannot be run as written; the message names the line and column."""
+    details: dict[str, Any] = {"line": line, "column": column}
+    if source:
+        details["source"] = source
+    return ToolError(
+        ErrorCode.INVALID_FLOW,
+        f"The flow cannot be read: {message}",
+        remedy="Fix the flow at that line and column (Maestro's YAML: a header with appId, ---, then one "
+        "`- command` a line), then run it again.",
+        details=details,
+    )
+
+
+def flow_not_found(name: str, names: list[str]) -> ToolError:
+    return ToolError(
+        ErrorCode.FLOW_NOT_FOUND,
+        f"No saved flow is named {name!r}.",
+        remedy="Call list_flows for the saved flows' names"
+        + (f" ({', '.join(names[:20])})" if names else " (none is saved yet: save_flow keeps one)")
+        + ".",
+        details={"name": name},
     )
 
 

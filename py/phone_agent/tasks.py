@@ -80,6 +80,10 @@ class ToolCallRecord:
     result: str = ""
     duration_ms: int = 0
     ok: bool = True
+    # What a tap-like action acted on, found on the screen the agent saw: a locator (text=…, desc=…,
+    # id=…) and the point in device pixels; a task saved as a flow replays by them.
+    target: str = ""
+    point: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return _encode(self, TOOL_CALL_FIELDS)
@@ -267,6 +271,8 @@ TOOL_CALL_FIELDS: tuple[JsonField, ...] = (
     JsonField("result", "result", decode=str, default=""),
     JsonField("durationMs", "duration_ms", decode=lambda value: int(value or 0)),
     JsonField("ok", "ok", decode=bool, default=True),
+    JsonField("target", "target", decode=str, default="", omit_empty=True),
+    JsonField("point", "point", decode=str, default="", omit_empty=True),
 )
 
 STEP_FIELDS: tuple[JsonField, ...] = (

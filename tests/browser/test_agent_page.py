@@ -231,6 +231,20 @@ async def test_turn_wifi_on_through_webmcp(fresh: Rig):
     assert [step["status"] for step in latest["steps"]] == ["success", "success"]
 
 
+async def test_a_finished_task_saved_as_a_flow_from_its_button_replays_with_no_model_call(fresh: Rig):
+    assert fresh.finished_ids, "the Wi-Fi test ran first and finished a task"
+    task = fresh.page.locator(f'.chat-task[data-task-id="{fresh.finished_ids[0]}"]')
+    await task.locator(".chat-task__save-flow").click()
+    await fresh.page.wait_for_selector('#flow-list li[data-flow="Turn Wi-Fi on (task)"]', timeout=10_000)
+    saved = await fresh.webmcp("get_flow", {"name": "Turn Wi-Fi on (task)"})
+    assert "- tapOn: Wi-Fi\n" in saved["structuredContent"]["yaml"], saved
+    fresh.sim.phone.set_wifi(False)
+    replay = await fresh.webmcp("run_flow", {"name": "Turn Wi-Fi on (task)"})
+    assert replay["structuredContent"]["passed"] is True, replay
+    assert fresh.sim.phone.state()["wifi"] is True
+    assert fresh.model.requests == []  # the replay asked no model anything
+
+
 async def test_the_page_own_settings_win_and_can_ask_for_whole_answers(fresh: Rig):
     page = fresh.page
     fresh.sim.phone.set_wifi(False)

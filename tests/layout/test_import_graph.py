@@ -26,6 +26,7 @@ LAYERS: list[set[str]] = [
     {"device"},  # the Device interface, its wrapper, the shell result
     {"adb"},  # ADB, pure: packets, connections, services, AdbDevice
     {"scrcpy"},  # scrcpy's protocol and ScrcpyDevice, over adb
+    {"flows"},  # Maestro flows, pure: reader, command table, selectors, runner, recorder
     {"tools"},  # the catalog: specs, handlers by family, dispatch, results — on Device only
     {"relay"},  # the relay's wire format and the server's pure core
     {"agent"},  # the Plan-and-Resolve agent, through the catalog

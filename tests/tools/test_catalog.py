@@ -58,11 +58,23 @@ DEVICE_TOOLS = [
     "start_recording",
     "stop_recording",
 ]
+FLOW_TOOLS = [
+    "run_flow",
+    "assert_visible",
+    "assert_not_visible",
+    "save_flow",
+    "list_flows",
+    "get_flow",
+    "delete_flow",
+    "start_flow_recording",
+    "stop_flow_recording",
+    "save_task_as_flow",
+]
 
 
 def test_catalog_has_the_six_tools_of_the_specification_in_its_order_then_the_device_tools():
     assert list(SPEC_TOOL_NAMES) == SEED_TOOLS
-    assert list(TOOL_NAMES) == SEED_TOOLS + DEVICE_TOOLS
+    assert list(TOOL_NAMES) == SEED_TOOLS + DEVICE_TOOLS + FLOW_TOOLS
 
 
 def test_every_tool_has_a_handler_and_an_output_schema():
@@ -103,7 +115,10 @@ def test_every_schema_is_a_closed_object(tool):
     for name in schema.get("required", []):
         assert name in schema["properties"]
     for spec in schema["properties"].values():
-        assert spec["type"] in {"string", "number", "integer", "boolean"}
+        if spec["type"] == "object":  # a map of names to text (run_flow's env and files), closed too
+            assert spec["additionalProperties"] == {"type": "string"}
+        else:
+            assert spec["type"] in {"string", "number", "integer", "boolean"}
         assert spec["description"]
 
 

@@ -73,6 +73,8 @@ class _ActionResult:
     result: str
     after: Observation | None = None
     ends: StepStatus | None = None
+    target: str = ""  # what a tap-like action acted on (a locator) and where (device pixels)
+    point: str = ""
 
 
 class StepResolver:
@@ -236,7 +238,9 @@ class StepResolver:
     ) -> None:
         """The action in the step's record, the panel and the chat history (calls beyond the first one
         of a turn are answered as not run)."""
-        run.step.tool_calls.append(ToolCallRecord(call.name, args, done.result, duration, done.ok))
+        run.step.tool_calls.append(
+            ToolCallRecord(call.name, args, done.result, duration, done.ok, done.target, done.point)
+        )
         self.reporter.on_tool_result(call.name, done.result, done.ok)
         run.history += exchange(call, turn.text, done.result, turn_number, bool(turn.tool_calls))
         for extra in turn.tool_calls[1:]:
@@ -300,6 +304,7 @@ class StepResolver:
     async def _device_action(self, action: Action, run: _StepRun) -> _ActionResult:
         """Act on the phone, let it settle, look again; counts the same action repeated on a screen
         that does not change."""
+        target, point = acted_on(action, run.observation)
         ok, result = await self._execute(action, run.observation)
         if self.config.settle_ms:
             await self.sleep(self.config.settle_ms / 1000)
@@ -313,7 +318,7 @@ class StepResolver:
         else:
             run.repeats = 0
         run.last_action = signature
-        return _ActionResult(ok, result, after)
+        return _ActionResult(ok, result, after, target=target, point=point)
 
     async def _execute(self, action: Action, observation: Observation) -> tuple[bool, str]:
         """Run a device action through its catalog entry (the same handler the tools run), with the
@@ -352,6 +357,33 @@ class StepResolver:
                 return False, f"Error: the phone refused: {exc.message}"
             return False, f"Error: {exc.message} {exc.remedy}".strip()
         return True, result["content"][0]["text"]
+
+
+def acted_on(action: Action, observation: Observation) -> tuple[str, str]:
+    """What a tap-like action acts on, on the screen the agent saw: the element as a locator (its text,
+    else description, else id) and the point in device pixels; ("", "") for other actions."""
+    if action.name not in ("tap", "long_press", "type_text"):
+        return "", ""
+    args, snapshot = action.args, observation.snapshot
+    element, point = None, ""
+    target = args.get("target")
+    if isinstance(target, str) and target.startswith("@") and snapshot is not None:
+        element = snapshot.by_ref.get(target)
+    elif isinstance(target, str):
+        return target, ""
+    elif "x" in args and "y" in args:
+        x, y = observation.mapping.to_device(args["x"], args["y"])
+        point = f"{x},{y}"
+        found = [
+            e for e in (snapshot.elements if snapshot is not None else [])
+            if e.bounds.contains(x, y) and (e.text or e.desc or e.resource_id)
+        ]  # fmt: skip
+        element = min(found, key=lambda e: e.bounds.width * e.bounds.height) if found else None
+    if element is None:
+        return "", point
+    if element.text:
+        return f"text={element.text}", point
+    return (f"desc={element.desc}" if element.desc else f"id={element.resource_id}"), point
 
 
 def exchange(call: ToolCall, text: str, result: str, number: int, native: bool) -> list[Message]:

@@ -23,6 +23,8 @@ from .devloop_panel import DevLoopPanel
 from .dom import PanelEvents
 from .farm_client import FarmMembership
 from .farm_settings import FarmSettingsCard
+from .flow_store import IndexedDbFlowLibrary
+from .flows_card import FlowsCard
 from .interop import to_js_json
 from .live_controls import LiveViewControls
 from .phone import PhonePanel
@@ -45,6 +47,7 @@ class PhoneAgentPage:
     phone_connecting: asyncio.Future[None] | None = None
     farm: FarmMembership | None = None
     devloop: DevLoopPanel | None = None
+    flows: FlowsCard | None = None
 
 
 async def fetch_server_config() -> dict[str, Any] | None:
@@ -95,6 +98,7 @@ async def start() -> PhoneAgentPage:
     ui = PageUi()
     context = ToolDispatcher()
     context.add_call_listener(ui.log_call)
+    context.flow_library = IndexedDbFlowLibrary()  # saved flows survive a reload, the same on every channel
 
     link_taken = await claim_page_link()
     server_config = await fetch_server_config()
@@ -149,6 +153,9 @@ async def start() -> PhoneAgentPage:
     page.farm = FarmMembership(context)
     await page.farm.start()
     FarmSettingsCard(page.farm)
+    flows = FlowsCard(context)
+    page.flows = flows
+    flows.start()  # the saved flows are listed once IndexedDB answers; the page does not wait for it
     expose_console_api(page)
     ui.ready()
     return page

@@ -93,6 +93,9 @@ class ChatPanel:
         """A task from this browser's history (before the last reload): its goal and how it ended."""
         end = _end_line(_end_text(task, f", {task.steps_completed}/{len(task.steps)} steps"), task)
         self._add_task(task, "chat-task chat-task--past", str(task.status), "earlier", end)
+        item = self._doc.querySelector(f'.chat-task[data-task-id="{task.id}"]')
+        if not is_nullish(item) and task.status is TaskStatus.FINISHED:
+            item.append(_save_flow_button())
 
     def _add_task(self, task: AgentTask, cls: str, status: str, origin: str, body: Any) -> None:
         """``task``'s item (its goal and origin, then ``body``) at the top of the list; only the
@@ -123,6 +126,8 @@ class ChatPanel:
             item.append(_end_line(text, task))
             if task.screen_source:  # where the agent's looks came from (scrcpy frames or screencap)
                 item.append(element("p", f"📷 Screen: {task.screen_source}", "chat-task__screen muted small"))
+            if task.status is TaskStatus.FINISHED:
+                item.append(_save_flow_button())
         self._thinking = None
         self._lines = None
         self._current = None
@@ -166,3 +171,10 @@ def _end_text(task: AgentTask, counts: str = "") -> str:
 
 def _end_line(text: str, task: AgentTask) -> Any:
     return element("p", text, f"chat-task__end chat-task__end--{task.status}")
+
+
+def _save_flow_button() -> Any:
+    """A finished task's "Save as flow" button (the Flows card saves it: save_task_as_flow)."""
+    button = element("button", "Save as flow", "button chat-task__save-flow")
+    button.type = "button"
+    return button

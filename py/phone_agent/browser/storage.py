@@ -1,6 +1,7 @@
 """IndexedDB from Python: a small key-value store per object store, awaited like asyncio.
 
-The page keeps its ADB key and its task history here, so both survive a reload. Values are JSON.
+The page keeps its ADB key, its task history and its saved flows here, so they survive a reload.
+Values are JSON.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ import js  # type: ignore[import-not-found]
 from pyodide.ffi import create_once_callable  # type: ignore[import-not-found]
 
 DB_NAME = "phone-agent"
-DB_VERSION = 1
-STORES = ("keys", "tasks", "settings")
+DB_VERSION = 2  # 2: the "flows" store (a new store needs a new version to be created)
+STORES = ("keys", "tasks", "settings", "flows")
 OPEN_TIMEOUT_S = 10.0
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from .. import errors
 from ..tasks import TaskStatus
 from .device_tools import DEVICE_TOOLS
+from .flow_keeping import FLOW_TOOLS
 from .results import action_result, format_task_markdown, json_result, png_result, text_result
 from .screen_source import live_look, png_size
 from .secure import SECURE_TEXT, screen_is_secure
@@ -388,7 +389,7 @@ SPEC_TOOLS: tuple[ToolSpec, ...] = (
     ),
 )
 
-TOOLS: tuple[ToolSpec, ...] = SPEC_TOOLS + DEVICE_TOOLS
+TOOLS: tuple[ToolSpec, ...] = SPEC_TOOLS + DEVICE_TOOLS + FLOW_TOOLS
 TOOLS_BY_NAME: dict[str, ToolSpec] = {tool.name: tool for tool in TOOLS}
 TOOL_NAMES: tuple[str, ...] = tuple(tool.name for tool in TOOLS)
 # The specification's six tools, in its order.

@@ -19,8 +19,11 @@ from typing import Any, Protocol
 from .. import errors
 from ..device.interface import Device
 from ..errors import ErrorCode, ToolError
+from ..flows.library import FlowLibrary, MemoryFlowLibrary
+from ..flows.recorder import FlowRecorder
 from ..tasks import AgentTask, TaskStatus
 from .catalog import DEFAULT_TOOL_PROFILE, ToolProfile, get_tool
+from .flow_keeping import acted_before
 from .session import DeviceSession
 from .spec import CallEnv, Channel, ProgressSink, validate_arguments
 
@@ -72,6 +75,9 @@ class ToolDispatcher:
         self._running: AgentTask | None = None
         self._clock_ms = clock_ms
         self._listeners: list[CallListener] = []
+        # Saved flows (the page: IndexedDB) and the flow recording every channel's calls feed.
+        self.flow_library: FlowLibrary = MemoryFlowLibrary()
+        self.flow_recorder = FlowRecorder()
 
     def add_call_listener(self, listener: CallListener) -> None:
         """Be told of every finished call, from either channel (a listener's failure is ignored)."""
@@ -189,7 +195,10 @@ class ToolDispatcher:
             tool = get_tool(tool_name, self.profile)
             clean = validate_arguments(tool, args)
             assert tool.run is not None, f"tool {tool.name} is in the catalog without a handler"
+            acted = await self._before_recorded(tool.name, clean)
             result = await tool.run(CallEnv(channel, service=self, progress=progress), clean)
+            if self.flow_recorder.active and not result.get("isError"):
+                self.flow_recorder.add(tool.name, clean, acted)
         except Exception as exc:  # a failure, even a bug, reaches the caller as a result
             result = self._failure(name, device, exc).to_result()
         record = CallRecord(channel, name, result, self._clock_ms() - started)
@@ -199,6 +208,16 @@ class ToolDispatcher:
             except Exception:  # the activity log must never break a tool call; say why it failed
                 traceback.print_exc()
         return result
+
+    async def _before_recorded(self, tool: str, args: dict[str, Any]) -> Any:
+        """While a flow is recorded: what the call is about to act on (None when nothing, or when the
+        look fails: the call itself then says why)."""
+        if not self.flow_recorder.active or self._device is None:
+            return None
+        try:
+            return await acted_before(self.session(), tool, args)
+        except Exception:
+            return None
 
     def _new_task_id(self) -> str:
         return f"task-{self._clock_ms():x}-{secrets.token_hex(3)}"

@@ -1,0 +1,355 @@
+"""Flow tools: run_flow (a Maestro flow, run through the catalog's device tools, no model) and the
+assertions assert_visible / assert_not_visible. Keeping and recording flows is ``flow_keeping``.
+
+``ToolPhone`` is the flows package's ``FlowPhone`` on a ``CallEnv``: a flow's taps, swipes and typing
+run the catalog's own device tool handlers, looked up by name in ``DEVICE_TOOLS`` (a table). Pure: the
+phone is reached only through the ``Device`` interface.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import errors
+from ..device.interface import UiNode
+from ..flows.flow_reader import FlowError, read_flow
+from ..flows.library import FlowLibrary, MemoryFlowLibrary
+from ..flows.runner import FlowRunner
+from .device_tools import DEVICE_TOOLS
+from .locators import ScreenSnapshot
+from .results import action_result
+from .session import DeviceSession
+from .spec import (
+    BOOLEAN,
+    INTEGER,
+    STRING,
+    CallEnv,
+    ToolSpec,
+    object_schema,
+    result_schema,
+    validate_arguments,
+)
+from .targets import ELEMENT_SCHEMA, TARGET, parse_tool_target
+
+_DEVICE_TOOLS_BY_NAME: dict[str, ToolSpec] = {tool.name: tool for tool in DEVICE_TOOLS}
+DEFAULT_FLOW_TIMEOUT_MS = 600_000
+MAX_FLOW_TIMEOUT_MS = 3_600_000
+DEFAULT_ASSERT_MS = 3_000
+MAX_ASSERT_MS = 60_000
+ASSERT_POLL_S = 0.25
+FLOW_YAML = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": 200_000,
+    "description": "The flow in Maestro's "
+    "YAML: a header (appId, optional name and env), ---, then the commands.",
+}
+FLOW_NAME = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": 100,
+    "description": "The flow's name (no slashes).",
+}
+
+
+def flow_library(env: CallEnv) -> FlowLibrary:
+    """Where this page keeps its flows (the dispatcher's ``flow_library``; in memory when it has none)."""
+    library = getattr(env.service, "flow_library", None)
+    if library is None:
+        library = MemoryFlowLibrary()
+        if env.service is not None:
+            env.service.flow_library = library  # type: ignore[attr-defined]
+    return library
+
+
+class ToolPhone:
+    """A flow's phone: the catalog's device tools by name, and the Device for the UI tree and shell."""
+
+    def __init__(self, env: CallEnv, session: DeviceSession) -> None:
+        self.env, self.session = env, session
+
+    async def call(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+        spec = _DEVICE_TOOLS_BY_NAME[tool]
+        clean = validate_arguments(spec, args)
+        assert spec.run is not None
+        inner = CallEnv(self.env.channel, service=self.env.service, device_session=self.session)
+        result = await spec.run(inner, clean)
+        return result.get("structuredContent") or {}
+
+    async def nodes(self) -> list[UiNode]:
+        return await self.session.device.ui_nodes()
+
+    async def screenshot(self) -> bytes:
+        return await self.session.device.screenshot_png()
+
+    async def delete_chars(self, count: int) -> None:
+        await self.session.device.delete_chars(count)
+
+    async def shell(self, command: str) -> str:
+        return (await self.session.device.shell(command)).text
+
+
+async def saved_flows(library: FlowLibrary) -> dict[str, str]:
+    """Every saved flow's YAML by name (what ``runFlow: name`` may run)."""
+    found = {}
+    for summary in await library.names():
+        text = await library.get(summary["name"])
+        if text is not None:
+            found[summary["name"]] = text
+    return found
+
+
+def check_env(tool: str, env: Any) -> dict[str, str]:
+    if env is None:
+        return {}
+    bad = [key for key, value in env.items() if not isinstance(value, str)]
+    if bad:
+        raise errors.invalid_argument(
+            tool, "env", f"must map names to text ({bad[0]} does not)", 'Give env as {"NAME": "value", …}.'
+        )
+    return {str(key): str(value) for key, value in env.items()}
+
+
+async def run_flow(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
+    library = flow_library(env)
+    if ("yaml" in args) == ("name" in args):
+        raise errors.invalid_argument(
+            "run_flow",
+            "yaml",
+            "or name must be given (one of them)",
+            "Call run_flow with yaml (the flow's text) or name (a saved flow).",
+        )
+    variables = check_env("run_flow", args.get("env"))
+    files = args.get("files") or {}
+    if any(not isinstance(value, str) for value in files.values()):
+        raise errors.invalid_argument(
+            "run_flow",
+            "files",
+            "must map paths to the flows' text",
+            'Give files as {"path.yaml": "appId: …"}.',
+        )
+    saved = await saved_flows(library)
+    source = args.get("name", "")
+    text = args.get("yaml") or saved.get(source)
+    if text is None:
+        raise errors.flow_not_found(source, sorted(saved))
+    try:
+        flow = read_flow(text, files=files, saved=saved.get, source=source)
+    except FlowError as exc:
+        raise errors.invalid_flow(str(exc), exc.line, exc.column, exc.source) from None
+    session = env.session()
+    runner = FlowRunner(ToolPhone(env, session), env.progress, session.sleep, session.monotonic_ms)
+    answer = await runner.run(flow, variables, args["timeoutMs"])
+    return flow_answer(answer, flow.name or source)
+
+
+def flow_answer(answer: dict[str, Any], name: str) -> dict[str, Any]:
+    """run_flow's result: a summary a person reads, the screenshots as images, the report as JSON."""
+    content: list[dict[str, Any]] = []
+    steps = answer["steps"]
+    passed = sum(1 for step in steps if step["status"] == "passed")
+    title = f"Flow {name!r}" if name else "Flow"
+    lines = [
+        f"{title} {'passed' if answer['passed'] else 'FAILED'}: {passed}/{len(steps)} steps passed "
+        f"in {answer['durationMs'] / 1000:.1f} s"
+    ]
+    marks = {"passed": "✅", "failed": "❌", "skipped": "⏭️"}
+    for step in steps:
+        error = f" — {step['error']}" if step.get("error") else ""
+        lines.append(
+            f"{marks[step['status']]} {step['index']}. {step['command']} ({step['durationMs']} ms){error}"
+        )
+    content.append({"type": "text", "text": "\n".join(lines)})
+    structured: dict[str, Any] = {
+        "passed": answer["passed"],
+        "durationMs": answer["durationMs"],
+        "steps": steps,
+    }
+    if name:
+        structured["name"] = name
+    shots = []
+    for shot in answer["screenshots"]:
+        shots.append({"path": shot["path"], "image": len(content)})
+        content.append({"type": "image", "data": shot["data"], "mimeType": "image/png"})
+    structured["screenshots"] = shots
+    failure = answer.get("failure")
+    if failure is not None:
+        report = {key: failure[key] for key in ("index", "command", "line", "error")}
+        if "screenshot" in failure:
+            content.append({"type": "text", "text": f"The screen when step {failure['index']} failed:"})
+            report["image"] = len(content)
+            content.append({"type": "image", "data": failure["screenshot"], "mimeType": "image/png"})
+        elif "screenshotError" in failure:
+            report["screenshotError"] = failure["screenshotError"]
+        structured["failure"] = report
+    return {"content": content, "structuredContent": structured}
+
+
+async def _assert(env: CallEnv, args: dict[str, Any], tool: str, visible: bool) -> dict[str, Any]:
+    phone = env.session()
+    target = parse_tool_target(tool, args["target"])
+    old = None
+    if target.ref is not None:
+        snapshot = phone.state.snapshot
+        old = snapshot.by_ref.get(target.ref) if snapshot is not None else None
+        if old is None:
+            raise errors.unknown_ref(target.ref)
+    limit = args["timeoutMs"]
+    started = phone.monotonic_ms()
+    while True:
+        snapshot = await phone.screen()
+        if old is not None:
+            same = snapshot.find_same(old)
+            found = [same] if same is not None else []
+        else:
+            found = target.find(snapshot)
+        waited = round(phone.monotonic_ms() - started)
+        if bool(found) == visible:
+            structured: dict[str, Any] = {"visible": visible, "waitedMs": waited}
+            text = f'"{target}" is {"visible" if visible else "not visible"}'
+            if found:
+                structured["element"] = found[0].to_json()
+                text += f": {found[0].line()}"
+            return action_result(text, structured)
+        if waited >= limit:
+            expected = "is not visible" if visible else "is still visible"
+            raise errors.assertion_failed(str(target), expected, _summary(snapshot), limit)
+        await phone.sleep(min(ASSERT_POLL_S, max(0.0, (limit - waited) / 1000)))
+
+
+def _summary(snapshot: ScreenSnapshot, most: int = 25) -> str:
+    labels: list[str] = []
+    for element in snapshot.elements:
+        if element.label and element.label not in labels:
+            labels.append(element.label)
+    if not labels:
+        return "nothing with a text or a description"
+    more = len(labels) - most
+    return ", ".join(f'"{label}"' for label in labels[:most]) + (f" and {more} more" if more > 0 else "")
+
+
+async def assert_visible(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
+    return await _assert(env, args, "assert_visible", True)
+
+
+async def assert_not_visible(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
+    return await _assert(env, args, "assert_not_visible", False)
+
+
+_ASSERT_TIMEOUT = {
+    "type": "integer",
+    "minimum": 0,
+    "maximum": MAX_ASSERT_MS,
+    "default": DEFAULT_ASSERT_MS,
+    "description": f"How long the screen may take to agree, in ms (default {DEFAULT_ASSERT_MS}, "
+    "at most 60000).",
+}
+_ASSERT_RESULT = result_schema(
+    {"visible": BOOLEAN, "waitedMs": INTEGER, "element": ELEMENT_SCHEMA}, ["visible", "waitedMs"]
+)
+STEP_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "index": INTEGER,
+        "command": STRING,
+        "line": INTEGER,
+        "status": {"type": "string", "enum": ["passed", "failed", "skipped"]},
+        "durationMs": INTEGER,
+        "error": STRING,
+    },
+    "required": ["index", "command", "status", "durationMs"],
+}
+
+RUN_FLOW = ToolSpec(
+    name="run_flow",
+    title="Run a flow",
+    description="Run a Maestro flow (YAML: appId header, ---, commands such as launchApp, tapOn, inputText, "
+    "assertVisible, scrollUntilVisible, runFlow, repeat) on the phone, deterministically and without a "
+    "model: give its text as yaml or a saved flow's name. Stops at the first failed step (the answer then "
+    "carries the screen at that moment); answers passed, durationMs and every step's status.",
+    input_schema=object_schema(
+        {
+            "yaml": FLOW_YAML,
+            "name": {**FLOW_NAME, "description": "A saved flow's name (list_flows), instead of yaml."},
+            "env": {
+                "type": "object",
+                "additionalProperties": {"type": "string"},
+                "description": "Values for ${NAME} in the flow; they win over its env.",
+            },
+            "files": {
+                "type": "object",
+                "additionalProperties": {"type": "string"},
+                "description": "Flows that runFlow: FILE names, by path, with their "
+                "text (phone-agent flow run sends the files it read).",
+            },
+            "timeoutMs": {
+                "type": "integer",
+                "minimum": 1000,
+                "maximum": MAX_FLOW_TIMEOUT_MS,
+                "default": DEFAULT_FLOW_TIMEOUT_MS,
+                "description": "Longest the whole flow may run, in ms (default 600000).",
+            },
+        }
+    ),
+    read_only=False,
+    consequential=True,
+    relay_timeout_ms=30_000,
+    timeout_arg="timeoutMs",
+    output_schema=result_schema(
+        {
+            "passed": BOOLEAN,
+            "durationMs": INTEGER,
+            "name": STRING,
+            "steps": {"type": "array", "items": STEP_SCHEMA},
+            "screenshots": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {"path": STRING, "image": INTEGER},
+                    "required": ["path"],
+                },
+            },
+            "failure": {
+                "type": "object",
+                "properties": {
+                    "index": INTEGER,
+                    "command": STRING,
+                    "line": INTEGER,
+                    "error": STRING,
+                    "image": INTEGER,
+                },
+            },
+        },
+        ["passed", "durationMs", "steps"],
+    ),
+    untrusted_content=True,
+    run=run_flow,
+)
+ASSERT_VISIBLE = ToolSpec(
+    name="assert_visible",
+    title="Assert an element is visible",
+    description="Check that target is on the screen, waiting up to timeoutMs (default 3000) for it; "
+    "fails with assertion_failed naming the target and what the screen showed instead.",
+    input_schema=object_schema({"target": TARGET, "timeoutMs": _ASSERT_TIMEOUT}, required=["target"]),
+    read_only=True,
+    consequential=False,
+    relay_timeout_ms=45_000,
+    timeout_arg="timeoutMs",
+    output_schema=_ASSERT_RESULT,
+    untrusted_content=True,
+    run=assert_visible,
+)
+ASSERT_NOT_VISIBLE = ToolSpec(
+    name="assert_not_visible",
+    title="Assert an element is not visible",
+    description="Check that target is not on the screen, waiting up to timeoutMs (default 3000) for it "
+    "to go; fails with assertion_failed naming the target and what the screen showed.",
+    input_schema=object_schema({"target": TARGET, "timeoutMs": _ASSERT_TIMEOUT}, required=["target"]),
+    read_only=True,
+    consequential=False,
+    relay_timeout_ms=45_000,
+    timeout_arg="timeoutMs",
+    output_schema=_ASSERT_RESULT,
+    untrusted_content=True,
+    run=assert_not_visible,
+)

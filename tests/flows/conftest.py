@@ -1,0 +1,66 @@
+"""Fixtures for the flow tests: a simulated phone that trusts the tests' key, the page's one dispatch on
+it (over the project's ADB client), and Debian's adb connected to the same phone, to check what the
+flows did from outside."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from phone_agent.adb.device import AdbDevice
+from phone_agent.sim.server import SimulatedPhoneServer
+from phone_agent.tools.dispatch import ToolDispatcher
+
+
+@pytest.fixture
+async def sim(make_sim, host_key) -> SimulatedPhoneServer:
+    server = await make_sim()
+    server.trust_key(host_key.public_key("tests@flows"))
+    return server
+
+
+@pytest.fixture
+def dispatcher(client) -> ToolDispatcher:
+    service = ToolDispatcher()
+    service.device = AdbDevice(client, transport="tcp")
+    return service
+
+
+class PhoneByAdb:
+    """Debian's adb on the simulated phone: what a person would check by hand."""
+
+    def __init__(self, adb, serial: str) -> None:
+        self.adb, self.serial = adb, serial
+
+    async def shell(self, command: str) -> str:
+        return (await self.adb.output("-s", self.serial, "shell", command)).decode()
+
+    async def wifi_on(self) -> bool:
+        return "Wi-Fi is enabled" in await self.shell("dumpsys wifi")
+
+    async def focused_package(self) -> str:
+        for line in (await self.shell("dumpsys window")).splitlines():
+            if "mCurrentFocus" in line and "/" in line:
+                return line.split()[-1].split("/")[0].rstrip("}")
+        return ""
+
+    async def screen_texts(self) -> str:
+        await self.shell("uiautomator dump /sdcard/flows.xml")
+        return await self.shell("cat /sdcard/flows.xml")
+
+
+@pytest.fixture
+async def by_adb(debian_adb, sim) -> AsyncIterator[PhoneByAdb]:
+    serial = f"127.0.0.1:{sim.port}"
+    await debian_adb.output("connect", serial)
+    for _ in range(50):
+        if await debian_adb.state_of(serial) == "device":
+            break
+        import asyncio
+
+        await asyncio.sleep(0.1)
+    try:
+        yield PhoneByAdb(debian_adb, serial)
+    finally:
+        await debian_adb.run("disconnect", serial)

@@ -1,0 +1,221 @@
+"""Reading flows: the YAML that Maestro flows are written in, the command table, and the errors a flow
+that cannot be run gets when it is read (with its line and column), never when it runs."""
+
+from __future__ import annotations
+
+import pytest
+
+from phone_agent.flows.flow_reader import COMMANDS, FlowError, read_flow
+from phone_agent.flows.recorder import flow_yaml, regex_literal
+from phone_agent.flows.yaml_reader import YamlError, parse_all
+
+EVERY_COMMAND = """\
+appId: com.android.settings
+name: every command
+env:
+  WHO: Zoë
+---
+- launchApp
+- launchApp:
+    appId: com.google.android.apps.messaging
+    clearState: true
+    stopApp: false
+- stopApp
+- stopApp: com.android.chrome
+- clearState
+- clearState: com.android.chrome
+- tapOn: Settings
+- tapOn: {id: "title", index: 1}
+- tapOn:
+    point: 50%,50%
+- tapOn:
+    text: "Wi.*"
+    below: Network & internet
+    retryTapIfNoChange: true
+    optional: true
+- longPressOn: {id: conversation_name}
+- doubleTapOn:
+    point: "100, 200"
+- inputText: Hello ${WHO}
+- eraseText
+- eraseText: 5
+- eraseText:
+    charactersToErase: 7
+- pressKey: Home
+- pressKey: Volume Up
+- pressKey: backspace
+- back
+- hideKeyboard
+- scroll
+- scrollUntilVisible:
+    element:
+      text: Item 40
+    direction: DOWN
+    timeout: 30000
+- swipe:
+    direction: LEFT
+- swipe:
+    start: 90%, 50%
+    end: 10%, 50%
+- assertVisible: Settings
+- assertVisible:
+    text: Wi-Fi
+    enabled: true
+    checked: false
+- assertNotVisible:
+    id: compose
+    timeout: 2000
+- extendedWaitUntil:
+    visible: Done
+    timeout: 10000
+- extendedWaitUntil:
+    notVisible: {id: spinner}
+    timeout: 5000
+- waitForAnimationToEnd
+- waitForAnimationToEnd:
+    timeout: 3000
+- openLink: https://example.com/a?b=c#d
+- takeScreenshot: shots/home
+- copyTextFrom: {id: title}
+- pasteText
+- runFlow: login.yaml
+- runFlow:
+    when:
+      visible: Sign in
+    env:
+      USER: someone
+    commands:
+      - tapOn: Sign in
+      - inputText: ${USER}
+- repeat:
+    times: 3
+    commands:
+      - scroll
+- repeat:
+    while:
+      notVisible: Item 30
+    commands:
+      - scroll
+- label: a labelled one
+  tapOn: Settings
+"""
+
+LOGIN = "appId: com.android.settings\nenv:\n  USER: nobody\n---\n- tapOn: Sign in\n"
+
+
+def test_every_command_of_the_issue_is_read():
+    flow = read_flow(
+        EVERY_COMMAND.replace("- label: a labelled one\n  tapOn: Settings\n", ""), files={"login.yaml": LOGIN}
+    )
+    assert flow.app_id == "com.android.settings"
+    assert flow.name == "every command"
+    assert flow.env == {"WHO": "Zoë"}
+    names = {command.name for command in flow.commands}
+    assert names == set(COMMANDS)
+    first = flow.commands[0]
+    assert first.args == {"appId": "com.android.settings"} and first.line == 6
+    launch = flow.commands[1]
+    assert launch.args == {"appId": "com.google.android.apps.messaging", "clearState": True, "stopApp": False}
+    tap = next(c for c in flow.commands if c.name == "tapOn" and "below" in c.args)
+    assert tap.optional is True
+    assert tap.args["below"] == {"text": "Network & internet"}
+    included = next(c for c in flow.commands if c.name == "runFlow" and c.args.get("file") == "login.yaml")
+    assert [c.name for c in included.commands] == ["tapOn"] and included.env == {"USER": "nobody"}
+    inline = next(c for c in flow.commands if c.name == "runFlow" and "when" in c.args)
+    assert inline.args["when"] == {"visible": {"text": "Sign in"}} and inline.env == {"USER": "someone"}
+    repeat = next(c for c in flow.commands if c.name == "repeat" and "while" in c.args)
+    assert repeat.args["while"] == {"notVisible": {"text": "Item 30"}}
+    assert next(c for c in flow.commands if c.name == "openLink").args == {
+        "link": "https://example.com/a?b=c#d"
+    }
+
+
+def test_a_command_item_with_two_keys_is_refused_even_with_a_label():
+    with pytest.raises(FlowError) as caught:
+        read_flow(EVERY_COMMAND, files={"login.yaml": LOGIN})
+    assert caught.value.line == EVERY_COMMAND.count("\n", 0, EVERY_COMMAND.index("- label:")) + 1
+    assert "one command per" in caught.value.reason
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "column", "words"),
+    [
+        ("appId: a\n---\n- tapOn: OK\n- evalScript: ${1+1}\n", 4, 3, "unsupported command 'evalScript'"),
+        ("appId: a\n---\n- tapOn:\n    txt: OK\n", 4, 5, "tapOn has no key 'txt'"),
+        ("appId: a\n---\n- tapOn: {id: x\n", 3, 16, "not closed"),
+        ('appId: a\n---\n- inputText: "open\n', 3, 14, "not closed"),
+        ("appId: a\n---\n- swipe:\n    direction: SIDEWAYS\n", 4, 16, "UP, DOWN, LEFT, RIGHT"),
+        ("appId: a\n---\n- pressKey: Hyper\n", 3, 13, "unknown key 'Hyper'"),
+        ("appId: a\n---\n- tapOn: OK\n  - back\n", 4, 3, ""),
+        ("appId: a\n---\n- repeat:\n    commands: [back]\n", 4, 5, "times or while"),
+        ("appId: a\n---\n- runFlow: missing.yaml\n", 3, 12, "missing.yaml"),
+        ("appId: a\n---\n- tapOn: &anchor OK\n", 3, 10, "anchors"),
+        ("appId: a\n---\n- assertVisible:\n    enabled: maybe\n", 4, 14, "true or false"),
+        ("appId: a\nfoo: 1\n---\n- back\n", 2, 1, "unknown header key 'foo'"),
+        ("- launchApp\n", 1, 3, "needs an appId"),
+        ("appId: a\n---\n\tback\n", 3, 1, "tab"),
+        ("appId: a\n---\n- tapOn: OK\n- tapOn: OK\n  optional: true\n", 4, 3, "one command per"),
+    ],
+)
+def test_a_flow_that_cannot_be_run_is_refused_when_read_naming_line_and_column(text, line, column, words):
+    with pytest.raises(FlowError) as caught:
+        read_flow(text)
+    assert (caught.value.line, caught.value.column) == (line, column), str(caught.value)
+    assert words in caught.value.reason
+    assert f"line {line}, column {column}" in str(caught.value)
+
+
+def test_the_yaml_reader_reads_what_flows_are_written_with():
+    text = (
+        "a: plain text # a comment\n"
+        "b: 'it''s'\n"
+        'c: "tab\\there \\u00e9"\n'
+        "d: [1, two, 'three, four']\n"
+        "e: {x: 1, y: [a, b]}\n"
+        "f: |\n  line one\n  line two\n"
+        "g: >\n  folded\n  text\n"
+        "h:\n- 1\n- 2\n"
+        "i: true\n"
+        "j: ~\n"
+        "k: 50%,50%\n"
+        "l: https://example.com/#x\n"
+        "m:\n  - n: 1\n    o: 2\n  - p\n"
+    )
+    [document] = parse_all(text)
+    assert document.python() == {
+        "a": "plain text", "b": "it's", "c": "tab\there é", "d": [1, "two", "three, four"],
+        "e": {"x": 1, "y": ["a", "b"]}, "f": "line one\nline two\n", "g": "folded text\n", "h": [1, 2],
+        "i": True, "j": None, "k": "50%,50%", "l": "https://example.com/#x", "m": [{"n": 1, "o": 2}, "p"],
+    }  # fmt: skip
+
+
+def test_duplicate_keys_are_an_error_with_both_lines():
+    with pytest.raises(YamlError) as caught:
+        parse_all("a: 1\nb: 2\na: 3\n")
+    assert caught.value.line == 3 and "first on line 1" in caught.value.reason
+
+
+def test_a_written_flow_reads_back_to_the_same_commands():
+    commands = [
+        ("launchApp", {"appId": "com.android.settings", "stopApp": False}),
+        ("tapOn", regex_literal("Network & internet (2)")),
+        ("tapOn", {"id": "title", "index": 2}),
+        ("inputText", 'Zoë said "hi": 你好 #1'),
+        ("pressKey", "Enter"),
+        ("back", None),
+        ("swipe", {"start": "10,20", "end": "30,40"}),
+        ("extendedWaitUntil", {"visible": {"text": "true"}, "timeout": 5000}),
+    ]
+    text = flow_yaml("com.android.settings", commands, "round trip")
+    flow = read_flow(text)
+    assert flow.name == "round trip"
+    assert [(c.name, c.args) for c in flow.commands] == [
+        ("launchApp", {"appId": "com.android.settings", "stopApp": False}),
+        ("tapOn", {"text": "Network & internet \\(2\\)"}),
+        ("tapOn", {"id": "title", "index": 2}),
+        ("inputText", {"text": 'Zoë said "hi": 你好 #1'}),
+        ("pressKey", {"key": "Enter"}),
+        ("back", {}),
+        ("swipe", {"start": "10,20", "end": "30,40"}),
+        ("extendedWaitUntil", {"visible": {"text": "true"}, "timeout": 5000}),
+    ]
