@@ -15,6 +15,7 @@ CATALOG = "com.phoneagent.catalog"
 CHROME = "com.android.chrome"
 CLOCK = "com.google.android.deskclock"
 CAMERA = "com.google.android.GoogleCamera"
+LOGIN = "com.phoneagent.login"
 ADB_KEYBOARD = "com.android.adbkeyboard"
 ADB_KEYBOARD_IME = "com.android.adbkeyboard/.AdbIME"
 GBOARD_IME = "com.google.android.inputmethod.latin/com.android.inputmethod.latin.LatinIME"
@@ -102,6 +103,18 @@ APPS: dict[str, App] = {
             glyph="O",
             screens={"com.android.camera.CameraLauncher": "camera/main"},
         ),
+        App(
+            LOGIN,
+            "Login Demo",
+            "com.phoneagent.login.MainActivity",
+            third_party=True,
+            color=(121, 80, 242),
+            glyph="L",
+            screens={
+                "com.phoneagent.login.MainActivity": "login/form",
+                "com.phoneagent.login.WelcomeActivity": "login/welcome",
+            },
+        ),
         App(ADB_KEYBOARD, "ADB Keyboard", third_party=True),
         App("ca.zgrs.clipper", "Clipper", third_party=True),
         App(LAUNCHER, "Pixel Launcher"),
@@ -115,7 +128,7 @@ APPS: dict[str, App] = {
     ]
 }
 
-HOME_APPS = [SETTINGS, MESSAGES, CATALOG, CHROME, CLOCK, CAMERA]
+HOME_APPS = [SETTINGS, MESSAGES, CATALOG, CHROME, CLOCK, CAMERA, LOGIN]
 
 
 def short_activity(package: str, activity: str) -> str:

@@ -91,7 +91,8 @@ class VirtualPhone:
         field has focus), messages ({contact: [{"from": "me"|"them", "text"}]}),
         sent ([{"to", "text"}] in order), drafts (unsent text per contact),
         catalog_scroll (pixels), recents (packages, most recent first), back_stack
-        (screens of the app in front), clipboard, ime, version (bumped by every change).
+        (screens of the app in front), clipboard, app_state (what an app keeps besides drafts, e.g.
+        Login Demo's "login.error"), ime, version (bumped by every change).
         """
         with self._lock:
             screen = self.top_screen()
@@ -119,6 +120,7 @@ class VirtualPhone:
                 "recents": [p for p in self.recents if p in self.tasks],
                 "back_stack": [s.name for s in self.tasks.get(self.current, [])] if self.current else [],
                 "clipboard": self.clipboard,
+                "app_state": dict(self.app_state),
                 "ime": self.ime,
                 "version": self.version,
             }
@@ -176,6 +178,7 @@ class VirtualPhone:
         self.sent: list[dict[str, str]] = []
         self.catalog_scroll = 0
         self.clipboard = ""
+        self.app_state: dict[str, str] = {}
         self.pointer_down: tuple[float, float, float] | None = None  # `input motionevent DOWN`
         self._changed()
 
@@ -406,6 +409,8 @@ class VirtualPhone:
             self._changed()
         elif verb == "send":
             self.send_message()
+        elif verb in screens.ACTIONS:  # an app's own (Login Demo's sign_in …)
+            screens.ACTIONS[verb](self, arg)
 
     # --- keyboard ------------------------------------------------------------------------------
 
@@ -416,12 +421,14 @@ class VirtualPhone:
         return screen
 
     def _draft_key(self, screen: Screen) -> str:
-        return screen.arg if screen.focus == COMPOSE_ID else "url"
+        if screen.focus == COMPOSE_ID:
+            return screen.arg
+        if screen.focus == URL_BAR_ID:
+            return "url"
+        return screen.focus or ""  # another app's field: its draft is kept under its resource id
 
     def _field_text(self, screen: Screen) -> str:
-        if screen.focus == URL_BAR_ID or screen.focus == COMPOSE_ID:
-            return self.drafts.get(self._draft_key(screen), "")
-        return ""
+        return self.drafts.get(self._draft_key(screen), "")
 
     def type_text(self, text: str) -> bool:
         """Insert text into the focused field; False when no field has focus."""
@@ -454,6 +461,8 @@ class VirtualPhone:
             return
         if screen.focus == COMPOSE_ID:
             self.send_message()
+        elif screen.focus in screens.FIELD_ENTER:
+            self._act(screens.FIELD_ENTER[screen.focus])
         elif screen.focus == URL_BAR_ID:
             typed = self.drafts.pop("url", "").strip()
             screen.focus = None
