@@ -270,6 +270,7 @@ def options_from_args(args: argparse.Namespace) -> ServerOptions:
     """The runtime's ServerOptions from parsed arguments."""
     from .server.options import ServerOptions, default_root
     from .server.relay import DEFAULT_SELF_CHECK_DELAY_S
+    from .tools.named_secrets import secrets_from_environ
 
     return ServerOptions(
         host=args.host,
@@ -289,6 +290,7 @@ def options_from_args(args: argparse.Namespace) -> ServerOptions:
         page_wait_s=args.page_wait_ms / 1000,
         idle_exit_s=args.idle_exit_s or None,
         sim=args.sim,
+        secrets=secrets_from_environ(dict(os.environ)),
     )
 
 

@@ -489,3 +489,31 @@ class PhoneDisconnectedError(DeviceError):
         ToolError.__init__(
             self, gone.code, gone.message, gone.remedy, gone.retryable, {"reason": reason} if reason else {}
         )
+
+
+def unknown_secret(tool: str, name: str, known: list[str]) -> ToolError:
+    """type_secret named a secret that neither the page nor its server holds."""
+    if known:
+        remedy = f"Use one of the known secrets: {', '.join(known)}."
+    else:
+        remedy = (
+            "No secret is set: add one in the page's Settings → Secrets, or start the server with "
+            "PHONE_AGENT_SECRET_<NAME>=value in its environment."
+        )
+    failure = invalid_argument(
+        tool, "name", f"is not a known secret ({name!r}); known: {', '.join(known) or 'none'}", remedy
+    )
+    failure.details["known"] = list(known)
+    return failure
+
+
+def secret_unavailable(tool: str, name: str) -> ToolError:
+    """The secret is the server's, and the server did not hand it over (relay down, secret gone)."""
+    return ToolError(
+        ErrorCode.BROWSER_NOT_CONNECTED,
+        f'The secret "{name}" is the server\'s and the server did not hand it over.',
+        remedy="Check that the page's MCP relay is connected (the badge is green) and that the server still "
+        f"has PHONE_AGENT_SECRET_{name} in its environment, then try again.",
+        retryable=True,
+        details={"tool": tool, "field": "name"},
+    )

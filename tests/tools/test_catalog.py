@@ -31,6 +31,7 @@ DEVICE_TOOLS = [
     "swipe",
     "scroll_to",
     "type_text",
+    "type_secret",
     "press_key",
     "open_app",
     "stop_app",

@@ -90,8 +90,11 @@ class StepResolver:
         clock: Clock,
         sleep: Sleep,
         live: LiveScreen | None = None,
+        secrets: Any = None,
     ) -> None:
         self.task = task
+        # The page's SecretBook (tools/named_secrets.py): type_secret types from it by name.
+        self.secrets = secrets
         self.device = device
         self.model = model
         self.reporter = reporter
@@ -134,6 +137,11 @@ class StepResolver:
             task.screen_source = summary
 
         return LookTally(self.reporter.on_screen, keep)
+
+    def secret_names(self) -> list[str]:
+        """The names of the secrets the model may type with type_secret (never their values)."""
+        names = getattr(self.secrets, "names", None)
+        return list(names()) if callable(names) else []
 
     async def ask(self, messages: list[Message], tools: list[ToolSchema]) -> ModelTurn:
         """One model turn (its text shown as it streams), retried on a retryable model failure."""
@@ -184,7 +192,7 @@ class StepResolver:
         while it goes on."""
         messages = [
             step_system(run.observation),
-            {"role": "user", "content": step_context(self.task, run.step)},
+            {"role": "user", "content": step_context(self.task, run.step, self.secret_names())},
             *run.history,
             screen_message(run.observation, run.observation.current_app, run.note),
         ]
@@ -340,7 +348,7 @@ class StepResolver:
         )
         phone = DeviceSession(self.device, state, sleep=self.sleep, verify_refs=False)
         try:
-            call = CallEnv(Channel.AGENT, device_session=phone)
+            call = CallEnv(Channel.AGENT, device_session=phone, secrets=self.secrets)
             result = await spec.run(call, validate_arguments(spec, args))
         except ToolError as exc:
             if exc.code is ErrorCode.NO_DEVICE:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import traceback
 from collections.abc import Callable
+from typing import Any
 
 from ..device.interface import Device
 from ..errors import DeviceError, no_model
@@ -65,6 +66,8 @@ class PlanAndResolveAgent:
         self._inner: asyncio.Future[None] | None = None
         self._abort_reason: str | None = None
         self._fail_reason: str | None = None
+        # The secrets the agent may type by name (tools/named_secrets.SecretBook); its prompt lists them.
+        self.secrets: Any = None
 
     # -- the AgentRunner interface ---------------------------------------------------------------
 
@@ -113,6 +116,7 @@ class PlanAndResolveAgent:
             clock=self.clock,
             sleep=self.sleep,
             live=self.live,
+            secrets=self.secrets,
         )
         inner = asyncio.ensure_future(self._drive(task, steps, reporter))
         self._inner = inner
@@ -222,7 +226,7 @@ class PlanAndResolveAgent:
     async def _plan(
         self, task: AgentTask, observation: Observation, steps: StepResolver, history: str
     ) -> list[PlannedStep]:
-        messages = plan_messages(task, observation, self.config.max_plan_steps, history)
+        messages = plan_messages(task, observation, self.config.max_plan_steps, history, steps.secret_names())
         problem = "no answer"
         for _ in range(self.config.plan_attempts):
             turn = await steps.ask(messages, [SUBMIT_PLAN])

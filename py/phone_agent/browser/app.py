@@ -17,6 +17,7 @@ from ..adb.services import exec_into
 from ..relay.frames import relay_settings
 from ..tools.catalog import DEFAULT_TOOL_PROFILE, ToolProfile
 from ..tools.dispatch import ToolDispatcher
+from ..tools.named_secrets import SecretBook
 from ..tools.spec import Channel
 from .agent_page import AgentPage
 from .dom import PanelEvents
@@ -26,6 +27,7 @@ from .interop import to_js_json
 from .live_controls import LiveViewControls
 from .phone import PhonePanel
 from .relay_client import McpRelayClient, RelayPairing
+from .secrets_card import SecretsCard
 from .sim_offer import SimOffer
 from .ui import PageUi
 from .webmcp import WebMcpService
@@ -87,6 +89,12 @@ async def start() -> PhoneAgentPage:
         ),
     )
     pairing_form.on_code = relay.pair_with_code
+    # Secrets by name (Settings → Secrets, and the relay's server's): type_secret and the agent type them.
+    secrets = SecretsCard(SecretBook())
+    await secrets.load()
+    secrets.book.fetch_server = relay.fetch_secret
+    relay.on_secret_names = secrets.server_names
+    context.secrets = agent.agent.secrets = secrets.book
     ui.show_relay_target(settings.url, settings.retry_ms, relay.retry_now)
 
     webmcp = WebMcpService(context)

@@ -49,6 +49,8 @@ class ServerOptions:
     token: str | None = field(default=None, repr=False)
     # Whether the simulated phone runs beside this server (--sim), for /api/server.
     sim: bool = False
+    # Secrets by name the paired page may type (PHONE_AGENT_SECRET_<NAME>=value): never in repr or a log.
+    secrets: dict[str, str] = field(default_factory=dict, repr=False)
 
     def page_model_defaults(self) -> dict[str, str] | None:
         """The ``model`` entry of ``/api/config``: None when no model was given on the command line."""

@@ -26,6 +26,9 @@ from ..relay.frames import (
     CLOSE_SHUTDOWN_REASON,
     call_frame,
     cancel_frame,
+    parse_secret_request,
+    secret_names_frame,
+    secret_value_frame,
 )
 
 log = logging.getLogger("phone_agent.relay")
@@ -74,6 +77,9 @@ class Relay:
             DEFAULT_SELF_CHECK_DELAY_S if self_check_delay_s is None else self_check_delay_s
         )
         self._links: dict[int, PageLink] = {}
+        # The server's secrets (PHONE_AGENT_SECRET_<NAME>): their names go to each paired page, a value
+        # only in the answer to that page's request while it types it; never logged.
+        self.secrets: dict[str, str] = {}
         # Tasks nobody awaits (self-checks, cancel frames, closing replaced pages) are kept here so the
         # event loop does not garbage-collect them half-way.
         self._background: set[asyncio.Task[Any]] = set()
@@ -97,12 +103,22 @@ class Relay:
             log.info("a new page replaces the previous one%s", _interrupted(dropped))
             self._spawn(self._close_link(old, CLOSE_REPLACED, CLOSE_REPLACED_REASON))
         log.info("%s connected to the relay", description)
+        if self.secrets:
+            self._spawn(self._send(link, secret_names_frame(list(self.secrets))))
         if self.self_check_delay_s and self.self_check_delay_s > 0:
             self._spawn(self._self_check(page))
         return page
 
     def page_frame(self, page: int, text: str | bytes) -> None:
         """One frame from page ``page``; bad frames are logged (debug) and ignored."""
+        request = parse_secret_request(text)
+        if request is not None:
+            link = self._links.get(page)
+            if link is not None and page == self.core.page:
+                value = self.secrets.get(request.name)
+                log.info("the page types the secret %s%s", request.name, "" if value else " (unknown here)")
+                self._spawn(self._send(link, secret_value_frame(request.id, value)))
+            return
         event = self.core.receive_frame(page, text)
         if isinstance(event, CallAnswered):
             log.debug("answer for %s (%s)", event.call.id, event.call.tool)
@@ -234,6 +250,13 @@ class Relay:
                 await handler(seq, message)
             except Exception as exc:  # progress is supplementary: it never fails the call
                 log.warning("could not forward progress %d of %s to the MCP client: %s", seq, call.tool, exc)
+
+    async def _send(self, link: PageLink, text: str) -> None:
+        try:
+            async with asyncio.timeout(LINK_CLOSE_S):
+                await link.send_text(text)
+        except Exception as exc:
+            log.debug("could not send a frame to the page: %s", exc)
 
     async def _send_cancel(self, call: PendingCall) -> None:
         link = self._links.get(call.page)

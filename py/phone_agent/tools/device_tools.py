@@ -3,17 +3,18 @@
 Each entry is a ``ToolSpec`` — name, description, strict input schema, output schema, read-only or
 not, time limit — and its handler, declared side by side in the module of its family: ``screen``
 (list_elements, get_screen_info, set_orientation), ``gestures`` (tap, long_press, swipe, scroll_to),
-``text_keys`` (type_text, press_key), ``apps`` (open_app, stop_app, open_url, list_apps,
-get_current_app) and ``waits`` (wait_for); how a target names an element is ``targets``. From these
-entries come the MCP tools, the WebMCP tools, the page agent's function-calling actions, the page's
-live-view controls and ``docs/tools.md``. Every failure is a ``ToolError`` with a code and a remedy;
-every wait is bounded. Pure: the phone is reached only through the ``Device`` interface.
+``text_keys`` (type_text, press_key), ``named_secrets`` (type_secret), ``apps`` (open_app, stop_app,
+open_url, list_apps, get_current_app) and ``waits`` (wait_for); how a target names an element is
+``targets``. From these entries come the MCP tools, the WebMCP tools, the page agent's function-calling
+actions, the page's live-view controls and ``docs/tools.md``. Every failure is a ``ToolError`` with a
+code and a remedy; every wait is bounded. Pure: the phone is reached only through the ``Device`` interface.
 """
 
 from __future__ import annotations
 
 from .apps import GET_CURRENT_APP, LIST_APPS, OPEN_APP, OPEN_URL, STOP_APP
 from .gestures import LONG_PRESS, SCROLL_TO, SWIPE, TAP
+from .named_secrets import TYPE_SECRET
 from .screen import GET_SCREEN_INFO, LIST_ELEMENTS, SET_ORIENTATION
 from .spec import ToolSpec
 from .text_keys import PRESS_KEY, TYPE_TEXT
@@ -27,6 +28,7 @@ DEVICE_TOOLS: tuple[ToolSpec, ...] = (
     SWIPE,
     SCROLL_TO,
     TYPE_TEXT,
+    TYPE_SECRET,
     PRESS_KEY,
     OPEN_APP,
     STOP_APP,

@@ -72,6 +72,8 @@ class ToolDispatcher:
         self._running: AgentTask | None = None
         self._clock_ms = clock_ms
         self._listeners: list[CallListener] = []
+        # The secrets type_secret types (tools.named_secrets.SecretBook: the page's own and the server's).
+        self.secrets: Any = None
 
     def add_call_listener(self, listener: CallListener) -> None:
         """Be told of every finished call, from either channel (a listener's failure is ignored)."""
@@ -184,7 +186,8 @@ class ToolDispatcher:
             tool = get_tool(tool_name, self.profile)
             clean = validate_arguments(tool, args)
             assert tool.run is not None, f"tool {tool.name} is in the catalog without a handler"
-            result = await tool.run(CallEnv(channel, service=self, progress=progress), clean)
+            env = CallEnv(channel, service=self, progress=progress, secrets=self.secrets)
+            result = await tool.run(env, clean)
         except Exception as exc:  # a failure, even a bug, reaches the caller as a result
             result = self._failure(name, device, exc).to_result()
         record = CallRecord(channel, name, result, self._clock_ms() - started)

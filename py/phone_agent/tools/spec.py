@@ -62,6 +62,8 @@ class CallEnv:
     service: TaskService | None = None
     progress: ProgressSink | None = None
     device_session: DeviceSession | None = None
+    # The secrets type_secret may type (tools.named_secrets.SecretBook); None: the service's, if it has one.
+    secrets: Any = None
 
     def session(self) -> DeviceSession:
         if self.device_session is not None:
