@@ -19,7 +19,7 @@ from typing import Any, Protocol
 from .. import errors
 from ..device.interface import Device
 from ..errors import ErrorCode, ToolError
-from ..tasks import AgentTask, TaskStatus
+from ..tasks import AgentTask, TaskOptions, TaskStatus
 from .catalog import DEFAULT_TOOL_PROFILE, ToolProfile, get_tool
 from .session import DeviceSession
 from .spec import CallEnv, Channel, ProgressSink, validate_arguments
@@ -150,7 +150,13 @@ class ToolDispatcher:
         self.agent.abort()
         return self._running.id
 
-    async def run_agent(self, goal: str, timeout_ms: int, progress: ProgressSink | None = None) -> AgentTask:
+    async def run_agent(
+        self,
+        goal: str,
+        timeout_ms: int,
+        progress: ProgressSink | None = None,
+        options: TaskOptions | None = None,
+    ) -> AgentTask:
         if self.device is None:
             raise errors.no_device()
         if self._running is not None:
@@ -158,6 +164,8 @@ class ToolDispatcher:
         if self.agent is None:
             raise errors.no_model()
         task = AgentTask(id=self._new_task_id(), goal=goal, created_at=self._clock_ms())
+        if options is not None:
+            task.options = options
         self.remember_task(task)
         self._running = task
         try:

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from .. import errors
 from ..errors import ToolError
-from ..tasks import AgentTask
+from ..tasks import AgentTask, TaskOptions
 from .session import DeviceSession
 
 ProgressSink = Callable[[str], None]
@@ -39,7 +39,11 @@ class TaskService(Protocol):
     """What the six tools use of the page's service (``tools.dispatch.ToolDispatcher``)."""
 
     async def run_agent(
-        self, goal: str, timeout_ms: int, progress: ProgressSink | None = None
+        self,
+        goal: str,
+        timeout_ms: int,
+        progress: ProgressSink | None = None,
+        options: TaskOptions | None = None,
     ) -> AgentTask: ...
 
     def abort(self) -> str: ...
