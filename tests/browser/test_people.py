@@ -8,12 +8,13 @@ Shares test_agent_page's rig (a served page with the scripted model, the simulat
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 
 import pytest
 
-from tests.agent.model_server import Reply, call, plan
+from tests.agent.model_server import Reply, call, plan, tap_on
 from tests.browser.test_agent_page import Rig, fresh, rig  # noqa: F401 (the shared fixtures)
 from tests.support import eventually, mcp_stdio_session, result_text
 
@@ -154,3 +155,134 @@ async def test_a_server_secret_is_typed_over_the_relay_and_never_logged(fresh: R
     assert "SERVER_PASSWORD" in "".join(open(p, encoding="utf-8", errors="replace").read() for p in logs)
     # The relay gone, the server's names go with it.
     await fresh.page.wait_for_selector('#secret-list li[data-secret="SERVER_PASSWORD"]', state="detached")
+
+
+def take_over_script() -> list:
+    return [
+        plan("Sign in to Login Demo"),
+        call("open_app", packageName="com.phoneagent.login"),
+        Reply("tool", name="take_over", text="I have no password.", args={"reason": "Sign in to Login Demo"}),
+        tap_on("Welcome, mobium", "I check the page."),
+        call("finish_task", conclusion="Signed in"),
+    ]
+
+
+async def test_a_take_over_is_shown_announced_to_the_mcp_caller_and_ended_by_done(fresh: Rig):  # noqa: F811
+    page = fresh.page
+    fresh.model.add(*take_over_script())
+    progressed: list[str] = []
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        progressed.append(message or "")
+
+    async def person() -> str:
+        await page.wait_for_selector("#takeover", state="visible", timeout=20_000)
+        reason = await page.text_content("#takeover-reason")
+        assert await page.get_attribute("html", "data-person") == "takeover"
+        # The person signs in on the phone themselves, then says Done.
+        phone = fresh.sim.phone
+        with phone.locked():
+            phone.drafts["com.phoneagent.login:id/username"] = "mobium"
+            phone.drafts["com.phoneagent.login:id/password"] = VALUE
+            phone._act("sign_in")
+        await page.click("#takeover-done")
+        return reason
+
+    async with mcp_stdio_session(*fresh.relay_args()) as session:
+        await fresh.relay_connected()
+        helper = asyncio.ensure_future(person())
+        result = await session.call_tool(
+            "run_agent_task", {"goal": "Sign in to Login Demo"}, progress_callback=on_progress
+        )
+    assert await helper == "Sign in to Login Demo"
+    report = result_text(result)
+    assert report.startswith("## ✅ Agent Task Completed"), report
+    assert "Waiting for you: Sign in to Login Demo" in progressed
+    assert await page.is_hidden("#takeover")
+    assert fresh.sim.phone.state()["screen"] == "login/welcome"
+    assert "Welcome, mobium" in json.dumps(fresh.model.requests[-2])  # the agent looked again
+
+
+async def test_a_take_over_ended_by_cancel_and_by_the_timeout(fresh: Rig):  # noqa: F811
+    page = fresh.page
+    fresh.model.add(*take_over_script())
+    run = asyncio.ensure_future(fresh.webmcp_json("run_agent_task", {"goal": "Sign in to Login Demo"}))
+    await page.wait_for_selector("#takeover", state="visible", timeout=20_000)
+    await page.click("#takeover-cancel")
+    answer = await run
+    assert answer["status"] == "aborted" and answer["error"] == "The person cancelled: Sign in to Login Demo"
+    assert await page.is_hidden("#takeover")
+
+    await fresh.idle()
+    fresh.model.script.clear()
+    fresh.model.add(*take_over_script())
+    answer = await fresh.webmcp_json(
+        "run_agent_task", {"goal": "Sign in to Login Demo", "takeoverTimeoutMs": 1500}
+    )
+    assert answer["status"] == "aborted" and answer["error"] == "Nobody took over within 2 s"
+    assert await page.is_hidden("#takeover")
+
+
+def send_script() -> list:
+    return [
+        plan("Send the message"),
+        call("open_app", packageName="com.google.android.apps.messaging"),
+        tap_on("Zhang San"),
+        call("type_text", text="see you tomorrow", target="id=compose_message_text"),
+        tap_on("Send SMS"),
+        plan("Stop"),
+        call("finish_task", conclusion="Not sent"),
+    ]
+
+
+async def test_a_sensitive_action_refused_and_left_unanswered(fresh: Rig):  # noqa: F811
+    page = fresh.page
+    fresh.model.add(*send_script())
+    run = asyncio.ensure_future(fresh.webmcp_json("run_agent_task", {"goal": "Send it to Zhang San"}))
+    await page.wait_for_selector("#confirm", state="visible", timeout=20_000)
+    assert "sending a message" in await page.text_content("#confirm-action")
+    await page.click("#confirm-no")
+    answer = await run
+    assert fresh.sim.phone.state()["sent"] == []
+    record = await fresh.webmcp_json("get_task_result", {"taskId": answer["taskId"]})
+    assert record["steps"][0]["status"] == "failed"
+    assert record["steps"][0]["error"] == "Not confirmed: the person refused"
+
+    await fresh.idle()
+    fresh.sim.phone.reset()
+    fresh.model.script.clear()
+    fresh.model.add(*send_script())
+    answer = await fresh.webmcp_json("run_agent_task", {"goal": "Send it", "confirmTimeoutMs": 1000})
+    record = await fresh.webmcp_json("get_task_result", {"taskId": answer["taskId"]})
+    assert record["steps"][0]["error"] == "Not confirmed: nobody answered within 1 s"
+    assert fresh.sim.phone.state()["sent"] == [] and await page.is_hidden("#confirm")
+
+
+async def test_a_react_task_reaches_the_goal_a_plan_one_reaches(fresh: Rig):  # noqa: F811
+    page = fresh.page
+    fresh.sim.phone.set_wifi(False)
+    fresh.model.add(tap_on("Settings"), tap_on("Network & internet"), tap_on("Wi-Fi"))
+    fresh.model.add(call("finish_task", conclusion="Wi-Fi is on"))
+    answer = await fresh.webmcp_json("run_agent_task", {"goal": "Turn Wi-Fi on", "mode": "react"})
+    assert answer["status"] == "finished" and fresh.sim.phone.state()["wifi"] is True
+    assert (answer["stepsCompleted"], answer["totalSteps"]) == (4, 4)
+    assert not any("submit_plan" in json.dumps(r["tools"]) for r in fresh.model.requests)
+
+    # The page's Setting makes ReAct the default, for the relay's caller too (same report format).
+    await page.select_option("#settings-agent-mode", "react")
+    await page.wait_for_selector("#agent-options-state[data-mode=react]", state="attached")
+    try:
+        fresh.sim.phone.reset()
+        fresh.sim.phone.set_wifi(False)
+        fresh.model.script.clear()
+        fresh.model.add(tap_on("Settings"), tap_on("Network & internet"), tap_on("Wi-Fi"))
+        fresh.model.add(call("finish_task", conclusion="Wi-Fi is on"))
+        async with mcp_stdio_session(*fresh.relay_args()) as session:
+            await fresh.relay_connected()
+            result = await session.call_tool("run_agent_task", {"goal": "Turn Wi-Fi on"})
+        report = result_text(result)
+        assert report.startswith("## ✅ Agent Task Completed"), report
+        assert "**Steps**: 4/4 succeeded" in report and "### ✅ Step 1: tap" in report
+        assert fresh.sim.phone.state()["wifi"] is True
+    finally:
+        await page.select_option("#settings-agent-mode", "plan")

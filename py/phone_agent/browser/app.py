@@ -25,6 +25,7 @@ from .farm_client import FarmMembership
 from .farm_settings import FarmSettingsCard
 from .interop import to_js_json
 from .live_controls import LiveViewControls
+from .people_card import PeopleCard
 from .phone import PhonePanel
 from .relay_client import McpRelayClient, RelayPairing
 from .secrets_card import SecretsCard
@@ -108,6 +109,12 @@ async def start() -> PhoneAgentPage:
     live_controls = LiveViewControls(context)
     sim_offer = SimOffer((server_config or {}).get("simOnDemand"), phone.connect_tcp)
     agent.runner.on_running = phone.live.agent_running
+    # The person at the page: take over (the live view is theirs meanwhile), confirmations, the Setting.
+    people = PeopleCard()
+    people.on_settings = lambda settings: setattr(agent.agent, "settings", settings)
+    people.on_handover = lambda held: phone.live.agent_running(not held)
+    await people.load()
+    agent.agent.person = people
     agent.runner.on_frame = phone.live.show_agent_frame
     page = PhoneAgentPage(context, ui, webmcp, relay, phone, agent, live_controls, sim_offer)
     page.phone_connecting = asyncio.ensure_future(phone.connect_at_load((server_config or {}).get("device")))
