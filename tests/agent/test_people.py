@@ -184,3 +184,22 @@ async def test_react_reaches_the_goals_plan_and_resolve_reaches(agent, device, m
     model_server.add(call("give_up", reason="No such app"))
     gave_up = await agent.run(new_task("Open the Moon app", mode="react"), device, 30_000, None)
     assert gave_up.status is TaskStatus.FAILED and gave_up.error == "The agent gave up: No such app"
+
+
+async def test_a_secret_typed_into_a_plain_field_never_reaches_the_model(agent, device, model_server):
+    book = SecretBook()
+    book.set_page({"DEMO_USER": "mobium", "DEMO_PASSWORD": "hunter2"})
+    agent.secrets = book
+    model_server.add(
+        plan("Sign in"),
+        call("open_app", packageName="com.phoneagent.login"),
+        Reply("tool", name="type_secret", args={"name": "DEMO_USER", "target": USERNAME}),
+        Reply("tool", name="type_secret", args={"name": "DEMO_PASSWORD", "target": PASSWORD, "submit": True}),
+        call("finish_task", conclusion="Signed in"),
+    )
+    task = await agent.run(new_task("Sign in using DEMO_USER and DEMO_PASSWORD"), device, 30_000, None)
+    assert task.status is TaskStatus.FINISHED, task.error
+    assert device.phone.state()["screen"] == "login/welcome"
+    requests = json.dumps(model_server.requests, ensure_ascii=False)
+    assert "mobium" not in requests and "hunter2" not in requests
+    assert "${secret:DEMO_USER}" in requests  # the field showed it: the model reads the name instead

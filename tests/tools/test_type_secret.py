@@ -113,3 +113,17 @@ def test_the_server_reads_its_secrets_from_the_environment():
         }
     )
     assert found == {"DEMO_PASSWORD": VALUE}
+
+
+async def test_a_secret_typed_into_a_plain_field_is_never_read_back():
+    book = SecretBook()
+    book.set_page({"ONE_TIME_CODE": "842913"})
+    context, device, records = rig(book)
+    answer = await context.dispatch(
+        "type_secret", {"name": "ONE_TIME_CODE", "target": USERNAME}, Channel.RELAY
+    )
+    assert not answer.get("isError"), answer
+    assert device.phone.state()["drafts"]["com.phoneagent.login:id/username"] == "842913"
+    elements = await context.dispatch("list_elements", {}, Channel.RELAY)
+    assert "${secret:ONE_TIME_CODE}" in elements["content"][0]["text"]
+    assert "842913" not in json.dumps(elements) and "842913" not in json.dumps([r.result for r in records])

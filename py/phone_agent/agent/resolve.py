@@ -162,6 +162,9 @@ class StepResolver:
 
     async def ask(self, messages: list[Message], tools: list[ToolSchema]) -> ModelTurn:
         """One model turn (its text shown as it streams), retried on a retryable model failure."""
+        redact = getattr(self.secrets, "redact", None)
+        if callable(redact):  # a secret typed into a plain field shows in the screen's text: not to the model
+            messages = [_redacted(message, redact) for message in messages]
         attempt = 0
         while True:
             try:
@@ -451,6 +454,20 @@ class StepResolver:
                 return False, f"Error: the phone refused: {exc.message}"
             return False, f"Error: {exc.message} {exc.remedy}".strip()
         return True, result["content"][0]["text"]
+
+
+def _redacted(message: Message, redact: Callable[[str], str]) -> Message:
+    """The message with its text (never its images) passed through ``redact``."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return {**message, "content": redact(content)}
+    if isinstance(content, list):
+        parts = [
+            {**part, "text": redact(part["text"])} if part.get("type") == "text" and "text" in part else part
+            for part in content
+        ]
+        return {**message, "content": parts}
+    return message
 
 
 def exchange(call: ToolCall, text: str, result: str, number: int, native: bool) -> list[Message]:

@@ -30,7 +30,8 @@ ENV_PREFIX = "PHONE_AGENT_SECRET_"
 NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
 NAME_RULE = "a letter, then letters, digits or _ (at most 64)"
 MAX_VALUE_CHARS = 5_000
-SECRET_FETCH_S = 10.0  # the longest wait for the server's answer over the relay
+SECRET_FETCH_S = 10.0
+MIN_REDACTED_CHARS = 4  # the longest wait for the server's answer over the relay
 
 ServerFetch = Callable[[str], Awaitable[str | None]]
 TypedListener = Callable[[str], None]
@@ -64,6 +65,7 @@ class SecretBook:
         self._server: list[str] = []
         self.fetch_server: ServerFetch | None = None
         self._typed_listeners: list[TypedListener] = []
+        self._fetched: dict[str, str] = {}  # the server's values this page has typed (to redact them)
 
     def __repr__(self) -> str:
         return f"SecretBook(names={self.names()!r})"
@@ -81,6 +83,18 @@ class SecretBook:
     def names(self) -> list[str]:
         """Every name that can be typed, sorted."""
         return sorted(set(self._page) | set(self._server))
+
+    def redact(self, text: str) -> str:
+        """``text`` with every secret value this page knows written as ``${secret:NAME}`` (a value typed
+        into a field that is not a password field shows in the screen's text: it must not travel on to
+        an answer, a model request or a record). Values shorter than 4 characters are left alone."""
+        if not text:
+            return text
+        known = {**self._fetched, **self._page}
+        for name, value in sorted(known.items(), key=lambda item: -len(item[1])):
+            if len(value) >= MIN_REDACTED_CHARS and value in text:
+                text = text.replace(value, placeholder(name))
+        return text
 
     def on_typed(self, listener: TypedListener) -> Callable[[], None]:
         """Be told the name of every secret typed (a flow recorder); returns the unsubscribe."""
@@ -101,6 +115,7 @@ class SecretBook:
         if name in self._server and self.fetch_server is not None:
             value = await self.fetch_server(name)
             if value:
+                self._fetched[name] = value
                 return value
             raise errors.secret_unavailable(tool, name)
         raise errors.unknown_secret(tool, name, self.names())
