@@ -167,6 +167,14 @@ def add_server_options(parser: argparse.ArgumentParser) -> None:
         f"(default {DEFAULT_TOOL_PROFILE})",
     )
     parser.add_argument(
+        "--confirm",
+        choices=["agent", "always"],
+        default="agent",
+        help="when the page asks the person before a sensitive action (sending, paying, deleting, "
+        "installing, permissions): agent (its own agent's actions; MCP clients approve their own calls) "
+        "or always (MCP clients' calls too) (default agent)",
+    )
+    parser.add_argument(
         "--page-wait-ms",
         type=_non_negative(int),
         default=DEFAULT_PAGE_WAIT_MS,
@@ -291,6 +299,7 @@ def options_from_args(args: argparse.Namespace) -> ServerOptions:
         idle_exit_s=args.idle_exit_s or None,
         sim=args.sim,
         secrets=secrets_from_environ(dict(os.environ)),
+        confirm=args.confirm,
     )
 
 

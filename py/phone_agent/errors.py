@@ -507,6 +507,17 @@ def unknown_secret(tool: str, name: str, known: list[str]) -> ToolError:
     return failure
 
 
+def not_confirmed(tool: str, why: str) -> ToolError:
+    """The person at the page did not allow a sensitive call (``--confirm always``)."""
+    return ToolError(
+        ErrorCode.CANCELLED,
+        f"Not confirmed: {why}.",
+        remedy="The person at the phone-agent page decides on sensitive actions (sending, paying, deleting, "
+        "installing, permissions); do not repeat the call unless they ask you to.",
+        details={"tool": tool},
+    )
+
+
 def secret_unavailable(tool: str, name: str) -> ToolError:
     """The secret is the server's, and the server did not hand it over (relay down, secret gone)."""
     return ToolError(

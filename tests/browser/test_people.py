@@ -286,3 +286,41 @@ async def test_a_react_task_reaches_the_goal_a_plan_one_reaches(fresh: Rig):  # 
         assert fresh.sim.phone.state()["wifi"] is True
     finally:
         await page.select_option("#settings-agent-mode", "plan")
+
+
+async def _open_thread_with_draft(rigged: Rig) -> None:
+    phone = rigged.sim.phone
+    with phone.locked():
+        phone.launch("com.google.android.apps.messaging")
+        phone._act("conversation:Zhang San")
+        phone.drafts["Zhang San"] = "see you tomorrow"
+        phone._act("focus:com.google.android.apps.messaging:id/compose_message_text")
+
+
+async def test_direct_mcp_calls_are_asked_only_with_confirm_always(fresh: Rig):  # noqa: F811
+    page = fresh.page
+    await _open_thread_with_draft(fresh)
+    async with mcp_stdio_session(*fresh.relay_args()) as session:
+        await fresh.relay_connected()
+        sent = await session.call_tool("tap", {"target": "desc=Send SMS"})
+        assert sent.is_error is not True, result_text(sent)
+    assert fresh.sim.phone.state()["sent"] == [{"to": "Zhang San", "text": "see you tomorrow"}]
+    assert await page.is_hidden("#confirm")
+
+    fresh.sim.phone.reset()
+    await _open_thread_with_draft(fresh)
+    await page.wait_for_selector("#relay-badge.mcp-badge--off", state="attached", timeout=15_000)
+    async with mcp_stdio_session(*fresh.relay_args("--confirm", "always")) as session:
+        await fresh.relay_connected()
+        refused = asyncio.ensure_future(session.call_tool("tap", {"target": "desc=Send SMS"}))
+        await page.wait_for_selector("#confirm", state="visible", timeout=15_000)
+        assert "sending a message" in await page.text_content("#confirm-action")
+        await page.click("#confirm-no")
+        result = await refused
+        assert result.is_error is True and result_text(result).startswith("Not confirmed: the person refused")
+        assert fresh.sim.phone.state()["sent"] == []
+        allowed = asyncio.ensure_future(session.call_tool("tap", {"target": "desc=Send SMS"}))
+        await page.wait_for_selector("#confirm", state="visible", timeout=15_000)
+        await page.click("#confirm-yes")
+        assert (await allowed).is_error is not True
+    assert fresh.sim.phone.state()["sent"] == [{"to": "Zhang San", "text": "see you tomorrow"}]

@@ -89,6 +89,21 @@ def sensitive_kind(words: str) -> str | None:
     return None
 
 
+def call_question(
+    tool: str, args: dict[str, Any], snapshot: ScreenSnapshot | None, ask: frozenset[str]
+) -> str | None:
+    """What to ask the person before a direct tool call (``--confirm always``), or None when the call is
+    not of a kind the Setting asks about: a tap, long press or typing on something whose words say
+    sending, paying, deleting, installing or permissions."""
+    if tool not in ("tap", "long_press", "type_text", "type_secret"):
+        return None
+    words = target_words(args, snapshot)
+    kind = sensitive_kind(words)
+    if kind is None or kind not in ask:
+        return None
+    return f"{tool} {words} ({ASK_KINDS[kind]})"
+
+
 def target_words(args: dict[str, Any], snapshot: ScreenSnapshot | None) -> str:
     """What an action acts on, in words: the target element's label (by ref, locator or device point)
     on the screen the model saw, or the locator's own value."""

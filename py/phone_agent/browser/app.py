@@ -115,6 +115,9 @@ async def start() -> PhoneAgentPage:
     people.on_handover = lambda held: phone.live.agent_running(not held)
     await people.load()
     agent.agent.person = people
+    people.context = context
+    context.before_call = people.check_call
+    relay.on_confirm_always = lambda always: setattr(people, "confirm_relay_calls", always)
     agent.runner.on_frame = phone.live.show_agent_frame
     page = PhoneAgentPage(context, ui, webmcp, relay, phone, agent, live_controls, sim_offer)
     page.phone_connecting = asyncio.ensure_future(phone.connect_at_load((server_config or {}).get("device")))

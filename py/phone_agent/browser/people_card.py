@@ -16,10 +16,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import Any
 
 import js  # type: ignore[import-not-found]
 
-from ..agent.people import ASK_KINDS, CANCEL, DONE, NO, YES, AgentSettings
+from ..agent.people import ASK_KINDS, CANCEL, DONE, NO, YES, AgentSettings, call_question
+from ..errors import not_confirmed
+from ..tasks import DEFAULT_CONFIRM_TIMEOUT_MS
+from ..tools.dispatch import ToolDispatcher
+from ..tools.spec import Channel
 from .dom import PanelEvents
 from .storage import IndexedDbStore
 
@@ -39,6 +44,10 @@ class PeopleCard:
         # Told True while the person holds the phone (the live view becomes theirs), False after.
         self.on_handover: Callable[[bool], None] | None = None
         self._waiting: asyncio.Future[str] | None = None
+        # --confirm always (told by the relay's server): direct calls over the relay are asked too.
+        self.confirm_relay_calls = False
+        self.confirm_timeout_ms = DEFAULT_CONFIRM_TIMEOUT_MS
+        self.context: ToolDispatcher | None = None
         self._events = PanelEvents()
         self._events.listen("takeover-done", "click", lambda _e: self._answer(DONE))
         self._events.listen("takeover-cancel", "click", lambda _e: self._answer(CANCEL))
@@ -83,6 +92,31 @@ class PeopleCard:
         node = self._doc.getElementById("agent-options-state")
         node.textContent = f"The agent works {way} and {asked}."
         node.dataset.mode = self.settings.mode
+
+    # -- direct calls (--confirm always) ------------------------------------------------------------
+
+    async def check_call(self, tool: str, args: dict[str, Any], channel: Channel) -> None:
+        """The dispatcher's ``before_call``: while the relay's server says ``--confirm always``, a
+        sensitive call of its MCP clients waits for the person (``confirm_timeout_ms``); refused or
+        unanswered, it fails ``cancelled`` "Not confirmed: …"."""
+        if not self.confirm_relay_calls or channel is not Channel.RELAY or self.context is None:
+            return
+        snapshot = None
+        if self.context.device is not None:
+            session = self.context.session()
+            # A point names nothing by itself: what is under it on the screen now says what it is.
+            snapshot = await session.screen() if "x" in args else session.state.snapshot
+        question = call_question(tool, args, snapshot, self.settings.ask)
+        if question is None:
+            return
+        try:
+            answer = await asyncio.wait_for(self.confirm(question), self.confirm_timeout_ms / 1000)
+        except TimeoutError:
+            raise not_confirmed(
+                tool, f"nobody answered within {round(self.confirm_timeout_ms / 1000)} s"
+            ) from None
+        if answer != YES:
+            raise not_confirmed(tool, f"the person refused {question}")
 
     # -- the Person ------------------------------------------------------------------------------
 

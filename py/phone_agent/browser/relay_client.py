@@ -29,6 +29,7 @@ from ..relay.frames import (
     CallFrame,
     CancelFrame,
     PairedFrame,
+    PolicyFrame,
     ProgressSequence,
     SecretNamesFrame,
     SecretValueFrame,
@@ -143,6 +144,8 @@ class McpRelayClient:
         # The server's secrets: told their names on pairing (``on_secret_names``), asked for a value
         # while typing it (``fetch_secret``); the answers wait here by request id.
         self.on_secret_names: Callable[[list[str]], None] | None = None
+        # The server's --confirm (True: "always"), told on pairing and reset when the socket closes.
+        self.on_confirm_always: Callable[[bool], None] | None = None
         self._secret_waits: dict[str, asyncio.Future[str | None]] = {}
         self._secret_ids = 0
 
@@ -238,6 +241,9 @@ class McpRelayClient:
                     self.pairing.paired(frame.secret)
                 self._set_connected(True)
                 js.console.log(f"[MCP relay] connected to {self.url}")
+            elif isinstance(frame, PolicyFrame):
+                if self.on_confirm_always is not None:
+                    self.on_confirm_always(frame.confirm == "always")
             elif isinstance(frame, SecretNamesFrame):
                 if self.on_secret_names is not None:
                     self.on_secret_names(frame.names)
@@ -269,6 +275,8 @@ class McpRelayClient:
             self._cancel_calls()
             if self.on_secret_names is not None:
                 self.on_secret_names([])  # the next server says its own
+            if self.on_confirm_always is not None:
+                self.on_confirm_always(False)
             if self.connected:
                 js.console.log("[MCP relay] disconnected; retrying")
             self._set_connected(False)

@@ -162,6 +162,19 @@ def secret_names_frame(names: list[str]) -> str:
     return json.dumps({"type": "secrets", "names": sorted(names)})
 
 
+def policy_frame(confirm: str) -> str:
+    """server → page, after pairing: ``--confirm always`` (the person allows this server's clients'
+    sensitive calls too)."""
+    return json.dumps({"type": "policy", "confirm": confirm})
+
+
+@dataclass(frozen=True)
+class PolicyFrame:
+    """The server's policy for its clients' calls: ``confirm`` is "always" or "agent"."""
+
+    confirm: str
+
+
 def secret_request_frame(request_id: str, name: str) -> str:
     """page → server: the value of the secret ``name``, please (the page is typing it now)."""
     return json.dumps({"type": "secret", "id": request_id, "name": name})
@@ -194,7 +207,9 @@ def parse_secret_request(text: str | bytes) -> SecretRequest | None:
     return None
 
 
-ServerFrame = CallFrame | CancelFrame | PairedFrame | SecretNamesFrame | SecretValueFrame | BadFrame
+ServerFrame = (
+    CallFrame | CancelFrame | PairedFrame | SecretNamesFrame | SecretValueFrame | PolicyFrame | BadFrame
+)
 
 
 def parse_server_frame(text: str) -> ServerFrame:
@@ -208,6 +223,8 @@ def parse_server_frame(text: str) -> ServerFrame:
     if data.get("type") == "paired" and "id" not in data:
         secret = data.get("secret")
         return PairedFrame(secret if isinstance(secret, str) and secret else None)
+    if data.get("type") == "policy" and "id" not in data:
+        return PolicyFrame("always" if data.get("confirm") == "always" else "agent")
     if data.get("type") == "secrets" and "id" not in data:
         names = data.get("names")
         return SecretNamesFrame([n for n in names if isinstance(n, str)] if isinstance(names, list) else [])

@@ -51,6 +51,9 @@ class ServerOptions:
     sim: bool = False
     # Secrets by name the paired page may type (PHONE_AGENT_SECRET_<NAME>=value): never in repr or a log.
     secrets: dict[str, str] = field(default_factory=dict, repr=False)
+    # --confirm: "agent" (the page asks before its agent's sensitive actions only) or "always" (before its
+    # MCP clients' sensitive calls too).
+    confirm: str = "agent"
 
     def page_model_defaults(self) -> dict[str, str] | None:
         """The ``model`` entry of ``/api/config``: None when no model was given on the command line."""

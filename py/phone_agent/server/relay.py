@@ -27,6 +27,7 @@ from ..relay.frames import (
     call_frame,
     cancel_frame,
     parse_secret_request,
+    policy_frame,
     secret_names_frame,
     secret_value_frame,
 )
@@ -80,6 +81,8 @@ class Relay:
         # The server's secrets (PHONE_AGENT_SECRET_<NAME>): their names go to each paired page, a value
         # only in the answer to that page's request while it types it; never logged.
         self.secrets: dict[str, str] = {}
+        # --confirm always: the page asks the person before its clients' sensitive calls too.
+        self.confirm_always = False
         # Tasks nobody awaits (self-checks, cancel frames, closing replaced pages) are kept here so the
         # event loop does not garbage-collect them half-way.
         self._background: set[asyncio.Task[Any]] = set()
@@ -105,6 +108,8 @@ class Relay:
         log.info("%s connected to the relay", description)
         if self.secrets:
             self._spawn(self._send(link, secret_names_frame(list(self.secrets))))
+        if self.confirm_always:
+            self._spawn(self._send(link, policy_frame("always")))
         if self.self_check_delay_s and self.self_check_delay_s > 0:
             self._spawn(self._self_check(page))
         return page

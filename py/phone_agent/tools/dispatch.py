@@ -12,7 +12,7 @@ from __future__ import annotations
 import secrets
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -74,6 +74,9 @@ class ToolDispatcher:
         self._listeners: list[CallListener] = []
         # The secrets type_secret types (tools.named_secrets.SecretBook: the page's own and the server's).
         self.secrets: Any = None
+        # Asked before every call runs (after its arguments are checked); raises ToolError to refuse it
+        # (the page's ``--confirm always``: the person allows sensitive calls of MCP clients).
+        self.before_call: Callable[[str, dict[str, Any], Channel], Awaitable[None]] | None = None
 
     def add_call_listener(self, listener: CallListener) -> None:
         """Be told of every finished call, from either channel (a listener's failure is ignored)."""
@@ -194,6 +197,8 @@ class ToolDispatcher:
             tool = get_tool(tool_name, self.profile)
             clean = validate_arguments(tool, args)
             assert tool.run is not None, f"tool {tool.name} is in the catalog without a handler"
+            if self.before_call is not None:
+                await self.before_call(tool.name, clean, channel)
             env = CallEnv(channel, service=self, progress=progress, secrets=self.secrets)
             result = await tool.run(env, clean)
         except Exception as exc:  # a failure, even a bug, reaches the caller as a result
