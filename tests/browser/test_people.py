@@ -324,3 +324,24 @@ async def test_direct_mcp_calls_are_asked_only_with_confirm_always(fresh: Rig): 
         await page.click("#confirm-yes")
         assert (await allowed).is_error is not True
     assert fresh.sim.phone.state()["sent"] == [{"to": "Zhang San", "text": "see you tomorrow"}]
+
+
+async def test_a_saved_secret_survives_a_reload_and_still_types(fresh: Rig):  # noqa: F811
+    page = fresh.page
+    await _save_secret(page, "KEPT_PASSWORD", VALUE)
+    await page.reload()
+    await page.wait_for_selector("html[data-state=ready]", state="attached", timeout=60_000)
+    await page.wait_for_selector("html[data-phone=connected]", state="attached", timeout=30_000)
+    await page.uncheck("#live-toggle")  # as the rig's pages run
+    try:
+        await page.wait_for_selector('#secret-list li[data-secret="KEPT_PASSWORD"]', state="attached")
+        assert await page.input_value("#secret-value") == ""
+        fresh.sim.phone.launch("com.phoneagent.login")
+        await fresh.webmcp("type_text", {"text": "mobium", "target": USERNAME})
+        answer = await fresh.webmcp(
+            "type_secret", {"name": "KEPT_PASSWORD", "target": PASSWORD, "submit": True}
+        )
+        assert not answer.get("isError"), answer
+        assert fresh.sim.phone.state()["screen"] == "login/welcome"  # decrypted to the very value
+    finally:
+        await _delete_secret(page, "KEPT_PASSWORD")
