@@ -16,7 +16,7 @@ from .model import Message, ToolCall
 from .model_functions import REACT_TOOLS
 from .ports import Clock
 from .prompts import screen_message, secrets_line
-from .resolve import StepOutcome, StepResolver, _StepRun
+from .resolve import StepOutcome, StepResolver, StepRun
 
 REACT_SYSTEM = """You operate an Android phone to reach the user's goal, one action per answer, with no
 plan: look at the screenshot, think briefly about what to do next, then call exactly one tool. You then
@@ -60,7 +60,7 @@ async def run_react(task: AgentTask, steps: StepResolver, clock: Clock, max_acti
     """Drive the task ReAct's way; the outcome says whether it finished (and with what), else raises
     ReActFailure. The task is executing when this starts."""
     observation = await steps.look()
-    run: _StepRun | None = None
+    run: StepRun | None = None
     for number in range(1, max_actions + 1):
         mapping = observation.mapping
         goal = f"Goal: {task.goal}"
@@ -78,7 +78,7 @@ async def run_react(task: AgentTask, steps: StepResolver, clock: Clock, max_acti
             screen_message(observation, observation.current_app, run.note if run is not None else ""),
         ]
         turn = await steps.ask(messages, REACT_TOOLS)
-        call = turn.tool_calls[0] if turn.tool_calls else steps._text_action(turn.text)
+        call = turn.tool_calls[0] if turn.tool_calls else steps.text_action(turn.text)
         step = AgentStep(id=f"{task.id}-s{number}", index=number, title=_title(call))
         task.steps.append(step)
         step.move_to(StepStatus.RUNNING, clock())
@@ -86,7 +86,7 @@ async def run_react(task: AgentTask, steps: StepResolver, clock: Clock, max_acti
         if steps.config.keep_screenshots:
             step.before_screenshot = observation.data_url()
         if run is None:
-            run = _StepRun(step, observation, history)
+            run = StepRun(step, observation, history)
         run.step, run.observation, run.note = step, observation, ""
         verdict = await steps.play_turn(run, turn, number)
         if verdict is None:
@@ -97,7 +97,7 @@ async def run_react(task: AgentTask, steps: StepResolver, clock: Clock, max_acti
                 if ok
                 else (StepStatus.FAILED, last.result if last else "no action")
             )
-        steps._end_step(run, *verdict)
+        steps.end_step(run, *verdict)
         observation = run.observation
         if run.outcome.task_done:
             return run.outcome

@@ -64,7 +64,7 @@ _StepEnd = tuple[StepStatus, str | None]
 
 
 @dataclass
-class _StepRun:
+class StepRun:
     """One running step and what its model turns carry from one to the next."""
 
     step: AgentStep
@@ -186,7 +186,7 @@ class StepResolver:
             observation = await self.look()
         if self.config.keep_screenshots:
             step.before_screenshot = observation.data_url()
-        run = _StepRun(step, observation)
+        run = StepRun(step, observation)
         budget = self.config.max_actions_per_step
         end: _StepEnd = (StepStatus.FAILED, f"the step did not finish within {budget} actions")
         for turn_number in range(budget):
@@ -194,11 +194,11 @@ class StepResolver:
             if verdict is not None:
                 end = verdict
                 break
-        self._end_step(run, *end)
+        self.end_step(run, *end)
         run.outcome.last_observation = run.observation
         return run.outcome
 
-    def _end_step(self, run: _StepRun, status: StepStatus, error: str | None) -> None:
+    def end_step(self, run: StepRun, status: StepStatus, error: str | None) -> None:
         step = run.step
         if error is not None:
             step.error = error
@@ -207,7 +207,7 @@ class StepResolver:
             step.after_screenshot = run.observation.data_url()
         self.reporter.on_step_end(step)
 
-    async def _take_turn(self, run: _StepRun, turn_number: int) -> _StepEnd | None:
+    async def _take_turn(self, run: StepRun, turn_number: int) -> _StepEnd | None:
         """One model turn of the step: ask for an action, run it, record it; how the step ends, or None
         while it goes on."""
         messages = [
@@ -220,10 +220,10 @@ class StepResolver:
         turn = await self.ask(messages, ACTION_TOOLS)
         return await self.play_turn(run, turn, turn_number)
 
-    async def play_turn(self, run: _StepRun, turn: ModelTurn, turn_number: int) -> _StepEnd | None:
+    async def play_turn(self, run: StepRun, turn: ModelTurn, turn_number: int) -> _StepEnd | None:
         """Run the action of one model turn and record it (in the step, the panel and the history); how
         the step ends, or None while it goes on. ReAct (react.py) plays its turns through here too."""
-        call = turn.tool_calls[0] if turn.tool_calls else self._text_action(turn.text)
+        call = turn.tool_calls[0] if turn.tool_calls else self.text_action(turn.text)
         if call is None:
             self._no_tool_called(run, turn)
             return None
@@ -248,7 +248,7 @@ class StepResolver:
             return StepStatus.FAILED, repeated
         return None
 
-    def _no_tool_called(self, run: _StepRun, turn: ModelTurn) -> None:
+    def _no_tool_called(self, run: StepRun, turn: ModelTurn) -> None:
         message = "Error: you answered without calling a tool. Call exactly one tool."
         run.step.tool_calls.append(ToolCallRecord("(no tool)", {}, message, 0, ok=False))
         self.reporter.on_tool_result("(no tool)", message, ok=False)
@@ -259,7 +259,7 @@ class StepResolver:
 
     def _record_call(
         self,
-        run: _StepRun,
+        run: StepRun,
         turn: ModelTurn,
         call: ToolCall,
         args: dict[str, Any],
@@ -278,7 +278,7 @@ class StepResolver:
                     {"role": "tool", "tool_call_id": extra.id, "content": "Not run: one action per answer."}
                 )
 
-    def _text_action(self, text: str) -> ToolCall | None:
+    def text_action(self, text: str) -> ToolCall | None:
         call = parse_text_action(text)
         if call is not None and call.normalized and self.config.text_coordinates == "pixels":
             call = dataclasses.replace(call, normalized=False)
@@ -286,7 +286,7 @@ class StepResolver:
 
     # -- the actions ---------------------------------------------------------------------------------
 
-    async def _act(self, action: Action, run: _StepRun) -> _ActionResult:
+    async def _act(self, action: Action, run: StepRun) -> _ActionResult:
         """Run a validated action: the step's own actions by name, any other on the phone."""
         handlers = {
             "finish_step": self._finish_step,
@@ -298,26 +298,26 @@ class StepResolver:
         }
         return await handlers.get(action.name, self._device_action)(action, run)
 
-    async def _finish_step(self, action: Action, run: _StepRun) -> _ActionResult:
+    async def _finish_step(self, action: Action, run: StepRun) -> _ActionResult:
         run.step.summary = action.args["summary"]
         return _ActionResult(True, "Step finished.", ends=StepStatus.SUCCESS)
 
-    async def _fail_step(self, action: Action, run: _StepRun) -> _ActionResult:
+    async def _fail_step(self, action: Action, run: StepRun) -> _ActionResult:
         run.step.error = action.args["reason"]
         return _ActionResult(False, f"Step failed: {run.step.error}", ends=StepStatus.FAILED)
 
-    async def _give_up(self, action: Action, run: _StepRun) -> _ActionResult:
+    async def _give_up(self, action: Action, run: StepRun) -> _ActionResult:
         """ReAct's end without the goal: the task fails with the model's reason."""
         run.step.error = action.args["reason"]
         run.outcome = StepOutcome(given_up=action.args["reason"])
         return _ActionResult(False, f"Gave up: {run.step.error}", ends=StepStatus.FAILED)
 
-    async def _finish_task(self, action: Action, run: _StepRun) -> _ActionResult:
+    async def _finish_task(self, action: Action, run: StepRun) -> _ActionResult:
         run.step.summary = action.args["conclusion"]
         run.outcome = StepOutcome(True, action.args["conclusion"])
         return _ActionResult(True, "Task finished.", ends=StepStatus.SUCCESS)
 
-    async def _extract(self, action: Action, run: _StepRun) -> _ActionResult:
+    async def _extract(self, action: Action, run: StepRun) -> _ActionResult:
         """Scroll and extract; a success ends the task with the extraction as its conclusion."""
         try:
             extraction = await extract_scrolling_content(
@@ -338,7 +338,7 @@ class StepResolver:
         result = f"Extracted ({extraction.describe()}): {extraction.summary}"
         return _ActionResult(True, result, ends=StepStatus.SUCCESS)
 
-    async def _take_over(self, action: Action, run: _StepRun) -> _ActionResult:
+    async def _take_over(self, action: Action, run: StepRun) -> _ActionResult:
         """Hand the phone to the person and wait (bounded) for Done: then look again and go on. Cancel,
         or no answer in time, ends the task aborted."""
         reason = action.args["reason"]
@@ -383,7 +383,7 @@ class StepResolver:
         self.reporter.on_person(f"Allowed: {question}")
         return None
 
-    async def _device_action(self, action: Action, run: _StepRun) -> _ActionResult:
+    async def _device_action(self, action: Action, run: StepRun) -> _ActionResult:
         """Act on the phone, let it settle, look again; counts the same action repeated on a screen
         that does not change."""
         if action.name != "wait":
