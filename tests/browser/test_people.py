@@ -208,6 +208,13 @@ async def test_a_take_over_ended_by_cancel_and_by_the_timeout(fresh: Rig):  # no
     fresh.model.add(*take_over_script())
     run = asyncio.ensure_future(fresh.webmcp_json("run_agent_task", {"goal": "Sign in to Login Demo"}))
     await page.wait_for_selector("#takeover", state="visible", timeout=20_000)
+    # Meanwhile the live view's controls are the person's remote control.
+    await page.click("#nav-home")
+
+    async def home() -> bool:
+        return fresh.sim.phone.state()["screen"] == "home"
+
+    await eventually(home)
     await page.click("#takeover-cancel")
     answer = await run
     assert answer["status"] == "aborted" and answer["error"] == "The person cancelled: Sign in to Login Demo"
