@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import errors
-from .locators import Element, LocatorError, Target, parse_target
+from .locators import Element, LocatorError, ScreenSnapshot, Target, parse_target
 from .session import DeviceSession
 from .spec import BOOLEAN, INTEGER, STRING
 
@@ -79,8 +79,17 @@ def parse_tool_target(tool: str, text: str) -> Target:
         ) from None
 
 
-async def resolve(env: DeviceSession, tool: str, text: str) -> Found:
-    """The element a target names on the screen as it is now (ToolError when none does)."""
+async def resolve(env: DeviceSession, tool: str, text: str, *, touch: bool = False) -> Found:
+    """The element a target names on the screen as it is now (ToolError when none does); with ``touch``
+    (the tool touches it), off_screen when the soft keyboard covers it."""
+    found, snapshot = await _resolve(env, tool, text)
+    if touch and snapshot is not None and snapshot.under_keyboard(found.element):
+        assert snapshot.keyboard is not None
+        raise errors.under_keyboard(text, snapshot.keyboard.top)
+    return found
+
+
+async def _resolve(env: DeviceSession, tool: str, text: str) -> tuple[Found, ScreenSnapshot | None]:
     target = parse_tool_target(tool, text)
     if target.ref is not None:
         snapshot = env.state.snapshot
@@ -88,12 +97,14 @@ async def resolve(env: DeviceSession, tool: str, text: str) -> Found:
         if old is None:
             raise errors.unknown_ref(target.ref)
         if not env.verify_refs:
-            return Found(old, 1)
-        same = (await env.screen()).find_same(old)
+            return Found(old, 1), snapshot
+        fresh = await env.screen()
+        same = fresh.find_same(old)
         if same is None:
             raise errors.stale_ref(target.ref)
-        return Found(same, 1)
-    found = target.find(await env.screen())
+        return Found(same, 1), fresh
+    fresh = await env.screen()
+    found = target.find(fresh)
     if not found:
         raise errors.no_such_element(str(target))
-    return Found(found[0], len(found))
+    return Found(found[0], len(found)), fresh

@@ -38,7 +38,7 @@ async def type_into(env: CallEnv, text: str, args: dict[str, Any], *, shown: str
     structured: dict[str, Any] = {"typed": text}
     field_element: Element | None = None
     if "target" in args:
-        found = await resolve(phone, "type_text", args["target"])
+        found = await resolve(phone, "type_text", args["target"], touch=True)
         field_element = found.element
         await phone.device.tap(*field_element.center)
         await phone.sleep(TAP_FIELD_SETTLE_S)
