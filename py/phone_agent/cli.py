@@ -171,6 +171,14 @@ def add_server_options(parser: argparse.ArgumentParser) -> None:
         f"(default {DEFAULT_TOOL_PROFILE})",
     )
     parser.add_argument(
+        "--confirm",
+        choices=["agent", "always"],
+        default="agent",
+        help="when the page asks the person before a sensitive action (sending, paying, deleting, "
+        "installing, permissions): agent (its own agent's actions; MCP clients approve their own calls) "
+        "or always (MCP clients' calls too) (default agent)",
+    )
+    parser.add_argument(
         "--page-wait-ms",
         type=_non_negative(int),
         default=DEFAULT_PAGE_WAIT_MS,
@@ -387,6 +395,7 @@ def options_from_args(args: argparse.Namespace) -> ServerOptions:
     """The runtime's ServerOptions from parsed arguments."""
     from .server.options import ServerOptions, default_root
     from .server.relay import DEFAULT_SELF_CHECK_DELAY_S
+    from .tools.named_secrets import secrets_from_environ
 
     return ServerOptions(
         host=args.host,
@@ -406,6 +415,8 @@ def options_from_args(args: argparse.Namespace) -> ServerOptions:
         page_wait_s=args.page_wait_ms / 1000,
         idle_exit_s=args.idle_exit_s or None,
         sim=args.sim,
+        secrets=secrets_from_environ(dict(os.environ)),
+        confirm=args.confirm,
         realistic=args.realistic,
         realistic_seed=args.realistic_seed,
     )

@@ -498,69 +498,6 @@ def server_unreachable(tool: str, reason: str) -> ToolError:
     )
 
 
-# -- the farm ---------------------------------------------------------------------------------------
-
-
-def bad_device_argument() -> ToolError:
-    return ToolError(
-        ErrorCode.INVALID_ARGUMENT,
-        'Argument "device" must be a phone\'s serial or "any".',
-        remedy="Call list_devices for the serials.",
-        details={"field": "device"},
-    )
-
-
-def gone_device(serial: str) -> ToolError:
-    return ToolError(
-        ErrorCode.NO_DEVICE,
-        f'No phone "{serial}" in the farm: its page is closed or lost its network.',
-        remedy="Call list_devices to see the phones the farm holds now, then call again with one of them.",
-        retryable=True,
-        details={"device": serial},
-    )
-
-
-def empty_farm() -> ToolError:
-    return ToolError(
-        ErrorCode.NO_DEVICE,
-        "No phone in the farm: no phone-agent page has joined it.",
-        remedy="Open a phone-agent page with ?farm=ws://USER:PASSWORD@HOST:PORT next to a phone, then call "
-        "list_devices.",
-        retryable=True,
-    )
-
-
-def which_device(serials: list[str]) -> ToolError:
-    return ToolError(
-        ErrorCode.INVALID_ARGUMENT,
-        f'Argument "device" is required: the farm holds {len(serials)} phones ({", ".join(serials)}).',
-        remedy='Call again with "device" set to one of these serials, or to "any" for an idle one.',
-        details={"field": "device", "devices": serials},
-    )
-
-
-def wrong_device(held: str | None, wanted: str) -> ToolError:
-    """A farm call that reached a page holding another phone (or none)."""
-    held_text = f'phone "{held}"' if held else "no phone"
-    return ToolError(
-        ErrorCode.NO_DEVICE,
-        f'This page holds {held_text}, not "{wanted}": the call was not addressed to its phone.',
-        remedy="Call list_devices to see which page holds which phone now, then call again.",
-        retryable=True,
-        details={"device": wanted},
-    )
-
-
-def answer_too_large(tool: str) -> ToolError:
-    """A farm answer the broker would not carry (most likely over its max_payload)."""
-    return ToolError(
-        ErrorCode.INTERNAL,
-        f'The answer of "{tool}" could not be sent over the farm (too large for the broker?).',
-        remedy="Raise max_payload in the broker's configuration (docs/farm.md), then call again.",
-        retryable=True,
-    )
-
-
 # -- the phone ------------------------------------------------------------------------------------
 
 
@@ -597,3 +534,42 @@ class PhoneDisconnectedError(DeviceError):
         ToolError.__init__(
             self, gone.code, gone.message, gone.remedy, gone.retryable, {"reason": reason} if reason else {}
         )
+
+
+def unknown_secret(tool: str, name: str, known: list[str]) -> ToolError:
+    """type_secret named a secret that neither the page nor its server holds."""
+    if known:
+        remedy = f"Use one of the known secrets: {', '.join(known)}."
+    else:
+        remedy = (
+            "No secret is set: add one in the page's Settings → Secrets, or start the server with "
+            "PHONE_AGENT_SECRET_<NAME>=value in its environment."
+        )
+    failure = invalid_argument(
+        tool, "name", f"is not a known secret ({name!r}); known: {', '.join(known) or 'none'}", remedy
+    )
+    failure.details["known"] = list(known)
+    return failure
+
+
+def not_confirmed(tool: str, why: str) -> ToolError:
+    """The person at the page did not allow a sensitive call (``--confirm always``)."""
+    return ToolError(
+        ErrorCode.CANCELLED,
+        f"Not confirmed: {why}.",
+        remedy="The person at the phone-agent page decides on sensitive actions (sending, paying, deleting, "
+        "installing, permissions); do not repeat the call unless they ask you to.",
+        details={"tool": tool},
+    )
+
+
+def secret_unavailable(tool: str, name: str) -> ToolError:
+    """The secret is the server's, and the server did not hand it over (relay down, secret gone)."""
+    return ToolError(
+        ErrorCode.BROWSER_NOT_CONNECTED,
+        f'The secret "{name}" is the server\'s and the server did not hand it over.',
+        remedy="Check that the page's MCP relay is connected (the badge is green) and that the server still "
+        f"has PHONE_AGENT_SECRET_{name} in its environment, then try again.",
+        retryable=True,
+        details={"tool": tool, "field": "name"},
+    )

@@ -133,6 +133,20 @@ class AgentStep:
         return cls(**_decode(data, STEP_FIELDS))
 
 
+DEFAULT_TAKEOVER_TIMEOUT_MS = 300_000
+DEFAULT_CONFIRM_TIMEOUT_MS = 120_000
+
+
+@dataclass(frozen=True)
+class TaskOptions:
+    """How one task runs, from run_agent_task's arguments: the agent's way (``plan`` or ``react``; None:
+    the page's Setting), how long a take over may wait for the person, how long a confirmation."""
+
+    mode: str | None = None
+    takeover_timeout_ms: int = DEFAULT_TAKEOVER_TIMEOUT_MS
+    confirm_timeout_ms: int = DEFAULT_CONFIRM_TIMEOUT_MS
+
+
 @dataclass
 class AgentTask:
     id: str
@@ -147,6 +161,8 @@ class AgentTask:
     # Where the agent's looks came from, when the page could offer scrcpy frames (tools/screen_source.py):
     # e.g. "scrcpy frame (6 looks)"; None elsewhere (every look a screenshot, nothing to say).
     screen_source: str | None = None
+    # How it runs (run_agent_task's mode, takeoverTimeoutMs, confirmTimeoutMs); not part of the record.
+    options: TaskOptions = field(default_factory=TaskOptions, repr=False, compare=False)
 
     def move_to(self, status: TaskStatus, now_ms: int) -> None:
         """Change state through the transition table; stamps start and finish times."""

@@ -283,11 +283,20 @@ async def test_send_a_message_through_the_relay_with_ordered_progress(fresh: Rig
     async def on_progress(value: float, total: float | None, message: str | None) -> None:
         progressed.append((value, message))
 
+    async def allow() -> str:
+        # Sending is a sensitive action: the page asks the person first (Settings: on by default).
+        await fresh.page.wait_for_selector("#confirm", state="visible", timeout=20_000)
+        asked = await fresh.page.text_content("#confirm-action")
+        await fresh.page.click("#confirm-yes")
+        return asked
+
     async with mcp_stdio_session(*fresh.relay_args()) as session:
         await fresh.relay_connected()
+        person = asyncio.ensure_future(allow())
         result = await session.call_tool(
             "run_agent_task", {"goal": 'Send "see you tomorrow" to Zhang San'}, progress_callback=on_progress
         )
+    assert "Send SMS" in await person and "sending a message" in person.result()
     report = result_text(result)
     assert result.is_error is not True, report
     assert report.startswith("## ✅ Agent Task Completed"), report
@@ -305,6 +314,7 @@ async def test_send_a_message_through_the_relay_with_ordered_progress(fresh: Rig
     assert "💭 I open Messages." in messages
     assert '🔧 Calling open_app({"packageName":"com.google.android.apps.messaging"})' in messages
     assert messages[-1].startswith("✅ Step 2 completed (success, duration")
+    assert any(m.startswith("Waiting for you: allow tap Send SMS") for m in messages), messages
     # Thinking is buffered: never one notification per token.
     assert not any(message.strip() in ("💭 I", "💭 open") for message in messages)
     origin = fresh.page.locator(".chat-task").first.locator(".chat-task__origin")

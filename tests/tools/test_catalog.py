@@ -31,6 +31,7 @@ DEVICE_TOOLS = [
     "swipe",
     "scroll_to",
     "type_text",
+    "type_secret",
     "press_key",
     "open_app",
     "stop_app",
@@ -125,7 +126,10 @@ def test_every_schema_is_a_closed_object(tool):
 def test_parameters_match_the_specification():
     run = TOOLS_BY_NAME["run_agent_task"].input_schema
     assert run["required"] == ["goal"]
-    assert set(run["properties"]) == {"goal", "timeoutMs"}
+    # The specification's two, then the issue's: the agent's way and how long it waits for the person.
+    assert set(run["properties"]) == {"goal", "timeoutMs", "mode", "takeoverTimeoutMs", "confirmTimeoutMs"}
+    assert run["properties"]["mode"]["enum"] == ["plan", "react"]
+    assert all("default" not in run["properties"][name] for name in ("mode", "takeoverTimeoutMs"))
     result = TOOLS_BY_NAME["get_task_result"].input_schema
     assert result["required"] == ["taskId"]
     assert result["properties"]["includeSteps"]["default"] is True

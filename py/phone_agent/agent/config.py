@@ -17,6 +17,7 @@ class AgentConfig:
     max_actions_per_step: int = 15  # model turns per step, invalid ones included
     max_repeats: int = 3  # the same action leaving the screen unchanged this many times fails the step
     max_replans: int = 2
+    max_react_actions: int = 50  # ReAct: actions (each a step) before the task fails
     image_max_side: int = 1024
     image_mime: str = "image/jpeg"
     image_quality: float = 0.8

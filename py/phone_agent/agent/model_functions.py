@@ -75,14 +75,27 @@ def _for_the_model(value: Any) -> Any:
     return value
 
 
+# Every device action the model calls may carry this flag: the page asks the person before it runs.
+SENSITIVE = "sensitive"
+_SENSITIVE_FIELD = {
+    "type": "boolean",
+    "description": "true when this action sends a message, pays or buys, deletes, installs or uninstalls "
+    "an app, or changes a permission: the person is asked before it runs.",
+}
+
+
 def catalog_action(spec: ToolSpec) -> ToolSchema:
-    """A device tool of the catalog as one of the agent's function-calling actions (the same entry)."""
+    """A device tool of the catalog as one of the agent's function-calling actions (the same entry),
+    with the ``sensitive`` flag the agent marks its sensitive actions with."""
+    parameters = _for_the_model(spec.input_schema)
+    if not spec.read_only:
+        parameters = {**parameters, "properties": {**parameters["properties"], SENSITIVE: _SENSITIVE_FIELD}}
     return {
         "type": "function",
         "function": {
             "name": spec.name,
             "description": _for_the_model(spec.description),
-            "parameters": _for_the_model(spec.input_schema),
+            "parameters": parameters,
         },
     }
 
@@ -104,6 +117,14 @@ ACTION_TOOLS: list[ToolSchema] = [
         ["instruction"],
     ),
     _tool(
+        "take_over",
+        "Hand the phone to the person for what you cannot or must not do yourself (a login whose secret "
+        "you do not have, a captcha, a payment to approve): say what they should do. When they are done "
+        "you look at the screen again and go on.",
+        {"reason": {"type": "string"}},
+        ["reason"],
+    ),
+    _tool(
         "finish_step",
         "The current step is done: say what was achieved or seen.",
         {"summary": {"type": "string"}},
@@ -123,7 +144,21 @@ ACTION_TOOLS: list[ToolSchema] = [
     ),
 ]
 ACTION_NAMES = frozenset(tool["function"]["name"] for tool in ACTION_TOOLS)
-CONTROL_ACTIONS = frozenset({"finish_step", "fail_step", "finish_task", "extract_scrolling_content"})
+CONTROL_ACTIONS = frozenset(
+    {"finish_step", "fail_step", "finish_task", "extract_scrolling_content", "take_over", "give_up"}
+)
+# ReAct (no plan, no steps to finish or fail): the same actions, but give_up instead of fail_step.
+GIVE_UP = _tool(
+    "give_up",
+    "The goal cannot be reached: say why (the task ends failed).",
+    {"reason": {"type": "string"}},
+    ["reason"],
+)
+REACT_TOOLS: list[ToolSchema] = [
+    *(tool for tool in ACTION_TOOLS if tool["function"]["name"] not in ("finish_step", "fail_step")),
+    GIVE_UP,
+]
+REACT_NAMES = frozenset(tool["function"]["name"] for tool in REACT_TOOLS)
 
 
 class ActionError(ValueError):
@@ -136,6 +171,7 @@ class Action:
 
     name: str
     args: dict[str, Any]
+    sensitive: bool = False  # the model marked it (sending, paying, deleting, installing, permissions)
 
 
 def _number(args: dict[str, Any], name: str, required: bool = True, default: int | None = None) -> int:
@@ -199,7 +235,7 @@ def _lenient(spec: ToolSpec, args: dict[str, Any]) -> dict[str, Any]:
 def validate_action(call: ToolCall, image_width: int, image_height: int) -> Action:
     """The call as an Action, or ActionError saying exactly what is wrong. Device actions are the
     catalog's own entries, checked against their schema; coordinates stay in screenshot pixels."""
-    if call.name not in ACTION_NAMES:
+    if call.name not in ACTION_NAMES | REACT_NAMES:
         raise ActionError(f"unknown tool {call.name!r}; the tools are: {', '.join(sorted(ACTION_NAMES))}")
     if call.error:
         raise ActionError(f"{call.name}: {call.error}")
@@ -207,6 +243,9 @@ def validate_action(call: ToolCall, image_width: int, image_height: int) -> Acti
     name = call.name
     spec = CATALOG_ACTIONS.get(name)
     if spec is not None:
+        args = dict(args)
+        sensitive = args.pop(SENSITIVE, False)
+        sensitive = sensitive is True or (isinstance(sensitive, str) and sensitive.lower() == "true")
         clean = _lenient(spec, args)
         for x_name, y_name in POINT_FIELDS:
             if x_name in clean or y_name in clean:
@@ -220,7 +259,7 @@ def validate_action(call: ToolCall, image_width: int, image_height: int) -> Acti
                 key_code(clean["key"])
             except ValueError as exc:
                 raise ActionError(f"press_key: {exc}") from None
-        return Action(name, clean)
+        return Action(name, clean, sensitive)
     if name == "wait":
         ms = _number(args, "ms", required=False, default=1000)
         if not 0 <= ms <= MAX_WAIT_MS:
@@ -230,7 +269,7 @@ def validate_action(call: ToolCall, image_width: int, image_height: int) -> Acti
         return Action(name, {"instruction": _text(args, "instruction")})
     if name == "finish_step":
         return Action(name, {"summary": _text(args, "summary", allow_empty=True).strip() or "done"})
-    if name == "fail_step":
+    if name in ("fail_step", "take_over", "give_up"):
         return Action(name, {"reason": _text(args, "reason")})
     return Action(name, {"conclusion": _text(args, "conclusion")})  # finish_task
 

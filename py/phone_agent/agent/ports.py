@@ -93,4 +93,3 @@ class ImageCodec(Protocol):
     async def stitch(self, crops: Sequence[Crop], width: int, mime: str, quality: float) -> bytes:
         """The crops stacked top to bottom, each scaled to ``width`` (keeping its aspect), encoded."""
         ...
-

@@ -146,6 +146,11 @@ class ProgressReporter:
         self.flush()
         self._emit(ProgressEvent("screen", line, self._step, {"line": line}))
 
+    def on_person(self, line: str) -> None:
+        """The agent waits for the person (``Waiting for you: <reason>``) or hears back from them."""
+        self.flush()
+        self._emit(ProgressEvent("person", line, self._step, {"line": line}))
+
     def on_error(self, message: str) -> None:
         self.flush()
         self._emit(

@@ -24,7 +24,7 @@ Prefer addressing an element by its ref: tap, long_press and type_text take targ
 locator such as target="text=Send"), which lands on the element itself instead of a guessed pixel.
 Always answer by calling exactly one tool:
 - tap, long_press, swipe, type_text (with target, it taps the field first), press_key, open_app,
-  open_url, wait;
+  open_url, wait; type_secret to type a secret (a password, a code) by its name, never its value;
 - finish_step when the current step is done (check the screen); fail_step when it cannot be done;
 - finish_task when the whole goal is reached or answered, with the conclusion for the user;
 - extract_scrolling_content to read a whole list or long page (it scrolls and captures by itself
@@ -45,11 +45,24 @@ EXTRACT_SYSTEM = """You read screenshots of a phone and extract exactly what is 
 Do not invent anything that is not visible; keep the order in which things appear."""
 
 
+def secrets_line(names: list[str]) -> str:
+    """What the model is told of the secrets: their names, and that it types them by name."""
+    if not names:
+        return ""
+    return f"Secrets you may type by name with type_secret (you never see their values): {', '.join(names)}."
+
+
 def plan_messages(
-    task: AgentTask, observation: Observation, max_steps: int, history: str = ""
+    task: AgentTask,
+    observation: Observation,
+    max_steps: int,
+    history: str = "",
+    secrets: list[str] | None = None,
 ) -> list[Message]:
     mapping = observation.mapping
     text = f"Goal: {task.goal}\n"
+    if secrets:
+        text += secrets_line(secrets) + "\n"
     if history:
         text += f"\n{history}\n"
     text += (
@@ -85,8 +98,11 @@ def _step_line(step: AgentStep, current: int) -> str:
     return line
 
 
-def step_context(task: AgentTask, step: AgentStep) -> str:
-    lines = [f"Goal: {task.goal}", "", "Plan:"]
+def step_context(task: AgentTask, step: AgentStep, secrets: list[str] | None = None) -> str:
+    lines = [f"Goal: {task.goal}"]
+    if secrets:
+        lines.append(secrets_line(secrets))
+    lines += ["", "Plan:"]
     lines += [_step_line(s, step.index) for s in task.steps if s.status is not StepStatus.SKIPPED]
     lines += ["", f"Current step {step.index}: {step.title}"]
     if step.description:

@@ -11,6 +11,7 @@ The task around the steps (plan, replan, time limit, abort, the report) is task_
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 from collections.abc import Awaitable, Callable
@@ -27,6 +28,16 @@ from .config import AgentConfig
 from .extract import ExtractionError, extract_scrolling_content
 from .model import ChatModel, Message, ModelError, ModelTurn, ToolCall, ToolSchema, collect_turn
 from .model_functions import ACTION_TOOLS, CATALOG_ACTIONS, POINT_FIELDS, Action, ActionError, validate_action
+from .people import (
+    ASK_KINDS,
+    DONE,
+    YES,
+    AgentSettings,
+    Person,
+    TaskAborted,
+    sensitive_kind,
+    target_words,
+)
 from .ports import Clock, ImageCodec
 from .progress import ProgressReporter
 from .prompts import screen_message, step_context, step_system
@@ -45,6 +56,7 @@ class StepOutcome:
     # The screen as the step left it: nothing acts on the phone between two steps, so the next step
     # starts from it instead of a new screenshot (on a real phone one screencap and UI dump less).
     last_observation: Observation | None = None
+    given_up: str | None = None  # ReAct's give_up: why the goal cannot be reached
 
 
 # How a step ends: its status, and the error to record (None: the step's own, if any).
@@ -52,7 +64,7 @@ _StepEnd = tuple[StepStatus, str | None]
 
 
 @dataclass
-class _StepRun:
+class StepRun:
     """One running step and what its model turns carry from one to the next."""
 
     step: AgentStep
@@ -92,8 +104,16 @@ class StepResolver:
         clock: Clock,
         sleep: Sleep,
         live: LiveScreen | None = None,
+        secrets: Any = None,
+        person: Person | None = None,
+        settings: AgentSettings | None = None,
     ) -> None:
         self.task = task
+        # Whoever sits at the page (take over, confirm) and when the agent asks them (the Setting).
+        self.person = person
+        self.settings = settings or AgentSettings()
+        # The page's SecretBook (tools/named_secrets.py): type_secret types from it by name.
+        self.secrets = secrets
         self.device = device
         self.model = model
         self.reporter = reporter
@@ -137,8 +157,16 @@ class StepResolver:
 
         return LookTally(self.reporter.on_screen, keep)
 
+    def secret_names(self) -> list[str]:
+        """The names of the secrets the model may type with type_secret (never their values)."""
+        names = getattr(self.secrets, "names", None)
+        return list(names()) if callable(names) else []
+
     async def ask(self, messages: list[Message], tools: list[ToolSchema]) -> ModelTurn:
         """One model turn (its text shown as it streams), retried on a retryable model failure."""
+        redact = getattr(self.secrets, "redact", None)
+        if callable(redact):  # a secret typed into a plain field shows in the screen's text: not to the model
+            messages = [_redacted(message, redact) for message in messages]
         attempt = 0
         while True:
             try:
@@ -160,7 +188,7 @@ class StepResolver:
             observation = await self.look()
         if self.config.keep_screenshots:
             step.before_screenshot = observation.data_url()
-        run = _StepRun(step, observation)
+        run = StepRun(step, observation)
         budget = self.config.max_actions_per_step
         end: _StepEnd = (StepStatus.FAILED, f"the step did not finish within {budget} actions")
         for turn_number in range(budget):
@@ -168,11 +196,11 @@ class StepResolver:
             if verdict is not None:
                 end = verdict
                 break
-        self._end_step(run, *end)
+        self.end_step(run, *end)
         run.outcome.last_observation = run.observation
         return run.outcome
 
-    def _end_step(self, run: _StepRun, status: StepStatus, error: str | None) -> None:
+    def end_step(self, run: StepRun, status: StepStatus, error: str | None) -> None:
         step = run.step
         if error is not None:
             step.error = error
@@ -181,18 +209,23 @@ class StepResolver:
             step.after_screenshot = run.observation.data_url()
         self.reporter.on_step_end(step)
 
-    async def _take_turn(self, run: _StepRun, turn_number: int) -> _StepEnd | None:
+    async def _take_turn(self, run: StepRun, turn_number: int) -> _StepEnd | None:
         """One model turn of the step: ask for an action, run it, record it; how the step ends, or None
         while it goes on."""
         messages = [
             step_system(run.observation),
-            {"role": "user", "content": step_context(self.task, run.step)},
+            {"role": "user", "content": step_context(self.task, run.step, self.secret_names())},
             *run.history,
             screen_message(run.observation, run.observation.current_app, run.note),
         ]
         run.note = ""
         turn = await self.ask(messages, ACTION_TOOLS)
-        call = turn.tool_calls[0] if turn.tool_calls else self._text_action(turn.text)
+        return await self.play_turn(run, turn, turn_number)
+
+    async def play_turn(self, run: StepRun, turn: ModelTurn, turn_number: int) -> _StepEnd | None:
+        """Run the action of one model turn and record it (in the step, the panel and the history); how
+        the step ends, or None while it goes on. ReAct (react.py) plays its turns through here too."""
+        call = turn.tool_calls[0] if turn.tool_calls else self.text_action(turn.text)
         if call is None:
             self._no_tool_called(run, turn)
             return None
@@ -217,7 +250,7 @@ class StepResolver:
             return StepStatus.FAILED, repeated
         return None
 
-    def _no_tool_called(self, run: _StepRun, turn: ModelTurn) -> None:
+    def _no_tool_called(self, run: StepRun, turn: ModelTurn) -> None:
         message = "Error: you answered without calling a tool. Call exactly one tool."
         run.step.tool_calls.append(ToolCallRecord("(no tool)", {}, message, 0, ok=False))
         self.reporter.on_tool_result("(no tool)", message, ok=False)
@@ -228,7 +261,7 @@ class StepResolver:
 
     def _record_call(
         self,
-        run: _StepRun,
+        run: StepRun,
         turn: ModelTurn,
         call: ToolCall,
         args: dict[str, Any],
@@ -249,7 +282,7 @@ class StepResolver:
                     {"role": "tool", "tool_call_id": extra.id, "content": "Not run: one action per answer."}
                 )
 
-    def _text_action(self, text: str) -> ToolCall | None:
+    def text_action(self, text: str) -> ToolCall | None:
         call = parse_text_action(text)
         if call is not None and call.normalized and self.config.text_coordinates == "pixels":
             call = dataclasses.replace(call, normalized=False)
@@ -257,30 +290,38 @@ class StepResolver:
 
     # -- the actions ---------------------------------------------------------------------------------
 
-    async def _act(self, action: Action, run: _StepRun) -> _ActionResult:
+    async def _act(self, action: Action, run: StepRun) -> _ActionResult:
         """Run a validated action: the step's own actions by name, any other on the phone."""
         handlers = {
             "finish_step": self._finish_step,
             "fail_step": self._fail_step,
             "finish_task": self._finish_task,
             "extract_scrolling_content": self._extract,
+            "take_over": self._take_over,
+            "give_up": self._give_up,
         }
         return await handlers.get(action.name, self._device_action)(action, run)
 
-    async def _finish_step(self, action: Action, run: _StepRun) -> _ActionResult:
+    async def _finish_step(self, action: Action, run: StepRun) -> _ActionResult:
         run.step.summary = action.args["summary"]
         return _ActionResult(True, "Step finished.", ends=StepStatus.SUCCESS)
 
-    async def _fail_step(self, action: Action, run: _StepRun) -> _ActionResult:
+    async def _fail_step(self, action: Action, run: StepRun) -> _ActionResult:
         run.step.error = action.args["reason"]
         return _ActionResult(False, f"Step failed: {run.step.error}", ends=StepStatus.FAILED)
 
-    async def _finish_task(self, action: Action, run: _StepRun) -> _ActionResult:
+    async def _give_up(self, action: Action, run: StepRun) -> _ActionResult:
+        """ReAct's end without the goal: the task fails with the model's reason."""
+        run.step.error = action.args["reason"]
+        run.outcome = StepOutcome(given_up=action.args["reason"])
+        return _ActionResult(False, f"Gave up: {run.step.error}", ends=StepStatus.FAILED)
+
+    async def _finish_task(self, action: Action, run: StepRun) -> _ActionResult:
         run.step.summary = action.args["conclusion"]
         run.outcome = StepOutcome(True, action.args["conclusion"])
         return _ActionResult(True, "Task finished.", ends=StepStatus.SUCCESS)
 
-    async def _extract(self, action: Action, run: _StepRun) -> _ActionResult:
+    async def _extract(self, action: Action, run: StepRun) -> _ActionResult:
         """Scroll and extract; a success ends the task with the extraction as its conclusion."""
         try:
             extraction = await extract_scrolling_content(
@@ -301,10 +342,62 @@ class StepResolver:
         result = f"Extracted ({extraction.describe()}): {extraction.summary}"
         return _ActionResult(True, result, ends=StepStatus.SUCCESS)
 
-    async def _device_action(self, action: Action, run: _StepRun) -> _ActionResult:
+    async def _take_over(self, action: Action, run: StepRun) -> _ActionResult:
+        """Hand the phone to the person and wait (bounded) for Done: then look again and go on. Cancel,
+        or no answer in time, ends the task aborted."""
+        reason = action.args["reason"]
+        if self.person is None:
+            return _ActionResult(False, "Error: no person can take over here; go on yourself or fail.")
+        limit_ms = self.task.options.takeover_timeout_ms
+        self.reporter.on_person(f"Waiting for you: {reason}")
+        try:
+            answer = await asyncio.wait_for(self.person.take_over(reason), limit_ms / 1000)
+        except TimeoutError:
+            raise TaskAborted(f"Nobody took over within {round(limit_ms / 1000)} s") from None
+        if answer != DONE:
+            raise TaskAborted(f"The person cancelled: {reason}")
+        self.reporter.on_person("The person is done; the agent looks again.")
+        after = await self.look(run.observation)
+        return _ActionResult(
+            True, "The person took over and is done: look at the screen again and go on.", after
+        )
+
+    async def _confirmed(self, action: Action, args: dict[str, Any], observation: Observation) -> str | None:
+        """Ask the person before a sensitive action (the model's flag, or the words of what it acts on,
+        of a kind the Setting asks about); None when it may run, else why the step fails."""
+        if self.person is None or not self.settings.ask:
+            return None
+        words = target_words(args, observation.snapshot)
+        kind = sensitive_kind(words) if action.name in ("tap", "long_press", "type_text") else None
+        if kind is not None and kind not in self.settings.ask:
+            kind = None
+        if kind is None and not action.sensitive:
+            return None
+        what = f"{action.name} {words or json.dumps(action.args, ensure_ascii=False)}".strip()
+        about = ASK_KINDS[kind] if kind else "marked sensitive by the agent"
+        question = f"{what} ({about})"
+        limit_ms = self.task.options.confirm_timeout_ms
+        self.reporter.on_person(f"Waiting for you: allow {question}?")
+        try:
+            answer = await asyncio.wait_for(self.person.confirm(question), limit_ms / 1000)
+        except TimeoutError:
+            return f"Not confirmed: nobody answered within {round(limit_ms / 1000)} s"
+        if answer != YES:
+            return "Not confirmed: the person refused"
+        self.reporter.on_person(f"Allowed: {question}")
+        return None
+
+    async def _device_action(self, action: Action, run: StepRun) -> _ActionResult:
         """Act on the phone, let it settle, look again; counts the same action repeated on a screen
         that does not change."""
         target, point = acted_on(action, run.observation)
+        if action.name != "wait":
+            refused = await self._confirmed(
+                action, self._device_args(action, run.observation), run.observation
+            )
+            if refused is not None:
+                run.step.error = refused
+                return _ActionResult(False, refused, ends=StepStatus.FAILED)
         ok, result = await self._execute(action, run.observation)
         if self.config.settle_ms:
             await self.sleep(self.config.settle_ms / 1000)
@@ -320,6 +413,22 @@ class StepResolver:
         run.last_action = signature
         return _ActionResult(ok, result, after, target=target, point=point)
 
+    @staticmethod
+    def _device_args(action: Action, observation: Observation) -> dict[str, Any]:
+        """The action's arguments as the device tools take them: screenshot pixels turned into device
+        pixels (points and distances)."""
+        args = dict(action.args)
+        mapping = observation.mapping
+        for x_name, y_name in POINT_FIELDS:
+            if x_name in args:
+                args[x_name], args[y_name] = mapping.to_device(args[x_name], args[y_name])
+        if "distance" in args:
+            scale = max(
+                mapping.device_width / mapping.image_width, mapping.device_height / mapping.image_height
+            )
+            args["distance"] = max(1, round(args["distance"] * scale))
+        return args
+
     async def _execute(self, action: Action, observation: Observation) -> tuple[bool, str]:
         """Run a device action through its catalog entry (the same handler the tools run), with the
         model's screenshot pixels turned into device pixels and its refs taken from the screen it saw.
@@ -332,20 +441,13 @@ class StepResolver:
         if spec is None or spec.run is None:
             raise AssertionError(f"not a device action: {action.name}")
         mapping = observation.mapping
-        for x_name, y_name in POINT_FIELDS:
-            if x_name in args:
-                args[x_name], args[y_name] = mapping.to_device(args[x_name], args[y_name])
-        if "distance" in args:
-            scale = max(
-                mapping.device_width / mapping.image_width, mapping.device_height / mapping.image_height
-            )
-            args["distance"] = max(1, round(args["distance"] * scale))
+        args = self._device_args(action, observation)
         state = SessionState(
             snapshot=observation.snapshot, screen_size=(mapping.device_width, mapping.device_height)
         )
         phone = DeviceSession(self.device, state, sleep=self.sleep, verify_refs=False)
         try:
-            call = CallEnv(Channel.AGENT, device_session=phone)
+            call = CallEnv(Channel.AGENT, device_session=phone, secrets=self.secrets)
             result = await spec.run(call, validate_arguments(spec, args))
         except ToolError as exc:
             if exc.code is ErrorCode.NO_DEVICE:
@@ -384,6 +486,18 @@ def acted_on(action: Action, observation: Observation) -> tuple[str, str]:
     if element.text:
         return f"text={element.text}", point
     return (f"desc={element.desc}" if element.desc else f"id={element.resource_id}"), point
+def _redacted(message: Message, redact: Callable[[str], str]) -> Message:
+    """The message with its text (never its images) passed through ``redact``."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return {**message, "content": redact(content)}
+    if isinstance(content, list):
+        parts = [
+            {**part, "text": redact(part["text"])} if part.get("type") == "text" and "text" in part else part
+            for part in content
+        ]
+        return {**message, "content": parts}
+    return message
 
 
 def exchange(call: ToolCall, text: str, result: str, number: int, native: bool) -> list[Message]:

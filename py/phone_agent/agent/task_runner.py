@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import traceback
 from collections.abc import Callable
+from typing import Any
 
 from ..device.interface import Device
 from ..errors import DeviceError, no_model
@@ -26,9 +27,11 @@ from ..tools.spec import ProgressSink
 from .config import AgentConfig
 from .model import ChatModel, ModelError
 from .model_functions import SUBMIT_PLAN, ActionError, PlannedStep, validate_plan
+from .people import REACT, AgentSettings, Person, TaskAborted
 from .ports import Clock, ImageCodec, wall_clock_ms
 from .progress import Listener, Listeners, ProgressReporter
 from .prompts import plan_messages, replan_history
+from .react import ReActFailure, run_react, start_react
 from .resolve import Sleep, StepResolver, exchange
 from .screen import Observation
 from .text_actions import parse_text_action
@@ -65,6 +68,12 @@ class PlanAndResolveAgent:
         self._inner: asyncio.Future[None] | None = None
         self._abort_reason: str | None = None
         self._fail_reason: str | None = None
+        # The secrets the agent may type by name (tools/named_secrets.SecretBook); its prompt lists them.
+        self.secrets: Any = None
+        # Whoever sits at the page (take over, confirm: people.Person) and the page's Setting (the way,
+        # plan or react, and the kinds of action the agent asks before); None: nobody to ask.
+        self.person: Person | None = None
+        self.settings: AgentSettings = AgentSettings()
 
     # -- the AgentRunner interface ---------------------------------------------------------------
 
@@ -113,6 +122,9 @@ class PlanAndResolveAgent:
             clock=self.clock,
             sleep=self.sleep,
             live=self.live,
+            secrets=self.secrets,
+            person=self.person,
+            settings=self.settings,
         )
         inner = asyncio.ensure_future(self._drive(task, steps, reporter))
         self._inner = inner
@@ -164,6 +176,11 @@ class PlanAndResolveAgent:
 
     async def _drive(self, task: AgentTask, steps: StepResolver, reporter: ProgressReporter) -> None:
         try:
+            if (task.options.mode or self.settings.mode) == REACT:
+                start_react(task, self.clock)
+                outcome = await run_react(task, steps, self.clock, self.config.max_react_actions)
+                self._end(task, reporter, TaskStatus.FINISHED, conclusion=outcome.conclusion)
+                return
             task.move_to(TaskStatus.PLANNING, self.clock())
             observation = await steps.look()
             planned = await self._plan(task, observation, steps, "")
@@ -193,8 +210,10 @@ class PlanAndResolveAgent:
                     reporter.on_planned(new_steps, replanned=True)
             done = [s for s in task.steps if s.status is StepStatus.SUCCESS]
             self._end(task, reporter, TaskStatus.FINISHED, conclusion=done[-1].summary if done else None)
-        except _TaskFailure as exc:
+        except (_TaskFailure, ReActFailure) as exc:
             self._end(task, reporter, TaskStatus.FAILED, error=str(exc))
+        except TaskAborted as exc:  # the person cancelled a take over, or nobody took over in time
+            self._end(task, reporter, TaskStatus.ABORTED, error=str(exc))
         except ModelError as exc:
             self._end(task, reporter, TaskStatus.FAILED, error=f"Model error: {exc}")
         except DeviceError as exc:
@@ -222,7 +241,7 @@ class PlanAndResolveAgent:
     async def _plan(
         self, task: AgentTask, observation: Observation, steps: StepResolver, history: str
     ) -> list[PlannedStep]:
-        messages = plan_messages(task, observation, self.config.max_plan_steps, history)
+        messages = plan_messages(task, observation, self.config.max_plan_steps, history, steps.secret_names())
         problem = "no answer"
         for _ in range(self.config.plan_attempts):
             turn = await steps.ask(messages, [SUBMIT_PLAN])

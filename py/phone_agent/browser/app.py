@@ -17,6 +17,7 @@ from ..adb.services import exec_into
 from ..relay.frames import relay_settings
 from ..tools.catalog import DEFAULT_TOOL_PROFILE, ToolProfile
 from ..tools.dispatch import ToolDispatcher
+from ..tools.named_secrets import SecretBook
 from ..tools.spec import Channel
 from .agent_page import AgentPage
 from .devloop_panel import DevLoopPanel
@@ -27,8 +28,10 @@ from .flow_store import IndexedDbFlowLibrary
 from .flows_card import FlowsCard
 from .interop import to_js_json
 from .live_controls import LiveViewControls
+from .people_card import PeopleCard
 from .phone import PhonePanel
 from .relay_client import McpRelayClient, RelayPairing
+from .secrets_card import SecretsCard
 from .sim_offer import SimOffer
 from .ui import PageUi
 from .webmcp import WebMcpService
@@ -130,6 +133,12 @@ async def start() -> PhoneAgentPage:
     relay.on_task_record = lambda record: agent.history.merge(record, context, agent.panel)
     if own_relay:
         agent.history.on_record = TaskRecordSender(relay.pairing, bool((server_config or {}).get("pageKey")))
+    # Secrets by name (Settings → Secrets, and the relay's server's): type_secret and the agent type them.
+    secrets = SecretsCard(SecretBook())
+    await secrets.load()
+    secrets.book.fetch_server = relay.fetch_secret
+    relay.on_secret_names = secrets.server_names
+    context.secrets = agent.agent.secrets = secrets.book
     ui.show_relay_target(settings.url, settings.retry_ms, relay.retry_now)
 
     webmcp = WebMcpService(context)
@@ -145,6 +154,15 @@ async def start() -> PhoneAgentPage:
     devloop = DevLoopPanel(context)  # the Developer card: APK install, recording, the log
     sim_offer = SimOffer((server_config or {}).get("simOnDemand"), phone.connect_tcp)
     agent.runner.on_running = phone.live.agent_running
+    # The person at the page: take over (the live view is theirs meanwhile), confirmations, the Setting.
+    people = PeopleCard()
+    people.on_settings = lambda settings: setattr(agent.agent, "settings", settings)
+    people.on_handover = lambda held: phone.live.agent_running(not held)
+    await people.load()
+    agent.agent.person = people
+    people.context = context
+    context.before_call = people.check_call
+    relay.on_confirm_always = lambda always: setattr(people, "confirm_relay_calls", always)
     agent.runner.on_frame = phone.live.show_agent_frame
     page = PhoneAgentPage(context, ui, webmcp, relay, phone, agent, live_controls, sim_offer)
     page.devloop = devloop

@@ -29,13 +29,17 @@ from ..relay.frames import (
     CallFrame,
     CancelFrame,
     PairedFrame,
+    PolicyFrame,
     ProgressSequence,
+    SecretNamesFrame,
+    SecretValueFrame,
     TaskRecordFrame,
     hello_frame,
     pair_frame,
     parse_server_frame,
     result_frame,
     retry_delay_ms,
+    secret_request_frame,
 )
 from ..tools.dispatch import ToolDispatcher
 from ..tools.spec import Channel
@@ -158,6 +162,13 @@ class McpRelayClient:
         self._progress = ProgressSequence()
         self._runner: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
+        # The server's secrets: told their names on pairing (``on_secret_names``), asked for a value
+        # while typing it (``fetch_secret``); the answers wait here by request id.
+        self.on_secret_names: Callable[[list[str]], None] | None = None
+        # The server's --confirm (True: "always"), told on pairing and reset when the socket closes.
+        self.on_confirm_always: Callable[[bool], None] | None = None
+        self._secret_waits: dict[str, asyncio.Future[str | None]] = {}
+        self._secret_ids = 0
 
     def connect(self) -> None:
         """Start connecting (and reconnecting) in the background."""
@@ -173,6 +184,23 @@ class McpRelayClient:
         if self.pairing is not None:
             self.pairing.enter_code(code)
         self._wake.set()
+
+    async def fetch_secret(self, name: str, timeout_s: float = 10.0) -> str | None:
+        """The value of the server's secret ``name``, asked over the paired relay; None when the relay
+        is not connected, the server has none or does not answer within ``timeout_s``."""
+        if not self.connected:
+            return None
+        self._secret_ids += 1
+        request_id = f"secret-{self._secret_ids}"
+        waiting: asyncio.Future[str | None] = asyncio.get_event_loop().create_future()
+        self._secret_waits[request_id] = waiting
+        try:
+            self._send(secret_request_frame(request_id, name))
+            return await asyncio.wait_for(waiting, timeout_s)
+        except TimeoutError:
+            return None
+        finally:
+            self._secret_waits.pop(request_id, None)
 
     async def _run(self) -> None:
         failures = 0
@@ -234,6 +262,16 @@ class McpRelayClient:
                     self.pairing.paired(frame.secret)
                 self._set_connected(True)
                 js.console.log(f"[MCP relay] connected to {self.url}")
+            elif isinstance(frame, PolicyFrame):
+                if self.on_confirm_always is not None:
+                    self.on_confirm_always(frame.confirm == "always")
+            elif isinstance(frame, SecretNamesFrame):
+                if self.on_secret_names is not None:
+                    self.on_secret_names(frame.names)
+            elif isinstance(frame, SecretValueFrame):
+                waiting = self._secret_waits.get(frame.id)
+                if waiting is not None and not waiting.done():
+                    waiting.set_result(frame.value)
             else:
                 self._handle_frame(frame)
 
@@ -256,6 +294,10 @@ class McpRelayClient:
                 proxy.destroy()
             self._socket = None
             self._cancel_calls()
+            if self.on_secret_names is not None:
+                self.on_secret_names([])  # the next server says its own
+            if self.on_confirm_always is not None:
+                self.on_confirm_always(False)
             if self.connected:
                 js.console.log("[MCP relay] disconnected; retrying")
             self._set_connected(False)

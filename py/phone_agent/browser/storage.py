@@ -78,6 +78,15 @@ class IndexedDbStore:
     async def delete(self, key: str) -> None:
         await _await_request((await self._object_store("readwrite")).delete(key))
 
+    async def get_raw(self, key: str) -> Any:
+        """A value stored as it is (a structured clone, e.g. a non-extractable CryptoKey), or None."""
+        value = await _await_request((await self._object_store("readonly")).get(key))
+        return None if value is None or isinstance(value, str) else value
+
+    async def put_raw(self, key: str, value: Any) -> None:
+        """Keep a JavaScript value as it is (IndexedDB clones it: a CryptoKey stays non-extractable)."""
+        await _await_request((await self._object_store("readwrite")).put(value, key))
+
     async def values(self) -> list[Any]:
         found = await _await_request((await self._object_store("readonly")).getAll())
         return [json.loads(item) for item in found.to_py() if isinstance(item, str)]

@@ -28,6 +28,7 @@ from ..relay.frames import (
 )
 from ..tools.dispatch import CallRecord, ToolDispatcher
 from ..tools.spec import Channel
+from . import failures
 from .frames import (
     DEFAULT_PRESENCE_TTL_MS,
     Presence,
@@ -149,7 +150,7 @@ class FarmPageService:
         assert isinstance(frame, CallFrame)
         wanted = envelope.device
         if wanted is None or wanted != self.serial:
-            refusal = errors.wrong_device(self.serial, wanted or "").to_result()
+            refusal = failures.wrong_device(self.serial, wanted or "").to_result()
             self._publish_reply(reply, result_frame(frame.id, refusal))
             return
         if frame.id in self._calls:
@@ -174,7 +175,7 @@ class FarmPageService:
         self.publish_tasks()  # the record before the answer: a caller may ask for it at once
         if not self._publish_reply(reply, result_frame(frame.id, result)):
             # Most likely larger than the broker's max_payload: say so rather than leave the caller waiting.
-            failure = errors.answer_too_large(frame.tool)
+            failure = failures.answer_too_large(frame.tool)
             self._publish_reply(reply, result_frame(frame.id, failure.to_result()))
 
     def _publish_reply(self, reply: str, text: str) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..errors import empty_farm, gone_device, which_device
+from .failures import empty_farm, gone_device, which_device
 from .frames import Presence, page_subject_for_presence
 
 ANY_DEVICE = "any"

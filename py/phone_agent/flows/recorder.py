@@ -170,6 +170,12 @@ def _type_text(args: dict[str, Any], acted: Acted | None) -> list[tuple[str, Any
     return out
 
 
+def _type_secret(args: dict[str, Any], acted: Acted | None) -> list[tuple[str, Any]]:
+    """A secret by its name, never its value: ``inputText: ${secret:NAME}`` (the runner types it back
+    through type_secret)."""
+    return _type_text({**args, "text": "${secret:" + str(args["name"]) + "}"}, acted)
+
+
 def _press_key(args: dict[str, Any], acted: Acted | None) -> list[tuple[str, Any]]:
     key = str(args["key"])
     if key.lower() == "back":
@@ -213,6 +219,7 @@ CONVERTERS: dict[str, Callable[[dict[str, Any], Acted | None], list[tuple[str, A
     "swipe": _swipe,
     "scroll_to": _scroll_to,
     "type_text": _type_text,
+    "type_secret": _type_secret,
     "press_key": _press_key,
     "open_app": lambda args, acted: [("launchApp", args["packageName"])],
     "stop_app": lambda args, acted: [("stopApp", args["packageName"])],
@@ -222,7 +229,15 @@ CONVERTERS: dict[str, Callable[[dict[str, Any], Acted | None], list[tuple[str, A
     "assert_not_visible": _selector_call("assertNotVisible"),
 }
 # Tools whose element the recorder looks up before the call runs (a tap moves the screen on).
-ELEMENT_TOOLS = ("tap", "long_press", "type_text", "assert_visible", "assert_not_visible", "wait_for")
+ELEMENT_TOOLS = (
+    "tap",
+    "long_press",
+    "type_text",
+    "type_secret",
+    "assert_visible",
+    "assert_not_visible",
+    "wait_for",
+)
 
 
 @dataclass

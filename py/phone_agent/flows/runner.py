@@ -2,10 +2,10 @@
 
 ``FlowRunner`` acts through a ``FlowPhone``: ``call`` runs a device tool of the catalog by name (tap,
 long_press, swipe, type_text, press_key, open_app, stop_app, open_url …) and raises its ``ToolError``;
-``nodes`` reads the screen's UI tree, on which Maestro's selectors are matched (``selectors``). Commands
-are run by a table (``ACTIONS``), one function a command. Every wait is bounded (Maestro's: 7 s for an
-assertion, 10 s to find what a tap names, a command's own ``timeout``) and the whole run by its
-deadline. The run stops at the first failed step; the steps after it are reported skipped. Pure.
+``nodes`` reads the screen's UI tree, on which Maestro's selectors are matched (``selectors``). Commands are
+run by a table (``ACTIONS``), one function a command. Every wait is bounded (Maestro's: 7 s for an assertion,
+10 s to find what a tap names, a command's own ``timeout``) and the whole run by its deadline. The run stops
+at the first failed step; the steps after it are reported skipped. Pure.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from ..errors import ToolError
 from .flow_reader import Flow, FlowCommand
 from .keys import maestro_key
 from .selectors import UiScreen, describe, find
+from .variables import SECRET_TEXT, StepFailed, expand
 
 ASSERT_WAIT_MS = 7_000  # Maestro's fluent wait for assertVisible / assertNotVisible
 LOOKUP_WAIT_MS = 10_000  # how long tapOn and its kin look for the element they name
@@ -34,9 +35,6 @@ POLL_S = 0.3
 SETTLE_S = 0.4  # after an action, before the next command looks at the screen
 ERASE_DEFAULT = 50
 MAX_REPEAT = 1_000
-_VARIABLE = re.compile(r"\$\{\s*([^{}]*?)\s*\}")
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
-
 
 class FlowPhone(Protocol):
     """What a flow needs of the phone: the catalog's device tools by name, the UI tree, a screenshot,
@@ -55,10 +53,6 @@ class FlowPhone(Protocol):
     async def shell(self, command: str) -> str: ...
 
 
-class StepFailed(Exception):
-    """A command that did not do what it says; the message says why, as the report shows it."""
-
-
 @dataclass
 class FlowRun:
     """The state of one run: its variables, what copyTextFrom copied, screenshots taken, the deadline."""
@@ -71,32 +65,6 @@ class FlowRun:
 
 def _monotonic_ms() -> float:
     return time.monotonic() * 1000
-
-
-def expand(value: Any, env: dict[str, str], copied: str = "") -> Any:
-    """``value`` with every ``${NAME}`` replaced from ``env`` (``maestro.copiedText`` too)."""
-    if isinstance(value, dict):
-        return {key: expand(inner, env, copied) for key, inner in value.items()}
-    if isinstance(value, list):
-        return [expand(inner, env, copied) for inner in value]
-    if not isinstance(value, str) or "${" not in value:
-        return value
-
-    def one(match: re.Match[str]) -> str:
-        name = match.group(1)
-        if name == "maestro.copiedText":
-            return copied
-        if name in env:
-            return env[name]
-        if _NAME.fullmatch(name):
-            raise StepFailed(
-                f"the variable {name} has no value: give it in the flow's env or with --env {name}=VALUE"
-            )
-        raise StepFailed(
-            f"${{{name}}} is a JavaScript expression; phone-agent expands ${{NAME}} variables only"
-        )
-
-    return _VARIABLE.sub(one, value)
 
 
 def _point(
@@ -382,7 +350,11 @@ async def _double_tap_on(
 
 
 async def _input_text(runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
-    await runner.phone.call("type_text", {"text": str(args["text"])})
+    secret = SECRET_TEXT.fullmatch(str(args["text"]))  # a recorded type_secret: typed by name again
+    if secret is not None:
+        await runner.phone.call("type_secret", {"name": secret[1]})
+    else:
+        await runner.phone.call("type_text", {"text": str(args["text"])})
     await runner.settle()
 
 

@@ -4,6 +4,11 @@ server → page  ``{id, tool, args}`` (a call) and ``{id, type: "cancel"}``
 page → server  ``{id, result}`` (result = CallToolResult, wire form) and
                ``{id, type: "progress", seq, message}`` (seq 1, 2, 3 … per id)
 
+Secrets by name (tools.named_secrets): once paired, a server that holds secrets
+(``PHONE_AGENT_SECRET_<NAME>``) sends ``{type: "secrets", names}``; when the page types one it asks
+``{type: "secret", id, name}`` and the server answers ``{type: "secret", id, value}`` (value null when
+it has none). Names travel freely; a value only in that one answer, on the paired socket.
+
 Pairing comes first on every connection: the page's first frame is ``{type: "hello", secret}`` (the
 secret from ``/api/config`` or remembered from an earlier pairing) or ``{type: "pair", code}`` (the code
 the server's console shows). The server answers ``{type: "paired"}`` when the page is in (with
@@ -19,7 +24,7 @@ farm only move these strings; none of them builds or reads a frame itself.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -150,7 +155,81 @@ class PairedFrame:
     secret: str | None = None
 
 
-ServerFrame = CallFrame | CancelFrame | PairedFrame | TaskRecordFrame | BadFrame
+@dataclass(frozen=True)
+class SecretNamesFrame:
+    """The names of the secrets the server holds (never their values)."""
+
+    names: list[str]
+
+
+@dataclass(frozen=True)
+class SecretValueFrame:
+    """The server's answer to the page's secret request ``id``: the value, or None when it has none."""
+
+    id: str
+    value: str | None = field(default=None, repr=False)
+
+
+def secret_names_frame(names: list[str]) -> str:
+    """server → page, after pairing: the names of the server's secrets."""
+    return json.dumps({"type": "secrets", "names": sorted(names)})
+
+
+def policy_frame(confirm: str) -> str:
+    """server → page, after pairing: ``--confirm always`` (the person allows this server's clients'
+    sensitive calls too)."""
+    return json.dumps({"type": "policy", "confirm": confirm})
+
+
+@dataclass(frozen=True)
+class PolicyFrame:
+    """The server's policy for its clients' calls: ``confirm`` is "always" or "agent"."""
+
+    confirm: str
+
+
+def secret_request_frame(request_id: str, name: str) -> str:
+    """page → server: the value of the secret ``name``, please (the page is typing it now)."""
+    return json.dumps({"type": "secret", "id": request_id, "name": name})
+
+
+def secret_value_frame(request_id: str, value: str | None) -> str:
+    """server → page: the answer to a secret request."""
+    return json.dumps({"type": "secret", "id": request_id, "value": value}, ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class SecretRequest:
+    """The page asks for the value of the secret ``name``."""
+
+    id: str
+    name: str
+
+
+def parse_secret_request(text: str | bytes) -> SecretRequest | None:
+    """A page frame that asks for a secret, as the server reads it; None for any other frame."""
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict) or data.get("type") != "secret":
+        return None
+    request_id, name = data.get("id"), data.get("name")
+    if isinstance(request_id, str) and request_id and isinstance(name, str) and name:
+        return SecretRequest(request_id, name)
+    return None
+
+
+ServerFrame = (
+    CallFrame
+    | CancelFrame
+    | PairedFrame
+    | TaskRecordFrame
+    | SecretNamesFrame
+    | SecretValueFrame
+    | PolicyFrame
+    | BadFrame
+)
 
 
 def parse_server_frame(text: str) -> ServerFrame:
@@ -169,11 +248,19 @@ def parse_server_frame(text: str) -> ServerFrame:
         if not isinstance(record, dict) or not isinstance(record.get("taskId"), str):
             return BadFrame("a task frame without a record")
         return TaskRecordFrame(record)
+    if data.get("type") == "policy" and "id" not in data:
+        return PolicyFrame("always" if data.get("confirm") == "always" else "agent")
+    if data.get("type") == "secrets" and "id" not in data:
+        names = data.get("names")
+        return SecretNamesFrame([n for n in names if isinstance(n, str)] if isinstance(names, list) else [])
     frame_id = data.get("id")
     if not isinstance(frame_id, str) or not frame_id:
         return BadFrame("no string id")
     if data.get("type") == "cancel":
         return CancelFrame(frame_id)
+    if data.get("type") == "secret":
+        value = data.get("value")
+        return SecretValueFrame(frame_id, value if isinstance(value, str) and value else None)
     if "type" in data:
         return BadFrame(f"unknown frame type {data['type']!r}", frame_id)
     tool = data.get("tool")

@@ -31,7 +31,8 @@ from nats.aio.msg import Msg
 from nats.js.errors import BucketNotFoundError
 from nats.js.kv import KeyValue
 
-from ..errors import ErrorCode, ToolError, bad_argument, bad_device_argument, gone_device
+from ..errors import ErrorCode, ToolError, bad_argument
+from ..farm.failures import bad_device_argument, gone_device
 from ..farm.frames import (
     DISCOVER_SUBJECT,
     PRESENCE_PREFIX,

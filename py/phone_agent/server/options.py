@@ -50,6 +50,11 @@ class ServerOptions:
     token: str | None = field(default=None, repr=False)
     # Whether the simulated phone runs beside this server (--sim), for /api/server.
     sim: bool = False
+    # Secrets by name the paired page may type (PHONE_AGENT_SECRET_<NAME>=value): never in repr or a log.
+    secrets: dict[str, str] = field(default_factory=dict, repr=False)
+    # --confirm: "agent" (the page asks before its agent's sensitive actions only) or "always" (before its
+    # MCP clients' sensitive calls too).
+    confirm: str = "agent"
     # --realistic: the simulated phone (--sim, or the page's "Start the simulated phone") costs and
     # behaves like a real one; its jitter drawn from realistic_seed when given (sim/realistic.py).
     realistic: bool = False

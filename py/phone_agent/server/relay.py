@@ -26,6 +26,10 @@ from ..relay.frames import (
     CLOSE_SHUTDOWN_REASON,
     call_frame,
     cancel_frame,
+    parse_secret_request,
+    policy_frame,
+    secret_names_frame,
+    secret_value_frame,
     task_record_frame,
 )
 from .task_ledger import TaskLedger
@@ -78,6 +82,11 @@ class Relay:
         self._links: dict[int, PageLink] = {}
         # The task records the pages stored (task_ledger): handed to each page that connects.
         self.ledger = TaskLedger()
+        # The server's secrets (PHONE_AGENT_SECRET_<NAME>): their names go to each paired page, a value
+        # only in the answer to that page's request while it types it; never logged.
+        self.secrets: dict[str, str] = {}
+        # --confirm always: the page asks the person before its clients' sensitive calls too.
+        self.confirm_always = False
         # Tasks nobody awaits (self-checks, cancel frames, closing replaced pages) are kept here so the
         # event loop does not garbage-collect them half-way.
         self._background: set[asyncio.Task[Any]] = set()
@@ -103,12 +112,24 @@ class Relay:
         log.info("%s connected to the relay", description)
         if len(self.ledger):
             self._spawn(self._send_records(link, self.ledger.records()))
+        if self.secrets:
+            self._spawn(self._send(link, secret_names_frame(list(self.secrets))))
+        if self.confirm_always:
+            self._spawn(self._send(link, policy_frame("always")))
         if self.self_check_delay_s and self.self_check_delay_s > 0:
             self._spawn(self._self_check(page))
         return page
 
     def page_frame(self, page: int, text: str | bytes) -> None:
         """One frame from page ``page``; bad frames are logged (debug) and ignored."""
+        request = parse_secret_request(text)
+        if request is not None:
+            link = self._links.get(page)
+            if link is not None and page == self.core.page:
+                value = self.secrets.get(request.name)
+                log.info("the page types the secret %s%s", request.name, "" if value else " (unknown here)")
+                self._spawn(self._send(link, secret_value_frame(request.id, value)))
+            return
         event = self.core.receive_frame(page, text)
         if isinstance(event, CallAnswered):
             log.debug("answer for %s (%s)", event.call.id, event.call.tool)
@@ -257,6 +278,13 @@ class Relay:
                 await handler(seq, message)
             except Exception as exc:  # progress is supplementary: it never fails the call
                 log.warning("could not forward progress %d of %s to the MCP client: %s", seq, call.tool, exc)
+
+    async def _send(self, link: PageLink, text: str) -> None:
+        try:
+            async with asyncio.timeout(LINK_CLOSE_S):
+                await link.send_text(text)
+        except Exception as exc:
+            log.debug("could not send a frame to the page: %s", exc)
 
     async def _send_cancel(self, call: PendingCall) -> None:
         link = self._links.get(call.page)

@@ -41,6 +41,8 @@ class WebServer:
             options.self_check_delay_s,
             page_wait_s=options.page_wait_s,
         )
+        self.relay.secrets = dict(options.secrets)
+        self.relay.confirm_always = options.confirm == "always"
         token = options.token or credentials.load_token()
         pairing = PairingGate(credentials.load_pairing_secret())
         self._sock = bind_socket(options.host, options.port)

@@ -14,7 +14,7 @@ from enum import StrEnum
 from typing import Any
 
 from .. import errors
-from ..tasks import TaskStatus
+from ..tasks import DEFAULT_CONFIRM_TIMEOUT_MS, DEFAULT_TAKEOVER_TIMEOUT_MS, TaskOptions, TaskStatus
 from .device_tools import DEVICE_TOOLS
 from .flow_keeping import FLOW_TOOLS
 from .results import action_result, format_task_markdown, json_result, png_result, text_result
@@ -129,7 +129,12 @@ def _service(env: CallEnv) -> TaskService:
 async def run_agent_task(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
     channel = env.channel if env.channel in DEFAULT_TASK_TIMEOUT_MS else Channel.WEBMCP
     timeout_ms = int(args.get("timeoutMs", DEFAULT_TASK_TIMEOUT_MS[channel]))
-    task = await _service(env).run_agent(args["goal"], timeout_ms, env.progress)
+    options = TaskOptions(
+        mode=args.get("mode"),
+        takeover_timeout_ms=int(args.get("takeoverTimeoutMs", DEFAULT_TAKEOVER_TIMEOUT_MS)),
+        confirm_timeout_ms=int(args.get("confirmTimeoutMs", DEFAULT_CONFIRM_TIMEOUT_MS)),
+    )
+    task = await _service(env).run_agent(args["goal"], timeout_ms, env.progress, options)
     # A task that ended (even failed or aborted) is an answer, not a tool failure: the report and its
     # status say how it went. Channel A reads the Markdown report; Channel B the JSON.
     if env.channel is Channel.RELAY:
@@ -276,6 +281,29 @@ SPEC_TOOLS: tuple[ToolSpec, ...] = (
                     "maximum": MAX_TASK_TIMEOUT_MS,
                     "description": "Longest the task may run, in ms. Default 1200000 (20 min) through "
                     "phone-agent mcp, 120000 (2 min) through WebMCP.",
+                },
+                "mode": {
+                    "type": "string",
+                    "enum": ["plan", "react"],
+                    "description": 'The agent\'s way: "plan" (Plan-and-Resolve: plans the steps, then '
+                    'carries each out) or "react" (ReAct: looks, thinks and acts one action at a time, no '
+                    "plan; each action is a step of the report). Default: the page's Setting (plan).",
+                },
+                "takeoverTimeoutMs": {
+                    "type": "number",
+                    "minimum": 1_000,
+                    "maximum": MAX_TASK_TIMEOUT_MS,
+                    "description": "When the agent hands the phone to the person (a login, a captcha), how "
+                    "long it waits for Done or Cancel in the page before the task ends aborted, in ms. "
+                    "Default 300000 (5 min).",
+                },
+                "confirmTimeoutMs": {
+                    "type": "number",
+                    "minimum": 1_000,
+                    "maximum": MAX_TASK_TIMEOUT_MS,
+                    "description": "How long the page waits for the person to allow a sensitive action "
+                    "(sending, paying, deleting, installing, permissions) before the step fails \"Not "
+                    'confirmed", in ms. Default 120000 (2 min).',
                 },
             },
             required=["goal"],

@@ -3,11 +3,11 @@
 Each entry is a ``ToolSpec`` — name, description, strict input schema, output schema, read-only or
 not, time limit — and its handler, declared side by side in the module of its family: ``screen``
 (list_elements, get_screen_info, set_orientation), ``gestures`` (tap, long_press, swipe, scroll_to),
-``text_keys`` (type_text, press_key), ``apps`` (open_app, stop_app, open_url, list_apps,
-get_current_app), ``waits`` (wait_for), and the developer's loop: ``packages`` (install_app,
-uninstall_app, clear_app_data, set_permission), ``logs`` (read_logs, list_crashes, get_crash), ``files``
-(push_file, pull_file, list_files), ``clipboard``, ``notifications``, ``multitouch`` (pinch) and
-``recording``; how a target names an element is ``targets``. From these
+``text_keys`` (type_text, press_key), ``named_secrets`` (type_secret), ``apps`` (open_app, stop_app,
+open_url, list_apps, get_current_app), ``waits`` (wait_for), and the developer's loop: ``packages``
+(install_app, uninstall_app, clear_app_data, set_permission), ``logs`` (read_logs, list_crashes,
+get_crash), ``files`` (push_file, pull_file, list_files), ``clipboard``, ``notifications``,
+``multitouch`` (pinch) and ``recording``; how a target names an element is ``targets``. From these
 entries come the MCP tools, the WebMCP tools, the page agent's function-calling actions, the page's
 live-view controls and ``docs/tools.md``. Every failure is a ``ToolError`` with a code and a remedy;
 every wait is bounded. Pure: the phone is reached only through the ``Device`` interface.
@@ -21,6 +21,7 @@ from .files import LIST_FILES, PULL_FILE, PUSH_FILE
 from .gestures import LONG_PRESS, SCROLL_TO, SWIPE, TAP
 from .logs import GET_CRASH, LIST_CRASHES, READ_LOGS
 from .multitouch import PINCH
+from .named_secrets import TYPE_SECRET
 from .notifications import LIST_NOTIFICATIONS, OPEN_NOTIFICATIONS
 from .packages import CLEAR_APP_DATA, INSTALL_APP, SET_PERMISSION, UNINSTALL_APP
 from .recording import START_RECORDING, STOP_RECORDING
@@ -37,6 +38,7 @@ DEVICE_TOOLS: tuple[ToolSpec, ...] = (
     SWIPE,
     SCROLL_TO,
     TYPE_TEXT,
+    TYPE_SECRET,
     PRESS_KEY,
     OPEN_APP,
     STOP_APP,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import secrets
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -21,7 +21,7 @@ from ..device.interface import Device
 from ..errors import ErrorCode, ToolError
 from ..flows.library import FlowLibrary, MemoryFlowLibrary
 from ..flows.recorder import FlowRecorder
-from ..tasks import AgentTask, TaskStatus
+from ..tasks import AgentTask, TaskOptions, TaskStatus
 from .catalog import DEFAULT_TOOL_PROFILE, ToolProfile, get_tool
 from .flow_keeping import acted_before
 from .session import DeviceSession
@@ -78,6 +78,11 @@ class ToolDispatcher:
         # Saved flows (the page: IndexedDB) and the flow recording every channel's calls feed.
         self.flow_library: FlowLibrary = MemoryFlowLibrary()
         self.flow_recorder = FlowRecorder()
+        # The secrets type_secret types (tools.named_secrets.SecretBook: the page's own and the server's).
+        self.secrets: Any = None
+        # Asked before every call runs (after its arguments are checked); raises ToolError to refuse it
+        # (the page's ``--confirm always``: the person allows sensitive calls of MCP clients).
+        self.before_call: Callable[[str, dict[str, Any], Channel], Awaitable[None]] | None = None
 
     def add_call_listener(self, listener: CallListener) -> None:
         """Be told of every finished call, from either channel (a listener's failure is ignored)."""
@@ -159,7 +164,13 @@ class ToolDispatcher:
         self.agent.abort()
         return self._running.id
 
-    async def run_agent(self, goal: str, timeout_ms: int, progress: ProgressSink | None = None) -> AgentTask:
+    async def run_agent(
+        self,
+        goal: str,
+        timeout_ms: int,
+        progress: ProgressSink | None = None,
+        options: TaskOptions | None = None,
+    ) -> AgentTask:
         if self.device is None:
             raise errors.no_device()
         if self._running is not None:
@@ -167,6 +178,8 @@ class ToolDispatcher:
         if self.agent is None:
             raise errors.no_model()
         task = AgentTask(id=self._new_task_id(), goal=goal, created_at=self._clock_ms())
+        if options is not None:
+            task.options = options
         self.remember_task(task)
         self._running = task
         try:
@@ -195,8 +208,11 @@ class ToolDispatcher:
             tool = get_tool(tool_name, self.profile)
             clean = validate_arguments(tool, args)
             assert tool.run is not None, f"tool {tool.name} is in the catalog without a handler"
+            if self.before_call is not None:
+                await self.before_call(tool.name, clean, channel)
             acted = await self._before_recorded(tool.name, clean)
-            result = await tool.run(CallEnv(channel, service=self, progress=progress), clean)
+            env = CallEnv(channel, service=self, progress=progress, secrets=self.secrets)
+            result = await tool.run(env, clean)
             if self.flow_recorder.active and not result.get("isError"):
                 self.flow_recorder.add(tool.name, clean, acted)
         except Exception as exc:  # a failure, even a bug, reaches the caller as a result

@@ -9,6 +9,7 @@ reached only through the ``Device`` interface.
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 from .apps import APP_SCHEMA, app_json, current_app_or_none
@@ -52,6 +53,11 @@ async def list_elements(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
         f"{app['packageName'] or 'unknown'}; screen {snapshot.width}x{snapshot.height} (device pixels). "
         "Refs are valid until the screen changes; coordinates are element centres."
     )
+    book = env.secrets if env.secrets is not None else getattr(env.service, "secrets", None)
+    redact = getattr(book, "redact", None)
+    if callable(redact):  # a secret typed into a field that is not a password field: never read back
+        lines = redact(lines)
+        structured = json.loads(redact(json.dumps(structured, ensure_ascii=False)))
     return action_result(lines, structured, summary)
 
 

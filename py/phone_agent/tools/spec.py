@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from .. import errors
 from ..errors import ToolError
-from ..tasks import AgentTask
+from ..tasks import AgentTask, TaskOptions
 from .session import DeviceSession
 
 ProgressSink = Callable[[str], None]
@@ -40,7 +40,11 @@ class TaskService(Protocol):
     """What the six tools use of the page's service (``tools.dispatch.ToolDispatcher``)."""
 
     async def run_agent(
-        self, goal: str, timeout_ms: int, progress: ProgressSink | None = None
+        self,
+        goal: str,
+        timeout_ms: int,
+        progress: ProgressSink | None = None,
+        options: TaskOptions | None = None,
     ) -> AgentTask: ...
 
     def abort(self) -> str: ...
@@ -63,6 +67,8 @@ class CallEnv:
     service: TaskService | None = None
     progress: ProgressSink | None = None
     device_session: DeviceSession | None = None
+    # The secrets type_secret may type (tools.named_secrets.SecretBook); None: the service's, if it has one.
+    secrets: Any = None
 
     def session(self) -> DeviceSession:
         if self.device_session is not None:

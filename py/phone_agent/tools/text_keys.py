@@ -8,6 +8,7 @@ Pure: the phone is reached only through the ``Device`` interface.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from .. import errors
@@ -22,9 +23,18 @@ TAP_FIELD_SETTLE_S = 0.15
 MAX_CLEAR_CHARS = 500
 
 
-async def type_text(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Typed:
+    """What typing did: the sentence for the answer and its structured part."""
+
+    said: str
+    structured: dict[str, Any]
+
+
+async def type_into(env: CallEnv, text: str, args: dict[str, Any], *, shown: str | None = None) -> Typed:
+    """Type ``text`` as type_text does (``args``: target, clear, submit). ``shown`` is how the answer
+    names what was typed instead of the text itself (type_secret: "the secret NAME")."""
     phone = env.session()
-    text = args["text"]
     structured: dict[str, Any] = {"typed": text}
     field_element: Element | None = None
     if "target" in args:
@@ -33,7 +43,7 @@ async def type_text(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
         await phone.device.tap(*field_element.center)
         await phone.sleep(TAP_FIELD_SETTLE_S)
         structured.update({"target": args["target"], "matches": found.matches})
-    if args["clear"]:
+    if args.get("clear"):
         if field_element is None:
             focused = [e for e in (await phone.screen()).elements if e.focused and e.role == "input"]
             field_element = focused[0] if focused else None
@@ -46,12 +56,18 @@ async def type_text(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
         structured["cleared"] = True
     method = await phone.device.type_text(text) or "input text"
     structured["method"] = method
-    if args["submit"]:
+    if args.get("submit"):
         await phone.device.press_key("enter")
         structured["submitted"] = True
-    shown = "•" * len(text) if field_element is not None and field_element.password else repr(text)
-    said = f"typed {shown}" + (" and pressed Enter" if args["submit"] else "")
-    return action_result(f"{said} (via {method})", structured)
+    if shown is None:
+        shown = "•" * len(text) if field_element is not None and field_element.password else repr(text)
+    said = f"typed {shown}" + (" and pressed Enter" if args.get("submit") else "")
+    return Typed(f"{said} (via {method})", structured)
+
+
+async def type_text(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
+    done = await type_into(env, args["text"], args)
+    return action_result(done.said, done.structured)
 
 
 TYPE_TEXT = ToolSpec(

@@ -16,6 +16,7 @@ CHROME = "com.android.chrome"
 CLOCK = "com.google.android.deskclock"
 CAMERA = "com.google.android.GoogleCamera"
 CRASH_DEMO = "com.phoneagent.crashdemo"
+LOGIN = "com.phoneagent.login"
 ADB_KEYBOARD = "com.android.adbkeyboard"
 ADB_KEYBOARD_IME = "com.android.adbkeyboard/.AdbIME"
 GBOARD_IME = "com.google.android.inputmethod.latin/com.android.inputmethod.latin.LatinIME"
@@ -114,6 +115,18 @@ APPS: dict[str, App] = {
             glyph="!",
             screens={"com.phoneagent.crashdemo.MainActivity": "crashdemo/main"},
         ),
+        App(
+            LOGIN,
+            "Login Demo",
+            "com.phoneagent.login.MainActivity",
+            third_party=True,
+            color=(121, 80, 242),
+            glyph="L",
+            screens={
+                "com.phoneagent.login.MainActivity": "login/form",
+                "com.phoneagent.login.WelcomeActivity": "login/welcome",
+            },
+        ),
         App(ADB_KEYBOARD, "ADB Keyboard", third_party=True),
         App("ca.zgrs.clipper", "Clipper", third_party=True),
         App(LAUNCHER, "Pixel Launcher"),
@@ -127,7 +140,7 @@ APPS: dict[str, App] = {
     ]
 }
 
-HOME_APPS = [SETTINGS, MESSAGES, CATALOG, CHROME, CLOCK, CAMERA, CRASH_DEMO]
+HOME_APPS = [SETTINGS, MESSAGES, CATALOG, CHROME, CLOCK, CAMERA, CRASH_DEMO, LOGIN]
 
 
 def short_activity(package: str, activity: str) -> str:

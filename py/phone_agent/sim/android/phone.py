@@ -104,7 +104,8 @@ class VirtualPhone(SystemWindows, SettingsProvider):
         field has focus), messages ({contact: [{"from": "me"|"them", "text"}]}),
         sent ([{"to", "text"}] in order), drafts (unsent text per contact),
         catalog_scroll (pixels), recents (packages, most recent first), back_stack
-        (screens of the app in front), clipboard, ime, version (bumped by every change).
+        (screens of the app in front), clipboard, app_state (what an app keeps besides drafts, e.g.
+        Login Demo's "login.error"), ime, version (bumped by every change).
         """
         with self._lock:
             screen = self.top_screen()
@@ -132,6 +133,7 @@ class VirtualPhone(SystemWindows, SettingsProvider):
                 "recents": [p for p in self.recents if p in self.tasks],
                 "back_stack": [s.name for s in self.tasks.get(self.current, [])] if self.current else [],
                 "clipboard": self.clipboard,
+                "app_state": dict(self.app_state),
                 "ime": self.ime,
                 "keyboard": self.keyboard_visible(),
                 "permission_dialog": self.permission_prompt if self.asking_permission() else None,
@@ -194,6 +196,7 @@ class VirtualPhone(SystemWindows, SettingsProvider):
         self.sent: list[dict[str, str]] = []
         self.catalog_scroll = 0
         self.clipboard = ""
+        self.app_state: dict[str, str] = {}
         self.pointer_down: tuple[float, float, float] | None = None  # `input motionevent DOWN`
         self._launching: str | None = None  # "cold" or "warm" while an app is being brought up
         # --realistic only: the soft keyboard is up; the app whose permission dialog shows; answers.
@@ -475,6 +478,8 @@ class VirtualPhone(SystemWindows, SettingsProvider):
             self.send_message()
         elif verb.startswith("dev."):
             self.dev_action(verb[4:])
+        elif verb in screens.ACTIONS:  # an app's own (Login Demo's sign_in …)
+            screens.ACTIONS[verb](self, arg)
 
     def pinch(self, x: float, y: float, scale: float) -> None:
         """Two fingers spread (scale > 1) or closed about (x, y): the camera zooms (1x to 10x)."""
@@ -540,6 +545,8 @@ class VirtualPhone(SystemWindows, SettingsProvider):
             return
         if screen.focus == COMPOSE_ID:
             self.send_message()
+        elif screen.focus in screens.FIELD_ENTER:
+            self._act(screens.FIELD_ENTER[screen.focus])
         elif screen.focus == URL_BAR_ID:
             typed = self.drafts.pop("url", "").strip()
             screen.focus = None

@@ -6,15 +6,33 @@ bar (0-110), the app's content, and the three-button navigation bar
 dumped by `uiautomator dump`, so all three agree by construction.
 
 ``widgets`` is the kit; each app's module (``settings``, ``messages``, ``catalog``, ``browser``,
-``clock``, ``camera``) declares its screens into ``registry`` where it lays them out; ``launcher`` and
-``system_bars`` are the system's own; ``display.build`` puts one screen together.
+``clock``, ``camera``, ``login``) declares its screens into ``registry`` where it lays them out;
+``launcher`` and ``system_bars`` are the system's own; ``display.build`` puts one screen together.
 """
 
-from . import browser, camera, catalog, clock, devloop, messages, settings  # noqa: F401 (they declare screens)
+from . import (  # noqa: F401 (they declare their screens)
+    browser,
+    camera,
+    catalog,
+    clock,
+    devloop,
+    login,
+    messages,
+    settings,
+)
 from .browser import URL_BAR_ID
 from .catalog import catalog_max_scroll
 from .display import build
 from .messages import COMPOSE_ID
-from .registry import SCREENS, screen_title
+from .registry import ACTIONS, FIELD_ENTER, SCREENS, screen_title
 
-__all__ = ["COMPOSE_ID", "SCREENS", "URL_BAR_ID", "build", "catalog_max_scroll", "screen_title"]
+__all__ = [
+    "ACTIONS",
+    "COMPOSE_ID",
+    "FIELD_ENTER",
+    "SCREENS",
+    "URL_BAR_ID",
+    "build",
+    "catalog_max_scroll",
+    "screen_title",
+]

@@ -3,6 +3,10 @@
 An app's module declares each of its screens with ``@screen_layout(name, title=…, dark=…)`` on the function
 that builds its node tree; the display (``display.build``), the recents cards (``screen_title``) and the
 phone find it here by name. Which activity opens a screen is the app's manifest, in ``apps.py``.
+
+An app whose views do more than the phone's own verbs (launch, open, back, focus …) declares each such
+verb once with ``@screen_action(verb)`` (a tap on a view whose action is ``verb:arg`` calls it), and what
+Enter does in one of its text fields with ``field_enter(field_id, action)``.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from ..contract import AndroidPhone, Screen
 from ..ui import SimulatedView
 
 Layout = Callable[[AndroidPhone, Screen], SimulatedView]
+Action = Callable[[AndroidPhone, str], None]
 Title = str | Callable[[Screen], str]
 
 
@@ -51,3 +56,24 @@ def screen_title(screen: Screen) -> str:
     if spec is None:
         return screen.name
     return spec.title(screen) if callable(spec.title) else spec.title
+
+
+ACTIONS: dict[str, Action] = {}
+FIELD_ENTER: dict[str, str] = {}  # a text field's resource id -> the action Enter in it triggers
+
+
+def screen_action(verb: str) -> Callable[[Action], Action]:
+    """Declare the decorated function as what a tap on a view with the action ``verb:arg`` does."""
+
+    def declare(action: Action) -> Action:
+        if verb in ACTIONS:
+            raise ValueError(f"screen action {verb!r} is declared twice")
+        ACTIONS[verb] = action
+        return action
+
+    return declare
+
+
+def field_enter(field_id: str, action: str) -> None:
+    """Enter in the text field ``field_id`` triggers ``action`` (``verb:arg``, as a tap would)."""
+    FIELD_ENTER[field_id] = action

@@ -1,0 +1,133 @@
+"""People in the loop: the agent handing the phone to the person (take over) and asking before a
+sensitive action (confirm), and the Settings that say when it asks and which way it works.
+
+``Person`` is what the host offers (the page: the ``#takeover`` and ``#confirm`` panels; tests: a
+scripted person); the agent bounds every wait on it (``TaskOptions``: ``takeoverTimeoutMs``, default
+300 s; ``confirmTimeoutMs``, default 120 s). ``AgentSettings`` is the page's Setting: the agent's way
+(``plan``: Plan-and-Resolve, ``react``: ReAct) and the kinds of action it asks before ("Ask before the
+agent …": sending a message, paying or buying, deleting, installing or uninstalling, changing
+permissions; all on by default). Whether an action is one of them is the model's word
+(``sensitive: true`` on its call) and, as a second guard, the words of what it acts on
+(``sensitive_kind``). Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ..tools.locators import LocatorError, ScreenSnapshot, parse_target
+
+PLAN, REACT = "plan", "react"
+MODES = (PLAN, REACT)
+DONE, CANCEL, YES, NO, TIMEOUT = "done", "cancel", "yes", "no", "timeout"
+
+# The kinds of action the agent asks before, as the Setting names them.
+ASK_KINDS: dict[str, str] = {
+    "message": "sending a message",
+    "payment": "paying or buying",
+    "delete": "deleting",
+    "install": "installing or uninstalling",
+    "permissions": "changing permissions",
+}
+_KIND_WORDS: dict[str, tuple[str, ...]] = {
+    "message": ("send", "send sms", "send message", "reply", "post", "share"),
+    "payment": ("pay", "buy", "purchase", "checkout", "check out", "place order", "subscribe", "order now"),
+    "delete": ("delete", "remove", "erase", "discard", "clear data", "wipe"),
+    "install": ("install", "uninstall", "update app"),
+    "permissions": ("allow", "grant", "permission", "permissions", "don't allow", "deny"),
+}
+_KIND_PATTERNS = {
+    kind: re.compile(r"\b(" + "|".join(re.escape(word) for word in words) + r")\b", re.IGNORECASE)
+    for kind, words in _KIND_WORDS.items()
+}
+
+
+class Person(Protocol):
+    """Whoever sits at the page. Each method waits until the person answers (the agent bounds it)."""
+
+    async def take_over(self, reason: str) -> str:
+        """Hand the phone over for ``reason``; ``done`` (go on) or ``cancel`` (end the task)."""
+        ...
+
+    async def confirm(self, action: str) -> str:
+        """Ask whether the agent may do ``action``; ``yes`` or ``no``."""
+        ...
+
+
+class TaskAborted(Exception):
+    """Ends the task aborted with this message (the person cancelled, nobody took over)."""
+
+
+@dataclass(frozen=True)
+class AgentSettings:
+    """The page's Setting: the agent's way, and the kinds of action it asks before."""
+
+    mode: str = PLAN
+    ask: frozenset[str] = field(default_factory=lambda: frozenset(ASK_KINDS))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"mode": self.mode, "ask": {kind: kind in self.ask for kind in ASK_KINDS}}
+
+    @classmethod
+    def from_json(cls, data: Any) -> AgentSettings:
+        if not isinstance(data, dict):
+            return cls()
+        mode = data.get("mode") if data.get("mode") in MODES else PLAN
+        ask = data.get("ask")
+        if not isinstance(ask, dict):
+            return cls(mode=mode)
+        return cls(mode=mode, ask=frozenset(kind for kind in ASK_KINDS if ask.get(kind, True) is not False))
+
+
+def sensitive_kind(words: str) -> str | None:
+    """The kind of sensitive action these words name (a button's label, a locator), or None."""
+    for kind, pattern in _KIND_PATTERNS.items():
+        if pattern.search(words or ""):
+            return kind
+    return None
+
+
+def call_question(
+    tool: str, args: dict[str, Any], snapshot: ScreenSnapshot | None, ask: frozenset[str]
+) -> str | None:
+    """What to ask the person before a direct tool call (``--confirm always``), or None when the call is
+    not of a kind the Setting asks about: a tap, long press or typing on something whose words say
+    sending, paying, deleting, installing or permissions."""
+    if tool not in ("tap", "long_press", "type_text", "type_secret"):
+        return None
+    words = target_words(args, snapshot)
+    kind = sensitive_kind(words)
+    if kind is None or kind not in ask:
+        return None
+    return f"{tool} {words} ({ASK_KINDS[kind]})"
+
+
+def target_words(args: dict[str, Any], snapshot: ScreenSnapshot | None) -> str:
+    """What an action acts on, in words: the target element's label (by ref, locator or device point)
+    on the screen the model saw, or the locator's own value."""
+    target = args.get("target")
+    if isinstance(target, str) and target:
+        try:
+            parsed = parse_target(target)
+        except LocatorError:
+            return target
+        if snapshot is not None:
+            found = [snapshot.by_ref[parsed.ref]] if parsed.ref in snapshot.by_ref else parsed.find(snapshot)
+            if found:
+                return f"{found[0].label} {found[0].desc}".strip()
+        return parsed.value
+    x, y = args.get("x"), args.get("y")
+    if isinstance(x, int) and isinstance(y, int) and snapshot is not None:
+        hits = [
+            e
+            for e in snapshot.elements
+            if e.bounds.left <= x < e.bounds.right and e.bounds.top <= y < e.bounds.bottom and e.clickable
+        ]
+        if hits:  # the smallest clickable element under the finger
+            best = min(
+                hits, key=lambda e: (e.bounds.right - e.bounds.left) * (e.bounds.bottom - e.bounds.top)
+            )
+            return f"{best.label} {best.desc}".strip()
+    return ""
