@@ -184,7 +184,11 @@ class ToolDispatcher:
             tool = get_tool(tool_name, self.profile)
             clean = validate_arguments(tool, args)
             assert tool.run is not None, f"tool {tool.name} is in the catalog without a handler"
-            result = await tool.run(CallEnv(channel, service=self, progress=progress), clean)
+            try:
+                result = await tool.run(CallEnv(channel, service=self, progress=progress), clean)
+            finally:
+                if not tool.read_only and self._session is not None:
+                    self._session.state.acted()  # the next look waits for the screen to settle
         except Exception as exc:  # a failure, even a bug, reaches the caller as a result
             result = self._failure(name, device, exc).to_result()
         record = CallRecord(channel, name, result, self._clock_ms() - started)

@@ -61,6 +61,14 @@ ELEMENT_SCHEMA: dict[str, Any] = {
 }
 
 
+SETTLE_ARGUMENT = {
+    "type": "boolean",
+    "default": True,
+    "description": "After an action, wait (at most 2 s) for the screen to settle before looking "
+    "(default true; the answer's settledMs says how long). false: look at once.",
+}
+
+
 @dataclass(frozen=True)
 class Found:
     """The element a target named, and how many elements it matched (the first in reading order)."""
@@ -80,20 +88,22 @@ def parse_tool_target(tool: str, text: str) -> Target:
 
 
 async def resolve(env: DeviceSession, tool: str, text: str) -> Found:
-    """The element a target names on the screen as it is now (ToolError when none does)."""
+    """The element a target names on the screen as it is now (ToolError when none does). The tree
+    just read stands for the screen when no action came after it (no second read of the phone)."""
     target = parse_tool_target(tool, text)
+    recent = env.recent_screen()
     if target.ref is not None:
         snapshot = env.state.snapshot
         old = snapshot.by_ref.get(target.ref) if snapshot is not None else None
         if old is None:
             raise errors.unknown_ref(target.ref)
-        if not env.verify_refs:
+        if not env.verify_refs or (recent is not None and recent is snapshot):
             return Found(old, 1)
-        same = (await env.screen()).find_same(old)
+        same = (recent or await env.screen()).find_same(old)
         if same is None:
             raise errors.stale_ref(target.ref)
         return Found(same, 1)
-    found = target.find(await env.screen())
+    found = target.find(recent or await env.screen())
     if not found:
         raise errors.no_such_element(str(target))
     return Found(found[0], len(found))

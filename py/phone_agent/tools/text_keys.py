@@ -18,7 +18,6 @@ from .spec import BOOLEAN, INTEGER, STRING, CallEnv, ToolSpec, object_schema, re
 from .targets import TARGET, resolve
 
 MAX_TEXT_CHARS = 5_000
-TAP_FIELD_SETTLE_S = 0.15
 MAX_CLEAR_CHARS = 500
 
 
@@ -31,7 +30,8 @@ async def type_text(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
         found = await resolve(phone, "type_text", args["target"])
         field_element = found.element
         await phone.device.tap(*field_element.center)
-        await phone.sleep(TAP_FIELD_SETTLE_S)
+        phone.state.acted()
+        await phone.settle()  # the field takes the focus (the keyboard rises): bounded, not a sleep
         structured.update({"target": args["target"], "matches": found.matches})
     if args["clear"]:
         if field_element is None:
