@@ -91,6 +91,7 @@ class HierarchyServer:
     def usable(self) -> bool:
         """False for a while after the server failed twice (looks then go to ``uiautomator dump``)."""
         return self.failure is None or self._monotonic() - self._failed_at >= RETRY_AFTER_S
+        # (``_failed_at`` is infinite for a phone that cannot run it: never again)
 
     # ----- what callers use
 
@@ -121,7 +122,9 @@ class HierarchyServer:
                 result = await self._call(method, params, timeout)
             except (_ServerGone, HierarchyUnavailable) as second:
                 self.failure = f"{second} (after a restart; first: {self.restart_reason})"
-                self._failed_at = self._monotonic()
+                # a phone with no app_process never runs it: no later attempt; else one after a while
+                never = "inaccessible or not found" in self.failure
+                self._failed_at = float("inf") if never else self._monotonic()
                 await self._stop()
                 raise HierarchyUnavailable(self.failure) from None
             self.failure = None
