@@ -158,6 +158,9 @@ def add_server_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--sim-port", type=port_number, default=5555, help="adb port of the simulated phone (default 5555)"
     )
+    from .sim.commandline import add_realistic_arguments
+
+    add_realistic_arguments(parser)  # for the simulated phone of --sim and of the page's offer
     parser.add_argument(
         "--tools",
         dest="tool_profile",
@@ -289,6 +292,8 @@ def options_from_args(args: argparse.Namespace) -> ServerOptions:
         page_wait_s=args.page_wait_ms / 1000,
         idle_exit_s=args.idle_exit_s or None,
         sim=args.sim,
+        realistic=args.realistic,
+        realistic_seed=args.realistic_seed,
     )
 
 
@@ -332,6 +337,7 @@ def run_mcp(args: argparse.Namespace) -> int:
         server_args=background_server_args(args),
         tool_profile=args.tool_profile,
         sim=args.sim,
+        realistic=args.realistic,
     )
     return run_mcp_front(options, verbose=args.verbose)
 

@@ -19,6 +19,7 @@ import sys
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -134,6 +135,7 @@ def build_app(
     page_defaults: Mapping[str, object] | None = None,
     pairing: PairingGate | None = None,
     mcp: McpService | None = None,
+    sim_profile: Callable[[], Any] | None = None,
 ) -> Starlette:
     bridge_policy = bridge or BridgePolicy()
     answer = api_config(page_defaults)
@@ -201,7 +203,7 @@ def build_app(
         finally:
             relay.page_disconnected(page)
 
-    sim_on_demand = SimOnDemand()
+    sim_on_demand = SimOnDemand(sim_profile)  # sim_profile: --realistic's profile for the phone it starts
     routes = [
         Route("/api/config", config, methods=["GET"]),
         Route(SIM_PATH, sim_on_demand.handle, methods=["POST"]),

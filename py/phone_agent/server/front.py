@@ -54,6 +54,7 @@ class FrontOptions:
     server_args: Sequence[str]
     tool_profile: str = str(DEFAULT_TOOL_PROFILE)
     sim: bool = False
+    realistic: bool = False
 
 
 class Upstream:
@@ -107,6 +108,12 @@ class Upstream:
                 log.warning(
                     "the server on port %d runs without --sim (it was started before, with other options); "
                     "`phone-agent stop` and start again to get the simulated phone",
+                    self.options.port,
+                )
+            elif self.options.sim and self.options.realistic and not found.identity.get("realistic"):
+                log.warning(
+                    "the server on port %d runs its simulated phone without --realistic (it was started "
+                    "before, with other options); `phone-agent stop` and start again to get it",
                     self.options.port,
                 )
         host = background.connect_host(self.options.host)

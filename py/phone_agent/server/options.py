@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..tools.catalog import DEFAULT_TOOL_PROFILE
 from .relay import DEFAULT_PAGE_WAIT_S, DEFAULT_SELF_CHECK_DELAY_S
@@ -49,6 +50,18 @@ class ServerOptions:
     token: str | None = field(default=None, repr=False)
     # Whether the simulated phone runs beside this server (--sim), for /api/server.
     sim: bool = False
+    # --realistic: the simulated phone (--sim, or the page's "Start the simulated phone") costs and
+    # behaves like a real one; its jitter drawn from realistic_seed when given (sim/realistic.py).
+    realistic: bool = False
+    realistic_seed: int | None = None
+
+    def realistic_profile(self) -> Any:
+        """A fresh RealisticProfile for a simulated phone this server starts, or None."""
+        if not self.realistic:
+            return None
+        from ..sim.realistic import RealisticProfile
+
+        return RealisticProfile(self.realistic_seed)
 
     def page_model_defaults(self) -> dict[str, str] | None:
         """The ``model`` entry of ``/api/config``: None when no model was given on the command line."""

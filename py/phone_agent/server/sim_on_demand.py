@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from starlette.requests import Request
@@ -31,7 +32,9 @@ def _loopback(address: str | None) -> bool:
 class SimOnDemand:
     """Starts one simulated phone the first time a same-origin page on this machine asks."""
 
-    def __init__(self) -> None:
+    def __init__(self, realistic: Callable[[], Any] | None = None) -> None:
+        # What the started phone is given as its --realistic profile (None: the instant phone).
+        self._realistic = realistic or (lambda: None)
         self._sim: Any = None
         self._lock = asyncio.Lock()
 
@@ -52,7 +55,7 @@ class SimOnDemand:
             if self._sim is None:
                 from ..sim.server import SimulatedPhoneServer  # loaded only when asked for
 
-                sim = SimulatedPhoneServer("127.0.0.1", 0, auth="accept")
+                sim = SimulatedPhoneServer("127.0.0.1", 0, auth="accept", realistic=self._realistic())
                 try:
                     await sim.start()
                 except OSError as exc:

@@ -103,6 +103,7 @@ def server_identity(options: ServerOptions, port: int, **extra: object) -> dict[
         "port": port,
         "toolProfile": options.tool_profile,
         "sim": options.sim,
+        "realistic": options.realistic,
         "allowOrigins": sorted(options.allow_origins),
         "idleExitS": options.idle_exit_s,
         **extra,

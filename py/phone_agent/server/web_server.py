@@ -74,6 +74,7 @@ class WebServer:
             },
             pairing=pairing,
             mcp=McpService(self.mcp_endpoint, self.identity, self.stop_requested.set),
+            sim_profile=options.realistic_profile,
         )
         self._uvicorn = UvicornTask(
             app,

@@ -20,7 +20,9 @@ def run_server_with_sim(options: ServerOptions, *, sim_port: int = DEFAULT_SIM_P
     runtime.configure_logging(options.verbose)
 
     async def main() -> None:
-        sim = SimulatedPhoneServer(options.host, sim_port, auth="accept", scrcpy=True)
+        sim = SimulatedPhoneServer(
+            options.host, sim_port, auth="accept", scrcpy=True, realistic=options.realistic_profile()
+        )
         try:
             await sim.start()
         except OSError as exc:

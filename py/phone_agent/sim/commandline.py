@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from phone_agent.arg_types import port_number
 
 if TYPE_CHECKING:
+    from phone_agent.sim.realistic import RealisticProfile
     from phone_agent.sim.server import SimulatedPhoneServer
 
 log = logging.getLogger("phone_agent.sim")
@@ -51,7 +52,37 @@ def add_sim_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_false",
         help="a phone scrcpy cannot run on (no app_process): clients fall back to screencap",
     )
+    add_realistic_arguments(parser)
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logs (to stderr)")
+
+
+def add_realistic_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--realistic`` and its seed (``sim``; ``serve``/``mcp`` have them beside ``--sim``)."""
+    parser.add_argument(
+        "--realistic",
+        action="store_true",
+        help="the simulated phone costs and behaves like a real mid-range Android 14 phone: uiautomator "
+        "dump >= 1 s (refused while the screen animates), input >= 0.12 s, screencap -p >= 0.3 s, app "
+        "launches and transitions, animated swipes and flings, a soft keyboard, a permission dialog, a "
+        "secure screen (README: What a real phone costs)",
+    )
+    parser.add_argument(
+        "--realistic-seed",
+        dest="realistic_seed",
+        type=int,
+        default=None,
+        metavar="N",
+        help="with --realistic: draw the costs' jitter from this seed (repeatable runs)",
+    )
+
+
+def realistic_profile(args: argparse.Namespace) -> RealisticProfile | None:
+    """The profile ``--realistic`` asks for, or None."""
+    if not getattr(args, "realistic", False):
+        return None
+    from phone_agent.sim.realistic import RealisticProfile
+
+    return RealisticProfile(getattr(args, "realistic_seed", None))
 
 
 def build_sim(args: argparse.Namespace) -> SimulatedPhoneServer:
@@ -64,6 +95,7 @@ def build_sim(args: argparse.Namespace) -> SimulatedPhoneServer:
         auth=args.auth,
         control_port=args.control_port,
         scrcpy=getattr(args, "scrcpy", True),
+        realistic=realistic_profile(args),
     )
 
 
@@ -72,6 +104,10 @@ def announce(sim: SimulatedPhoneServer) -> None:
     log.info("simulated phone %s listening on %s: adb connect %s", sim.serial, where, where)
     if 5555 <= sim.port <= 5585:
         log.info("(an adb server also lists it as emulator-%d: it scans ports 5555-5585)", sim.port - 1)
+    if getattr(sim.phone, "motion", None) is not None:
+        log.info(
+            "--realistic: a real phone's costs and behaviours (uiautomator dump >= 1 s, input >= 0.12 s)"
+        )
     if sim.control_port is not None:
         log.info("control endpoint: http://127.0.0.1:%d/state", sim.control_port)
 

@@ -86,13 +86,15 @@ class SimulatedPhoneServer:
         delayed_ack: bool = True,
         scrcpy: bool = False,
         hierarchy: bool | None = None,
+        realistic: Any = None,
     ) -> None:
         if auth not in ("accept", "prompt", "none"):
             raise ValueError(f"auth must be accept, prompt or none, not {auth!r}")
         if phone is None:
             from phone_agent.sim.android.phone import VirtualPhone
 
-            phone = VirtualPhone(serial=serial) if serial else VirtualPhone()
+            # realistic: a RealisticProfile (sim/realistic.py), the costs and behaviours of a real phone.
+            phone = VirtualPhone(serial=serial or "PHAGSIM0001", realistic=realistic)
         self.host = host
         self.auth: AuthMode = auth
         self.phone = phone
@@ -160,6 +162,9 @@ class SimulatedPhoneServer:
                 await asyncio.wait_for(self._server.wait_closed(), 5.0)
             self._server = None
         self._executor.shutdown(wait=False, cancel_futures=True)
+        motion = getattr(self.phone, "motion", None)
+        if motion is not None:
+            motion.close()
 
     async def run_blocking(self, function: Callable[..., T], *args: Any) -> T:
         """Run ``function(*args)`` in the sim's worker threads."""
@@ -295,7 +300,13 @@ class SimulatedPhoneServer:
                 {"fingerprint": k.fingerprint, "comment": k.comment} for k in self.trusted_keys.values()
             ],
             "phone": self.phone.state(),
+            "realistic": self.realistic_profile(),
         }
+
+    def realistic_profile(self) -> dict[str, Any] | None:
+        """The --realistic profile (its seed and costs), or None for the instant phone."""
+        motion = getattr(self.phone, "motion", None)
+        return None if motion is None else motion.profile.describe()
 
     def reset(self) -> None:
         """Put the phone and its files back to the initial state (connections and keys stay)."""

@@ -53,6 +53,8 @@ APPS: dict[str, App] = {
                 "com.android.settings.Settings$ConnectedDeviceDashboardActivity": "settings/connected",
                 "com.android.settings.Settings$BluetoothSettingsActivity": "settings/connected",
                 "com.android.settings.Settings$MyDeviceInfoActivity": "settings/about",
+                "com.android.settings.Settings$SecurityDashboardActivity": "settings/security",
+                "com.android.settings.password.ConfirmLockPassword$InternalActivity": "settings/confirm_pin",
             },
         ),
         App(

@@ -17,7 +17,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote_plus, urlsplit
 
 from PIL import Image
@@ -26,9 +26,14 @@ from ...device.shell_result import ShellResult
 from . import apps, commands, render, screens
 from .contract import FileStore, Screen
 from .data import CONTACTS, INITIAL_MESSAGES
+from .motion import Motion
 from .props import device_props
-from .screens import COMPOSE_ID, URL_BAR_ID
+from .screens import COMPOSE_ID, URL_BAR_ID, system_windows
+from .system_ui import SystemWindows
 from .ui import SimulatedView, find_scrollable, hit_test
+
+if TYPE_CHECKING:
+    from ..realistic import RealisticProfile
 
 log = logging.getLogger(__name__)
 
@@ -40,11 +45,15 @@ def _utc_clock() -> str:
     return time.strftime("%H:%M", time.gmtime())
 
 
-class VirtualPhone:
+class VirtualPhone(SystemWindows):
     """A small Android 14 phone: settings, apps, screens and a screen stack."""
 
-    def __init__(self, *, serial: str = "PHAGSIM0001") -> None:
+    def __init__(self, *, serial: str = "PHAGSIM0001", realistic: RealisticProfile | None = None) -> None:
         self.serial = serial
+        # --realistic: a real phone's costs, animations, keyboard, dialog (motion.py); None: instant.
+        self.motion: Motion | None = Motion(self, realistic) if realistic is not None else None
+        self._last_drawn: Image.Image | None = None
+        self._last_drawn_version = -1
         self.props: dict[str, str] = device_props(serial)
         self.clock: Callable[[], str] = _utc_clock  # tests may pin the status-bar time
         self.battery = 87
@@ -72,13 +81,17 @@ class VirtualPhone:
             name = argv[0] if argv else ""
             message = f"/system/bin/sh: {name}: inaccessible or not found\n"
             return ShellResult(stderr=message.encode(), exit_code=127)
-        with self._lock:
-            try:
-                return handler(self, list(argv[1:]), stdin, fs)
-            except Exception as exc:  # a bug here must not take the adbd connection down
-                log.exception("%s failed", argv[0])
-                message = f"Exception occurred while executing '{argv[0]}':\n{exc!r}\n"
-                return ShellResult(stderr=message.encode(), exit_code=255)
+
+        def locked_run() -> ShellResult:
+            with self._lock:
+                try:
+                    return handler(self, list(argv[1:]), stdin, fs)
+                except Exception as exc:  # a bug here must not take the adbd connection down
+                    log.exception("%s failed", argv[0])
+                    message = f"Exception occurred while executing '{argv[0]}':\n{exc!r}\n"
+                    return ShellResult(stderr=message.encode(), exit_code=255)
+
+        return locked_run() if self.motion is None else self.motion.run(list(argv), locked_run)
 
     def state(self) -> dict[str, Any]:
         """A JSON-able snapshot of what tests and the control endpoint check.
@@ -120,6 +133,10 @@ class VirtualPhone:
                 "back_stack": [s.name for s in self.tasks.get(self.current, [])] if self.current else [],
                 "clipboard": self.clipboard,
                 "ime": self.ime,
+                "keyboard": self.keyboard_visible(),
+                "permission_dialog": self.permission_prompt if self.asking_permission() else None,
+                "permissions": dict(self.permissions),
+                "secure": bool(self.secure_windows()),
                 "version": self.version,
             }
 
@@ -165,7 +182,8 @@ class VirtualPhone:
             },
             "system": {"font_scale": "1.0", "screen_brightness": "128", "screen_off_timeout": "60000"},
         }
-        self.ime = apps.ADB_KEYBOARD_IME
+        # A real phone types with Gboard; the default phone has ADBKeyBoard selected, as a test rig does.
+        self.ime = apps.GBOARD_IME if self.motion is not None else apps.ADB_KEYBOARD_IME
         self.tasks: dict[str, list[Screen]] = {}
         self.recents: list[str] = []
         self.current: str | None = None
@@ -177,12 +195,44 @@ class VirtualPhone:
         self.catalog_scroll = 0
         self.clipboard = ""
         self.pointer_down: tuple[float, float, float] | None = None  # `input motionevent DOWN`
+        self._launching: str | None = None  # "cold" or "warm" while an app is being brought up
+        # --realistic only: the soft keyboard is up; the app whose permission dialog shows; answers.
+        self.keyboard_shown = False
+        self.permission_prompt: str | None = None
+        self.permissions: dict[str, str] = {}  # package → granted, once, denied
         self._changed()
 
     def _changed(self) -> None:
+        if self.motion is not None:
+            self._animate_change()
         self.version += 1
         for listener in list(self.change_listeners):
             listener()
+
+    def _screen_key(self) -> tuple[object, ...]:
+        top = self.top_screen()
+        return (self.showing_recents, self.current, top.name if top else None, top.arg if top else None)
+
+    def _animate_change(self) -> None:
+        """--realistic: a change to another screen is a transition (after the app's launch, if one
+        started), from the picture shown before it."""
+        assert self.motion is not None
+        key, launch = self._screen_key(), self._launching
+        self._launching = None
+        if key == getattr(self, "_shown_key", key):
+            self._shown_key = key
+            return
+        self._shown_key = key
+        self.keyboard_shown = False  # another screen: the keyboard goes with the field that had focus
+        self.motion.start_transition(self._last_drawn, launch)
+
+    def animation_frame(self) -> None:
+        """One step of a running animation (motion.py): a new picture."""
+        self._changed()
+
+    def set_scroll(self, value: int) -> None:
+        """Where the animated list stands now (motion.py moves it)."""
+        self.catalog_scroll = value
 
     def clock_text(self) -> str:
         return self.clock()
@@ -197,6 +247,8 @@ class VirtualPhone:
         screen = self.top_screen()
         if self.showing_recents or screen is None:
             return apps.LAUNCHER, apps.LAUNCHER_ACTIVITY
+        if self.asking_permission():
+            return system_windows.PERMISSION_PACKAGE, system_windows.PERMISSION_ACTIVITY
         return apps.screen_activity_of(self.current or "", screen)
 
     # --- what is on screen (cached per version and clock) -------------------------------
@@ -216,7 +268,8 @@ class VirtualPhone:
 
     def screenshot(self) -> Image.Image:
         with self._lock:
-            return self._cached("image", lambda: render.render(self.windows()))
+            image = self._cached("image", lambda: render.render(self.windows()))
+            return self._cached("shown", lambda: self.compose(image))
 
     def screenshot_png(self) -> bytes:
         with self._lock:
@@ -231,6 +284,8 @@ class VirtualPhone:
     def launch(self, package: str) -> None:
         """Bring the app's task to the front, starting it at its main screen if needed."""
         app = apps.APPS[package]
+        self._launching = "warm" if package in self.tasks else "cold"
+        self._ask_permission(package, cold=package not in self.tasks)
         if package not in self.tasks:
             self.tasks[package] = [Screen(app.screens[app.main_activity])]
         self._to_front(package)
@@ -258,6 +313,8 @@ class VirtualPhone:
         A fresh task holds just that screen, so BACK from it leaves the app, as
         when Android starts one activity into a new task.
         """
+        self._launching = "warm" if package in self.tasks else "cold"
+        self._ask_permission(package, cold=package not in self.tasks)
         if package not in self.tasks:
             self.tasks[package] = [screen]
             self._to_front(package)
@@ -266,6 +323,13 @@ class VirtualPhone:
             self.push(screen)
 
     def back(self) -> None:
+        if self.asking_permission():  # Back on the dialog is "Don't allow"
+            self.answer_permission("denied")
+            return
+        if self.keyboard_visible():  # Back hides the keyboard; the field keeps its focus
+            self.keyboard_shown = False
+            self._changed()
+            return
         if self.showing_recents:
             self.showing_recents = False
         elif self.current is not None:
@@ -288,6 +352,8 @@ class VirtualPhone:
 
     def force_stop(self, package: str) -> None:
         self.tasks.pop(package, None)
+        if self.permissions.get(package) == "once":  # "Only this time" lasts until the app stops
+            del self.permissions[package]
         if package in self.recents:
             self.recents.remove(package)
         if package == apps.CATALOG:
@@ -368,6 +434,10 @@ class VirtualPhone:
             return
         node = find_scrollable(self.windows(), x1, y1)
         if node is not None and node.resource_id == f"{apps.CATALOG}:id/list":
+            if self.motion is not None:  # the list follows the finger, then flings
+                limit = screens.catalog_max_scroll()
+                self.motion.start_scroll(self.catalog_scroll, y1 - y2, duration_ms, limit)
+                return
             scroll = min(max(0, self.catalog_scroll + round(y1 - y2)), screens.catalog_max_scroll())
             if scroll != self.catalog_scroll:
                 self.catalog_scroll = scroll
@@ -403,7 +473,12 @@ class VirtualPhone:
             if screen.focus != arg and arg == URL_BAR_ID:
                 self.drafts["url"] = ""  # Chrome selects the address; typing replaces it
             screen.focus = arg
+            if self.motion is not None and not self.keyboard_shown:  # the keyboard slides in
+                self.keyboard_shown = True
+                self.motion.show_ime()
             self._changed()
+        elif verb == "permission":
+            self.answer_permission(arg)
         elif verb == "send":
             self.send_message()
 
@@ -416,12 +491,12 @@ class VirtualPhone:
         return screen
 
     def _draft_key(self, screen: Screen) -> str:
-        return screen.arg if screen.focus == COMPOSE_ID else "url"
+        if screen.focus == COMPOSE_ID:
+            return screen.arg
+        return "url" if screen.focus == URL_BAR_ID else screen.focus or ""
 
     def _field_text(self, screen: Screen) -> str:
-        if screen.focus == URL_BAR_ID or screen.focus == COMPOSE_ID:
-            return self.drafts.get(self._draft_key(screen), "")
-        return ""
+        return self.drafts.get(self._draft_key(screen), "") if screen.focus else ""
 
     def type_text(self, text: str) -> bool:
         """Insert text into the focused field; False when no field has focus."""

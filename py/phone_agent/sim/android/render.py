@@ -31,9 +31,14 @@ def _wallpaper(top: Color, bottom: Color) -> Image.Image:
 def render(windows: list[SimulatedView]) -> Image.Image:
     """The screen as an RGB image, windows drawn bottom to top."""
     image = Image.new("RGB", (SCREEN_WIDTH, SCREEN_HEIGHT), (0, 0, 0))
+    draw_windows(image, windows)
+    return image
+
+
+def draw_windows(image: Image.Image, windows: list[SimulatedView]) -> None:
+    """Draw ``windows`` over ``image``, bottom to top."""
     for root in windows:
         _draw_node(image, root, 0, 0)
-    return image
 
 
 class LayeredRenderer:
@@ -234,10 +239,42 @@ def _paint(image: Image.Image, node: SimulatedView, p: Paint, box: Rect) -> None
             fill=p.fg,
             width=4,
         )
+    elif kind == "keyboard":
+        _keyboard(draw, box, p)
+    elif kind == "scrim":
+        overlay = Image.new("RGB", (x2 - x1, y2 - y1), (0, 0, 0))
+        image.paste(Image.blend(image.crop(box), overlay, 0.45), (x1, y1))
     elif kind == "divider_top":
         draw.line((x1, y1, x2, y1), fill=p.fg, width=2)
     elif kind == "divider_bottom":
         draw.line((x1 + 60, y2 - 1, x2 - 60, y2 - 1), fill=p.fg, width=2)
+
+
+KEY_ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
+
+
+def _keyboard(draw: ImageDraw.ImageDraw, box: Rect, p: Paint) -> None:
+    """A soft keyboard's keys (the IME window's picture; its keys are not nodes, as on Gboard)."""
+    x1, y1, x2, y2 = box
+    draw.rectangle((x1, y1, x2 - 1, y2 - 1), fill=p.bg or (232, 234, 237))
+    rows = [*KEY_ROWS, ""]
+    step = (y2 - y1 - 20) // len(rows)
+    f = font(p.size)
+    for r, keys in enumerate(rows):
+        top = y1 + 20 + r * step
+        labels = list(keys) if keys else ["?123", ",", "space", ".", "enter"]
+        width = (x2 - x1) // 10
+        left = x1 + ((x2 - x1) - width * len(labels)) // 2 if keys else x1
+        widths = [width] * len(labels) if keys else [160, 110, 540, 110, 160]
+        for text, w in zip(labels, widths, strict=True):
+            draw.rounded_rectangle(
+                (left + 6, top + 8, left + w - 6, top + step - 8), radius=14, fill=WHITE_KEY
+            )
+            draw.text((left + w // 2, top + step // 2), text, font=f, fill=p.fg, anchor="mm")
+            left += w
+
+
+WHITE_KEY = (255, 255, 255)
 
 
 def encode_png(image: Image.Image) -> bytes:

@@ -56,6 +56,7 @@ class SimulatedView:
     paint: Paint | None = None
     box: Rect | None = None
     clip: bool = False
+    secure: bool = False  # a window with FLAG_SECURE: screenshots and scrcpy show it black
 
     def add(self, child: SimulatedView | None) -> SimulatedView | None:
         """Append a child (None, for a node clipped away, is skipped)."""

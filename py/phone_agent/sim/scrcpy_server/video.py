@@ -143,4 +143,6 @@ class VideoSender:
             from phone_agent.sim.android.render import LayeredRenderer
 
             self._renderer = LayeredRenderer()
-        return encoder.encode(self._renderer.render(self.phone.windows()), pts)
+        image = self._renderer.render(self.phone.windows())
+        compose = getattr(self.phone, "compose", None)  # --realistic: transitions, secure windows
+        return encoder.encode(compose(image) if compose is not None else image, pts)

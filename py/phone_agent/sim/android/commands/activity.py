@@ -158,6 +158,7 @@ SETTINGS_ACTIONS = {
     "android.settings.WIRELESS_SETTINGS": "settings/network",
     "android.settings.BLUETOOTH_SETTINGS": "settings/connected",
     "android.settings.DEVICE_INFO_SETTINGS": "settings/about",
+    "android.settings.SECURITY_SETTINGS": "settings/security",
 }
 
 

@@ -26,9 +26,56 @@ def _focus_lines(phone: AndroidPhone) -> tuple[str, str]:
     return window, record
 
 
+# An app window's flags as WindowManager.LayoutParams prints them; SECURE is FLAG_SECURE.
+APP_WINDOW_FLAGS = (
+    "LAYOUT_IN_SCREEN LAYOUT_INSET_DECOR SPLIT_TOUCH HARDWARE_ACCELERATED DRAWS_SYSTEM_BAR_BACKGROUNDS"
+)
+
+
+def _app_windows(phone: AndroidPhone) -> list[str]:
+    """The windows above the system bars, top first: the keyboard, the permission dialog, the app
+    (each with its attributes, where FLAG_SECURE shows as ``SECURE`` in ``fl=``)."""
+    out: list[str] = []
+    number = 2
+    package, activity = phone.focused_activity()
+    if phone.keyboard_height():
+        out += [
+            f"  Window #{number} Window{{{_hash('ime')} u0 InputMethod}}:",
+            "    mAttrs={(0,0)(fillxwrap) gr=BOTTOM CENTER_VERTICAL sim={adjust=pan} ty=INPUT_METHOD "
+            "fmt=TRANSPARENT",
+            "      fl=NOT_FOCUSABLE LAYOUT_IN_SCREEN SPLIT_TOUCH HARDWARE_ACCELERATED "
+            "DRAWS_SYSTEM_BAR_BACKGROUNDS",
+            "    isOnScreen=true isVisible=true",
+        ]
+        number += 1
+    screen = phone.top_screen()
+    owner = phone.current if screen is not None and not phone.showing_recents else None
+    if owner is not None and screen is not None:
+        if (package, activity) != apps.screen_activity_of(owner, screen):  # the dialog over the app
+            out += [
+                f"  Window #{number} Window{{{_hash(package + activity)} u0 {package}/{activity}}}:",
+                "    mAttrs={(0,0)(wrapxwrap) sim={adjust=pan} ty=BASE_APPLICATION fmt=TRANSLUCENT",
+                f"      fl=DIM_BEHIND {APP_WINDOW_FLAGS}",
+                "    isOnScreen=true isVisible=true",
+            ]
+            number += 1
+            package, activity = apps.screen_activity_of(owner, screen)
+    secure = " SECURE" if getattr(phone, "secure_windows", list)() else ""
+    out += [
+        f"  Window #{number} Window{{{_hash(package + activity)} u0 {package}/{activity}}}:",
+        "    mDisplayId=0 rootTaskId=12 mSession=Session{5f6a7b8 4321:u0a10123}"
+        f" mClient=android.os.BinderProxy@{_hash(package)}",
+        f"    mOwnerUid=10123 showForAllUsers=false package={package} appop=NONE",
+        "    mAttrs={(0,0)(fillxfill) sim={adjust=resize forwardNavigation} ty=BASE_APPLICATION "
+        "fmt=TRANSLUCENT wanim=0x10302fe",
+        f"      fl={APP_WINDOW_FLAGS}{secure}",
+        "    isOnScreen=true isVisible=true",
+    ]
+    return out
+
+
 def _dumpsys_window(phone: AndroidPhone, section: str) -> str:
     window, record = _focus_lines(phone)
-    package, _ = phone.focused_activity()
     out = []
     if section in ("", "windows", "w"):
         out += [
@@ -41,10 +88,7 @@ def _dumpsys_window(phone: AndroidPhone, section: str) -> str:
             "    mDisplayId=0 rootTaskId=1 mSession=Session{1c2d3e4 1234:u0a10101}"
             " mClient=android.os.BinderProxy@d4e5f6",
             "    mOwnerUid=10101 showForAllUsers=true package=com.android.systemui appop=NONE",
-            f"  Window #2 {window}:",
-            "    mDisplayId=0 rootTaskId=12 mSession=Session{5f6a7b8 4321:u0a10123}"
-            f" mClient=android.os.BinderProxy@{_hash(package)}",
-            f"    mOwnerUid=10123 showForAllUsers=false package={package} appop=NONE",
+            *_app_windows(phone),
             f"    mActivityRecord={record}",
             "",
         ]
@@ -98,7 +142,8 @@ def dumpsys(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -
             f"  state: {'ON' if phone.bluetooth else 'OFF'}\n"
         )
     if service == "input_method":
-        return ok(f"Input Method Manager Service state:\n  mCurMethodId={phone.ime}\n")
+        shown = str(bool(phone.keyboard_height())).lower()
+        return ok(f"Input Method Manager Service state:\n  mCurMethodId={phone.ime}\n  mInputShown={shown}\n")
     if service == "display":
         # The screen is drawn in portrait only; a rotation locked by settings is reported as Android
         # would (set_orientation's `settings put system user_rotation`).

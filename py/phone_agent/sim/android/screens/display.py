@@ -7,10 +7,12 @@ from ..ui import SimulatedView
 from .launcher import home_screen, recents_screen
 from .registry import SCREENS
 from .system_bars import nav_bar, status_bar
+from .system_windows import ime_window, permission_dialog
 
 
 def build(phone: AndroidPhone) -> list[SimulatedView]:
-    """The windows on screen, bottom to top: the app (or launcher), status bar, nav bar."""
+    """The windows on screen, bottom to top: the app (or launcher), a permission dialog, the soft
+    keyboard, status bar, nav bar (the dialog and the keyboard only on the realistic phone)."""
     screen = phone.top_screen()
     if phone.showing_recents:
         content, dark = recents_screen(phone), True
@@ -19,4 +21,11 @@ def build(phone: AndroidPhone) -> list[SimulatedView]:
     else:
         spec = SCREENS[screen.name]
         content, dark = spec.layout(phone, screen), spec.dark
-    return [content, status_bar(phone, dark), nav_bar(dark)]
+        content.secure = spec.secure
+    windows = [content]
+    if phone.asking_permission():
+        windows.append(permission_dialog(phone))
+    keyboard = phone.keyboard_height()
+    if keyboard:
+        windows.append(ime_window(phone, keyboard))
+    return [*windows, status_bar(phone, dark), nav_bar(dark)]

@@ -84,17 +84,18 @@ def messages_thread(phone: AndroidPhone, screen: Screen) -> SimulatedView:
     root = app_window(MSG)
     back_button(root)
     name = screen.arg
+    lift = phone.keyboard_height()  # adjustResize: the compose bar rides above the keyboard
     root.add(avatar((170, 145, 270, 245), name))
     root.add(label((300, 140, 1020, 250), name, size=52, rid=f"{MSG}:id/conversation_title"))
     area = view(
         "androidx.recyclerview.widget.RecyclerView",
-        (0, 290, W, 2080),
+        (0, 290, W, 2080 - lift),
         resource_id=f"{MSG}:id/messages_list",
         paint=Paint(kind="divider_top", fg=DIVIDER),
     )
     assert area is not None
     root.add(area)
-    bottom = 2060
+    bottom = 2060 - lift
     bubbles: list[SimulatedView] = []
     for message in reversed(phone.conversations.get(name, [])):
         lines = wrap(message["text"], 42, 700)
@@ -128,13 +129,17 @@ def messages_thread(phone: AndroidPhone, screen: Screen) -> SimulatedView:
     draft = phone.drafts.get(name, "")
     root.add(
         text_field(
-            (40, 2100, 880, 2240), COMPOSE_ID, draft, "Text message", focused=screen.focus == COMPOSE_ID
+            (40, 2100 - lift, 880, 2240 - lift),
+            COMPOSE_ID,
+            draft,
+            "Text message",
+            focused=screen.focus == COMPOSE_ID,
         )
     )
     root.add(
         view(
             "android.widget.ImageButton",
-            (900, 2100, 1040, 2240),
+            (900, 2100 - lift, 1040, 2240 - lift),
             paint=Paint(kind="send", bg=PRIMARY if draft else (190, 196, 205), fg=WHITE),
             resource_id=f"{MSG}:id/send_message_button_icon",
             content_desc="Send SMS",

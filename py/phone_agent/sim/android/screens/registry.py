@@ -25,18 +25,21 @@ class ScreenSpec:
     layout: Layout
     title: Title
     dark: bool = False  # a dark screen gets light status and navigation bar icons
+    secure: bool = False  # its window has FLAG_SECURE: captures show it black, the UI tree still reads
 
 
 SCREENS: dict[str, ScreenSpec] = {}
 
 
-def screen_layout(name: str, *, title: Title | None = None, dark: bool = False) -> Callable[[Layout], Layout]:
+def screen_layout(
+    name: str, *, title: Title | None = None, dark: bool = False, secure: bool = False
+) -> Callable[[Layout], Layout]:
     """Declare the decorated layout as the screen ``name`` (its title defaults to the name)."""
 
     def declare(layout: Layout) -> Layout:
         if name in SCREENS:
             raise ValueError(f"screen {name!r} is declared twice")
-        SCREENS[name] = ScreenSpec(name, layout, name if title is None else title, dark)
+        SCREENS[name] = ScreenSpec(name, layout, name if title is None else title, dark, secure)
         return layout
 
     return declare
