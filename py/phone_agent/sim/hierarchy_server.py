@@ -17,6 +17,7 @@ import contextlib
 import hashlib
 import itertools
 import json
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -135,21 +136,36 @@ class SimHierarchy:
 
         phone = self.adbd.phone
         self.dumps += 1
-        cost = getattr(phone, "hierarchy_dump_seconds", None)
-        if callable(cost):  # the realistic phone's cost of one dump through the server
-            await asyncio.sleep(cost())
+        await asyncio.sleep(self._cost("hierarchy_dump"))  # --realistic: a real phone's dump time
+        injected = getattr(phone, "hierarchy_dump_seconds", None)
+        if callable(injected):  # a test's slow dump (to kill the server mid-call)
+            await asyncio.sleep(injected())
         return await self.adbd.run_blocking(lambda: dump_xml(phone.windows()))
 
     async def _wait_idle(self, params: list[Any]) -> bool:
-        timeout_ms = int(params[0]) if params else 10_000
-        idle_in = getattr(self.adbd.phone, "idle_in_seconds", None)
-        wait = idle_in() if callable(idle_in) else 0.0  # how long until the screen stops moving
-        if wait > timeout_ms / 1000:
-            await asyncio.sleep(timeout_ms / 1000)
-            return False
-        if wait > 0:
-            await asyncio.sleep(wait)
-        return True
+        """UiDevice.waitForIdle: idle once no screen change for the quiet time (the default phone is
+        always idle; the realistic one after its animations end)."""
+        from phone_agent.sim.realistic import HIERARCHY_IDLE_QUIET_S
+
+        timeout_s = (int(params[0]) if params else 10_000) / 1000
+        motion = getattr(self.adbd.phone, "motion", None)
+        if motion is None:
+            return True
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        while True:
+            idle_at = motion.busy_until + HIERARCHY_IDLE_QUIET_S
+            wait = idle_at - time.monotonic()
+            if motion.busy_until <= 0 or wait <= 0:
+                return True
+            if loop.time() + wait > deadline:
+                await asyncio.sleep(max(0.0, deadline - loop.time()))
+                return False
+            await asyncio.sleep(wait)  # a new animation may have begun meanwhile: look again
+
+    def _cost(self, name: str) -> float:
+        motion = getattr(self.adbd.phone, "motion", None)
+        return motion.profile.draw(name) if motion is not None else 0.0
 
     async def _device_info(self, params: list[Any]) -> dict[str, Any]:
         from phone_agent.sim.android.props import SCREEN_HEIGHT, SCREEN_WIDTH
@@ -206,6 +222,7 @@ class SimHierarchy:
         if "-p" in command.args[:-1]:
             value = command.args[command.args.index("-p") + 1]
             port = int(value) if value.isdigit() else SERVER_PORT
+        await asyncio.sleep(self._cost("hierarchy_start"))  # --realistic: app_process, UiAutomation
         await out(ShellId.STDOUT, STARTED)
         if self.running():  # one UiAutomation user at a time
             await out(ShellId.STDERR, ALREADY)
