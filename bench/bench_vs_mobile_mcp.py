@@ -66,6 +66,7 @@ TARGETS = {  # the issue's targets: ratio of the medians, phone-agent / mobile-m
 }
 EMPTY_SPOT = (540, 1300)  # nothing of the launcher there: a tap changes nothing
 OURS, MOBILE = "phone-agent", "mobile-mcp"
+LIST_ATTEMPTS = 10
 
 
 def pct(values: list[float], q: float) -> float:
@@ -78,6 +79,7 @@ class Side:
 
     def __init__(self, name: str, session: Any, serial: str) -> None:
         self.name, self.session, self.serial = name, session, serial
+        self.retries = 0  # listings asked again after a failure
 
     async def call(self, tool: str, args: dict[str, Any]) -> Any:
         if self.name == MOBILE:
@@ -91,7 +93,16 @@ class Side:
             await self.call("mobile_press_button", {"button": "HOME"})
 
     async def list(self) -> Any:
-        return await self.call("list_elements" if self.name == OURS else "mobile_list_elements_on_screen", {})
+        """The listing; a failed one is asked again at once, as an agent would (mobile-mcp's fails
+        while the screen animates: its `uiautomator dump` says "could not get idle state"). Timed."""
+        tool = "list_elements" if self.name == OURS else "mobile_list_elements_on_screen"
+        for attempt in range(1, LIST_ATTEMPTS + 1):
+            try:
+                return await self.call(tool, {})
+            except RuntimeError:
+                if attempt == LIST_ATTEMPTS:
+                    raise
+                self.retries += 1
 
     def find(self, listed: Any, text: str | None = None, switch: bool = False) -> str:
         """The ref of the element with ``text`` (or of the first switch) in a listing."""
@@ -230,6 +241,8 @@ async def run_phone(phone: str, args: argparse.Namespace, tmp: Path) -> dict[tup
                         times.setdefault((name, op), []).extend(await measure(sides[name], op))
             tree = (await sides[OURS].list()).structured_content
             print(f"[{phone}] phone-agent's live view: {source}; its tree: {tree.get('treeSource')}")
+            for side in sides.values():
+                print(f"[{phone}] {side.name}: {side.retries} listings asked again after a failure")
     finally:
         if adb is not None:
             adb.stop()
