@@ -86,3 +86,29 @@ async def test_a_dead_control_socket_falls_back_to_input_and_says_why(scrcpy_dev
     await scrcpy_device.tap(*center_of(sim, "Settings"))
     await wait_for(lambda: sim.phone.state()["screen"] == "settings/main")
     assert scrcpy_device.reasons and "control socket" in scrcpy_device.reasons[0]
+
+
+async def test_settled_once_the_video_is_quiet_after_the_action(scrcpy_device, sim):
+    """The screen settled = no video for QUIET_S after the latest action and frame (the page's live
+    view reads the frames; here a task does)."""
+    from phone_agent.scrcpy.device import QUIET_S
+
+    scrcpy = scrcpy_device.scrcpy
+
+    async def read_video() -> None:
+        while True:
+            await scrcpy.read_packets()
+
+    reader = asyncio.ensure_future(read_video())
+    try:
+        await scrcpy_device.tap(*center_of(sim, "Settings"))
+        started = asyncio.get_running_loop().time()
+        assert await scrcpy_device.wait_settled(2000) is True
+        now = asyncio.get_running_loop().time()
+        assert now - started >= QUIET_S - 0.01
+        assert scrcpy.last_video_at > scrcpy_device.acted_at  # the change came as a frame, then quiet
+        assert now >= scrcpy.last_video_at + QUIET_S - 0.01
+        assert sim.phone.state()["screen"] == "settings/main"
+    finally:
+        reader.cancel()
+        await asyncio.gather(reader, return_exceptions=True)

@@ -49,6 +49,7 @@ KEYCODE_NUMBERS: dict[str, int] = {
 }
 MOVE_STEP_S = 1 / 60  # a swipe's MOVE events, one per display frame
 QUIET_S = 0.1  # the video stream quiet this long after the latest action and frame: the screen settled
+FIRST_FRAME_S = 0.3  # after an action, a frame showing its change is awaited this long (encode latency)
 ACK_TIMEOUT = 3.0
 
 
@@ -74,8 +75,9 @@ class ScrcpyDevice(DeviceWrapper):
         self.acted_at = 0.0  # the event loop's time of the latest message sent
 
     async def wait_settled(self, timeout_ms: int) -> bool | None:
-        """Settled when the video stream has been quiet for ``QUIET_S`` since the latest action and
-        frame, or when the wrapped Device says so first (the hierarchy server's wait for idle)."""
+        """Settled when the video stream has been quiet for ``QUIET_S`` since the latest frame after
+        the latest action (or no frame came ``FIRST_FRAME_S`` after it: nothing changed), or when the
+        wrapped Device says so first (the hierarchy server's wait for idle)."""
         if not self.active:
             return await super().wait_settled(timeout_ms)
         quiet = asyncio.ensure_future(self._quiet(timeout_ms / 1000))
@@ -98,7 +100,9 @@ class ScrcpyDevice(DeviceWrapper):
         deadline = loop.time() + limit_s
         while True:
             now = loop.time()
-            due = max(self.scrcpy.last_video_at, self.acted_at) + QUIET_S
+            frame, acted = self.scrcpy.last_video_at, self.acted_at
+            # no frame since the action yet: its change may still be on its way (or change nothing)
+            due = frame + QUIET_S if frame > acted else acted + FIRST_FRAME_S
             if due <= now:
                 return True
             if now >= deadline:
