@@ -22,7 +22,7 @@ DEFAULT_MAX_ELEMENTS = 200
 
 async def list_elements(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
     phone = env.session()
-    settled_ms = await phone.settle(args["settle"])
+    settled_ms = await phone.settle(args.get("settle", True))
     snapshot, focus = await asyncio.gather(phone.screen(settle=False), current_app_or_none(phone.device))
     phone.state.snapshot = snapshot
     chosen = snapshot.elements

@@ -61,9 +61,8 @@ ELEMENT_SCHEMA: dict[str, Any] = {
 }
 
 
-SETTLE_ARGUMENT = {
+SETTLE_ARGUMENT = {  # no schema default: left out, the call is forwarded as it was written
     "type": "boolean",
-    "default": True,
     "description": "After an action, wait (at most 2 s) for the screen to settle before looking "
     "(default true; the answer's settledMs says how long). false: look at once.",
 }
