@@ -154,3 +154,18 @@ async def test_a_phone_without_app_process_reads_by_dump_and_says_why(make_sim, 
         assert tree.source == TREE_DUMP and "app_process: inaccessible or not found" in tree.note
     finally:
         await client.close()
+
+
+async def test_a_wait_never_starts_the_server_and_a_start_cut_short_leaves_nothing_behind(device, sim):
+    assert await device.wait_settled(100) is None  # not running: nothing to ask, nothing started
+    assert device.hierarchy.starts == 0 and not sim.hierarchy.running()
+    started = asyncio.ensure_future(device.ui_tree())
+    for _ in range(500):  # cut the first start short once its process runs, before /ping answers
+        if device.hierarchy.starts:
+            break
+        await asyncio.sleep(0.002)
+    started.cancel()
+    await asyncio.gather(started, return_exceptions=True)
+    tree = await device.ui_tree()
+    assert tree.source == TREE_SERVER, tree.note
+    assert len(sim.hierarchy.running()) <= 1

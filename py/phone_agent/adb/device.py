@@ -322,9 +322,9 @@ class AdbDevice:
 
     async def wait_settled(self, timeout_ms: int) -> bool | None:
         """The hierarchy server's wait for idle (the screen's accessibility events quiet), when it
-        runs; None when nothing on the phone can tell."""
+        runs; None when nothing on the phone can tell (it is not running)."""
         server = self.hierarchy
-        if server is None or not server.usable():
+        if server is None or not server.up:  # a wait never starts it (the next read does)
             return None
         try:
             with phone_call("the hierarchy server failed", remedy=RECONNECT_REMEDY):

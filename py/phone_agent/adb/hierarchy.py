@@ -88,6 +88,11 @@ class HierarchyServer:
         """Our own server process runs (its shell stream is open)."""
         return self._process_task is not None and not self._process_task.done()
 
+    @property
+    def up(self) -> bool:
+        """The latest exchange with the server worked (it is running now, as far as we know)."""
+        return self._up
+
     def usable(self) -> bool:
         """False for a while after the server failed twice (looks then go to ``uiautomator dump``)."""
         return self.failure is None or self._monotonic() - self._failed_at >= RETRY_AFTER_S
@@ -197,6 +202,7 @@ class HierarchyServer:
         """Use the server that answers on the port, else put the jar on the phone and start one."""
         if await self._ping():
             return
+        await self._stop()  # a start of ours that was cut short (cancelled) must not hold UiAutomation
         await self._ensure_jar()
         self._output.clear()
         self._exit = None
