@@ -49,6 +49,15 @@ async def test_a_target_resolves_on_the_tree_just_read(ctx, sim):
     assert sim.hierarchy.dumps == reads and sim.phone.bluetooth
 
 
+async def test_a_locator_missing_from_the_tree_just_read_is_looked_for_afresh(ctx, sim):
+    await ok(ctx, "open_app", packageName="com.android.settings")
+    await ok(ctx, "list_elements")
+    sim.phone.reset()  # the screen changes without an action of ours (someone else, the phone itself)
+    reads = sim.hierarchy.dumps
+    await ok(ctx, "tap", target="text=Settings")  # not on the tree read before: read again
+    assert sim.hierarchy.dumps == reads + 1 and sim.phone.current == "com.android.settings"
+
+
 @pytest.fixture
 async def realistic_ctx(make_sim, host_key, jar):  # noqa: F811
     from phone_agent.server.adb_tcp import connect_adbd

@@ -88,7 +88,8 @@ def parse_tool_target(tool: str, text: str) -> Target:
 
 async def resolve(env: DeviceSession, tool: str, text: str) -> Found:
     """The element a target names on the screen as it is now (ToolError when none does). The tree
-    just read stands for the screen when no action came after it (no second read of the phone)."""
+    just read stands for the screen when no action came after it (no second read of the phone); a
+    locator it does not match is looked for on a fresh read (the screen may have changed by itself)."""
     target = parse_tool_target(tool, text)
     recent = env.recent_screen()
     if target.ref is not None:
@@ -102,7 +103,9 @@ async def resolve(env: DeviceSession, tool: str, text: str) -> Found:
         if same is None:
             raise errors.stale_ref(target.ref)
         return Found(same, 1)
-    found = target.find(recent or await env.screen())
+    found = target.find(recent) if recent is not None else []
+    if not found:  # not on the tree just read (or none): the screen as it is now
+        found = target.find(await env.screen())
     if not found:
         raise errors.no_such_element(str(target))
     return Found(found[0], len(found))
