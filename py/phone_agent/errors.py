@@ -51,7 +51,7 @@ ERROR_CODE_MEANINGS: dict[ErrorCode, str] = {
     ErrorCode.CANCELLED: "the caller cancelled the call",
     ErrorCode.NO_SUCH_ELEMENT: "no element of the screen matches the target",
     ErrorCode.STALE_REF: "the ref came from a screen that has changed since",
-    ErrorCode.OFF_SCREEN: "the point or element is outside the screen",
+    ErrorCode.OFF_SCREEN: "the point or element is outside the screen, or under the soft keyboard",
     ErrorCode.APP_NOT_INSTALLED: "no app with that package name is installed on the phone",
     ErrorCode.INTERNAL: "a bug: the tool failed in a way it should not have",
 }
@@ -216,6 +216,18 @@ def off_screen(what: str, width: int, height: int) -> ToolError:
         remedy="Use device pixels inside the screen (get_screen_info gives its size), or scroll_to the "
         "element first.",
         details={"width": width, "height": height},
+    )
+
+
+def under_keyboard(target: str, keyboard_top: int) -> ToolError:
+    """A target the soft keyboard covers: a touch there would land on the keyboard."""
+    return ToolError(
+        ErrorCode.OFF_SCREEN,
+        f'"{target}" is under the soft keyboard (it covers the screen below y={keyboard_top}).',
+        remedy="Call press_key with key back to hide the keyboard (the field keeps its text), then call "
+        "the tool again.",
+        retryable=True,
+        details={"target": target, "keyboardTop": keyboard_top, "hint": "press_key back"},
     )
 
 

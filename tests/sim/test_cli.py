@@ -75,3 +75,82 @@ async def test_serve_with_sim_runs_both_in_one_process(host_key):
         writer.close()
     finally:
         await stop(process)
+
+
+async def test_serve_with_a_realistic_sim_costs_like_a_phone_and_says_so(host_key):
+    import time
+    import urllib.request
+
+    web, sim_port = free_port(), free_port()
+    process = await start(
+        "serve",
+        "--port",
+        str(web),
+        "--sim",
+        "--sim-port",
+        str(sim_port),
+        "--realistic",
+        "--realistic-seed",
+        "4",
+    )
+    try:
+        await wait_for_line(process, rf"listening on 127.0.0.1:{sim_port}")
+        host = await RawHost.connect(sim_port)
+        await host.handshake(host_key)
+        started = time.monotonic()
+        dump = await host.run("exec:uiautomator dump /dev/tty")
+        assert time.monotonic() - started >= 1.0 and b"<hierarchy" in dump
+        await host.close()
+
+        def identity() -> dict:
+            from phone_agent.server.credentials import load_token
+
+            request = urllib.request.Request(
+                f"http://127.0.0.1:{web}/api/server", headers={"Authorization": f"Bearer {load_token()}"}
+            )
+            with urllib.request.urlopen(request, timeout=5) as answer:
+                return json.loads(answer.read())
+
+        found = await asyncio.to_thread(identity)
+        assert found["sim"] is True and found["realistic"] is True
+    finally:
+        await stop(process)
+
+
+def test_mcp_passes_realistic_to_the_server_it_starts():
+    from phone_agent.cli import background_server_args, build_parser
+
+    argv = ["mcp", "--sim", "--realistic", "--realistic-seed", "9"]
+    args = build_parser().parse_args(argv)
+    args.raw_argv = argv
+    assert args.realistic is True and args.realistic_seed == 9
+    server_args = background_server_args(args)
+    assert server_args[:4] == ["--sim", "--realistic", "--realistic-seed", "9"]
+    serve = build_parser().parse_args(["serve", *server_args])
+    assert serve.realistic is True and serve.realistic_seed == 9
+
+
+async def test_the_pages_simulated_phone_of_a_realistic_server_is_realistic(host_key):
+    import time
+    import urllib.request
+
+    from tests.support import ServedPhoneAgent
+
+    served = await asyncio.to_thread(ServedPhoneAgent, "--realistic")
+    try:
+
+        def start_sim() -> dict:
+            headers = {"Origin": served.base, "Sec-Fetch-Site": "same-origin"}
+            request = urllib.request.Request(served.base + "/api/sim", method="POST", headers=headers)
+            with urllib.request.urlopen(request, timeout=15) as answer:
+                return json.loads(answer.read())
+
+        device = (await asyncio.to_thread(start_sim))["device"]
+        host = await RawHost.connect(int(device.rsplit(":", 1)[1]))
+        await host.handshake(host_key)
+        started = time.monotonic()
+        assert b"<hierarchy" in await host.run("exec:uiautomator dump /dev/tty")
+        assert time.monotonic() - started >= 1.0  # a real phone's dump, not the instant one
+        await host.close()
+    finally:
+        await asyncio.to_thread(served.stop)

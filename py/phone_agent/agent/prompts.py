@@ -29,7 +29,17 @@ Always answer by calling exactly one tool:
 - finish_task when the whole goal is reached or answered, with the conclusion for the user;
 - extract_scrolling_content to read a whole list or long page (it scrolls and captures by itself
   and ends the task with what it extracted).
-If an action did not change the screen, do not repeat it: try something else."""
+If an action did not change the screen, do not repeat it: try something else.
+A system dialog over the app (a permission request: "While using the app", "Only this time", "Don't
+allow") must be answered before anything else: allow when the goal needs what it asks for, else deny.
+When the soft keyboard covers an element you need, press_key back hides it (the text stays)."""
+
+# The permission controller's packages (Pixel's and AOSP's): its dialog is in front when one is.
+PERMISSION_CONTROLLERS = ("com.google.android.permissioncontroller", "com.android.permissioncontroller")
+PERMISSION_NOTE = (
+    "A system permission dialog is in front of the app: answer it first (tap its button: allow when "
+    "the goal needs what it asks for, else \"Don't allow\"); the app cannot be used until it is answered."
+)
 
 EXTRACT_SYSTEM = """You read screenshots of a phone and extract exactly what is asked, as plain text.
 Do not invent anything that is not visible; keep the order in which things appear."""
@@ -100,6 +110,8 @@ def screen_message(observation: Observation, current_app: str | None, note: str 
     )
     if current_app:
         text += f" Foreground app: {current_app}."
+        if current_app.split("/", 1)[0] in PERMISSION_CONTROLLERS:
+            text += f"\n{PERMISSION_NOTE}"
     if note:
         text += f"\n{note}"
     text += "\nUI elements (ref, label, role, centre in image pixels):\n"

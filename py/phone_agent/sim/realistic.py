@@ -226,7 +226,9 @@ class Fling:
         """The fraction of the distance covered ``elapsed`` seconds in (the spline of OverScroller)."""
         if self.duration <= 0 or elapsed >= self.duration:
             return 1.0
-        t = max(0.0, elapsed / self.duration) * (len(_SPLINE) - 1)
+        if elapsed <= 0:
+            return 0.0
+        t = elapsed / self.duration * (len(_SPLINE) - 1)
         index = int(t)
         return _SPLINE[index] + (t - index) * (_SPLINE[min(index + 1, len(_SPLINE) - 1)] - _SPLINE[index])
 
@@ -245,10 +247,15 @@ def fling_for(velocity_px_s: float, density_dpi: int) -> Fling | None:
 
 
 class RealisticProfile:
-    """Draws the costs of ``COSTS``; ``seed`` makes the draws repeatable (tests)."""
+    """Draws the costs of ``COSTS``; ``seed`` makes the draws repeatable (tests). ``scale`` multiplies
+    every cost: 0 keeps the behaviours (keyboard, dialog, secure screen) without spending time, for
+    tests of those alone."""
 
-    def __init__(self, seed: int | None = None, costs: dict[str, Cost] | None = None) -> None:
+    def __init__(
+        self, seed: int | None = None, costs: dict[str, Cost] | None = None, *, scale: float = 1.0
+    ) -> None:
         self.seed = seed
+        self.scale = scale
         self.costs = dict(COSTS if costs is None else costs)
         self._random = random.Random(seed)
         self._lock = threading.Lock()  # commands draw from worker threads
@@ -257,14 +264,15 @@ class RealisticProfile:
         """Seconds for one occurrence of the cost ``name``."""
         cost = self.costs[name]
         if cost.high <= cost.low:
-            return cost.low
+            return cost.low * self.scale
         with self._lock:
-            return self._random.triangular(cost.low, cost.high, cost.typical)
+            return self._random.triangular(cost.low, cost.high, cost.typical) * self.scale
 
     def describe(self) -> dict[str, object]:
         """The profile as the control endpoint shows it."""
         return {
             "seed": self.seed,
+            "scale": self.scale,
             "costs": {
                 name: {"low": c.low, "typical": c.typical, "high": c.high} for name, c in self.costs.items()
             },

@@ -9,6 +9,7 @@ schema here, because Chrome does not validate WebMCP input and the relay must no
 
 from __future__ import annotations
 
+import asyncio
 from enum import StrEnum
 from typing import Any
 
@@ -17,6 +18,7 @@ from ..tasks import TaskStatus
 from .device_tools import DEVICE_TOOLS
 from .results import action_result, format_task_markdown, json_result, png_result, text_result
 from .screen_source import live_look, png_size
+from .secure import SECURE_TEXT, screen_is_secure
 from .spec import (
     BOOLEAN,
     INTEGER,
@@ -98,6 +100,7 @@ SCREENSHOT_SCHEMA = result_schema(
         "scaleY": {"type": "number"},
         "source": {"type": "string", "enum": list(SCREENSHOT_SOURCES)},
         "settledMs": INTEGER,
+        "secure": BOOLEAN,
     },
     ["width", "height", "format", "deviceWidth", "deviceHeight"],
 )
@@ -167,14 +170,19 @@ async def take_screenshot(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
         return await _screenshot_answer(
             phone, look.png, png_size(look.png), (look.device_width, look.device_height), args, LIVE_SOURCE
         )
-    png = await phone.device.screenshot_png()
+    # Beside the capture, whether the window in front is secure (FLAG_SECURE: captured black).
+    png, secure = await asyncio.gather(phone.device.screenshot_png(), screen_is_secure(phone.device))
     try:
         size = png_size(png)
     except ValueError:
         if args.get("maxSide") is None and args.get("format", "png") == "png":
             return png_result(png)  # the phone's own bytes, as the specification answers
         raise errors.screenshot_not_png() from None
-    return await _screenshot_answer(phone, png, size, size, args, PHONE_SOURCE)
+    answer = await _screenshot_answer(phone, png, size, size, args, PHONE_SOURCE)
+    if secure:  # said, not a silent black image
+        answer["structuredContent"]["secure"] = True
+        answer["content"].append({"type": "text", "text": SECURE_TEXT})
+    return answer
 
 
 async def _screenshot_answer(
@@ -344,7 +352,8 @@ SPEC_TOOLS: tuple[ToolSpec, ...] = (
         description="A screenshot of the connected phone's screen, as a PNG image at the screen's own "
         "size; maxSide scales it down (e.g. 1024) and format=jpeg makes it smaller, and the answer then "
         "says how to map image pixels to device pixels (which tap and swipe take). source=live answers "
-        "the page's scrcpy live view's latest frame instead of asking the phone.",
+        "the page's scrcpy live view's latest frame instead of asking the phone. A secure screen "
+        "(FLAG_SECURE: the phone captures it black) answers secure: true and says so.",
         input_schema=object_schema(
             {
                 "maxSide": {

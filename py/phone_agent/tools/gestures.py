@@ -44,7 +44,7 @@ async def _point(env: DeviceSession, tool: str, args: dict[str, Any]) -> tuple[i
             raise errors.invalid_argument(
                 tool, "target", "cannot be given with x and y", f"Call {tool} with a target or with x and y."
             )
-        found = await resolve(env, tool, args["target"])
+        found = await resolve(env, tool, args["target"], touch=True)
         element = found.element  # a disabled one too: the answer says it is disabled
         report = {"target": args["target"], "matches": found.matches, "element": element.to_json()}
         return element.center[0], element.center[1], report

@@ -51,6 +51,25 @@ def role_of(node: UiNode) -> str:
     return "text"
 
 
+# Input methods (soft keyboards) by package: AOSP's, Gboard, Samsung's, SwiftKey, ADBKeyBoard; any
+# package naming itself an input method or a keyboard counts too.
+INPUT_METHOD_PACKAGES = frozenset(
+    {
+        "com.android.inputmethod.latin",
+        "com.google.android.inputmethod.latin",
+        "com.samsung.android.honeyboard",
+        "com.touchtype.swiftkey",
+        "com.android.adbkeyboard",
+    }
+)
+
+
+def is_input_method(package: str) -> bool:
+    """Whether ``package`` is a soft keyboard's."""
+    lowered = package.lower()
+    return package in INPUT_METHOD_PACKAGES or "inputmethod" in lowered or lowered.endswith("keyboard")
+
+
 @dataclass(frozen=True)
 class Element:
     """One addressable element of a screen, as ``list_elements`` answers it."""
@@ -72,6 +91,7 @@ class Element:
     selected: bool
     password: bool
     label: str  # what a person reads: text, else description, else the text inside it, else its id
+    package: str = ""  # the app (or the input method) whose window holds it
 
     def identity(self) -> tuple[Any, ...]:
         """What must be unchanged for a ref to still mean this element."""
@@ -164,9 +184,17 @@ class ScreenSnapshot:
     width: int
     height: int
     by_ref: dict[str, Element] = field(default_factory=dict, repr=False)
+    # The soft keyboard's window while one is up (a top-level node of an input method's package).
+    keyboard: Bounds | None = None
 
     def __post_init__(self) -> None:
         self.by_ref = {element.ref: element for element in self.elements}
+
+    def under_keyboard(self, element: Element) -> bool:
+        """Whether the soft keyboard covers ``element``'s centre (a touch there lands on the keyboard)."""
+        if self.keyboard is None or is_input_method(element.package):
+            return False
+        return self.keyboard.contains(*element.center)
 
     @classmethod
     def from_nodes(cls, nodes: list[UiNode], width: int = 0, height: int = 0) -> ScreenSnapshot:
@@ -217,9 +245,11 @@ class ScreenSnapshot:
                     selected=node.selected,
                     password=node.password,
                     label=label[:MAX_LABEL_CHARS],
+                    package=node.package,
                 )
             )
-        return cls(elements, width, height)
+        keyboard = next((n.bounds for n in nodes if n.depth == 0 and is_input_method(n.package)), None)
+        return cls(elements, width, height, keyboard=keyboard)
 
     def find_same(self, element: Element) -> Element | None:
         """This screen's element that is ``element`` unchanged (same class, id, text and place), if any."""

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import errors
-from .locators import Element, LocatorError, Target, parse_target
+from .locators import Element, LocatorError, ScreenSnapshot, Target, parse_target
 from .session import DeviceSession
 from .spec import BOOLEAN, INTEGER, STRING
 
@@ -86,10 +86,19 @@ def parse_tool_target(tool: str, text: str) -> Target:
         ) from None
 
 
-async def resolve(env: DeviceSession, tool: str, text: str) -> Found:
-    """The element a target names on the screen as it is now (ToolError when none does). The tree
-    just read stands for the screen when no action came after it (no second read of the phone); a
-    locator it does not match is looked for on a fresh read (the screen may have changed by itself)."""
+async def resolve(env: DeviceSession, tool: str, text: str, *, touch: bool = False) -> Found:
+    """The element a target names on the screen as it is now (ToolError when none does); with ``touch``
+    (the tool touches it), off_screen when the soft keyboard covers it. The tree just read stands for
+    the screen when no action came after it (no second read of the phone); a locator it does not match
+    is looked for on a fresh read (the screen may have changed by itself)."""
+    found, snapshot = await _resolve(env, tool, text)
+    if touch and snapshot is not None and snapshot.under_keyboard(found.element):
+        assert snapshot.keyboard is not None
+        raise errors.under_keyboard(text, snapshot.keyboard.top)
+    return found
+
+
+async def _resolve(env: DeviceSession, tool: str, text: str) -> tuple[Found, ScreenSnapshot | None]:
     target = parse_tool_target(tool, text)
     recent = env.recent_screen()
     if target.ref is not None:
@@ -98,14 +107,17 @@ async def resolve(env: DeviceSession, tool: str, text: str) -> Found:
         if old is None:
             raise errors.unknown_ref(target.ref)
         if not env.verify_refs or (recent is not None and recent is snapshot):
-            return Found(old, 1)
-        same = (recent or await env.screen()).find_same(old)
+            return Found(old, 1), snapshot
+        fresh = recent or await env.screen()
+        same = fresh.find_same(old)
         if same is None:
             raise errors.stale_ref(target.ref)
-        return Found(same, 1)
+        return Found(same, 1), fresh
+    fresh = recent
     found = target.find(recent) if recent is not None else []
     if not found:  # not on the tree just read (or none): the screen as it is now
-        found = target.find(await env.screen())
+        fresh = await env.screen()
+        found = target.find(fresh)
     if not found:
         raise errors.no_such_element(str(target))
-    return Found(found[0], len(found))
+    return Found(found[0], len(found)), fresh

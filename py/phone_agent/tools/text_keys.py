@@ -27,7 +27,7 @@ async def type_text(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
     structured: dict[str, Any] = {"typed": text}
     field_element: Element | None = None
     if "target" in args:
-        found = await resolve(phone, "type_text", args["target"])
+        found = await resolve(phone, "type_text", args["target"], touch=True)
         field_element = found.element
         await phone.device.tap(*field_element.center)
         phone.state.acted()

@@ -5,6 +5,11 @@ from __future__ import annotations
 import pytest
 
 from phone_agent.sim.shell.lexer import (
+    ARITH_END,
+    ARITH_START,
+    CMD_END,
+    CMD_START,
+    UNQUOTED,
     VAR_END,
     VAR_START,
     Operator,
@@ -63,13 +68,27 @@ def test_a_digit_glued_to_a_redirection_is_a_file_descriptor():
 
 
 def test_variables_are_left_marked_for_the_interpreter_to_expand_when_the_command_runs():
-    assert tokenize("echo $HOME ${X}y '$Q' $") == [
+    # Outside double quotes an expansion is marked UNQUOTED too: its result splits into fields.
+    assert tokenize("echo $HOME ${X}y '$Q' $ \"$Z\"") == [
         Word("echo"),
-        Word(var("HOME")),
-        Word(f"{var('X')}y"),
+        Word(UNQUOTED + var("HOME")),
+        Word(f"{UNQUOTED}{var('X')}y"),
         Word("$Q"),
         Word("$"),
+        Word(var("Z")),
     ]
+
+
+def test_command_and_arithmetic_substitutions_are_left_marked_with_their_source():
+    assert tokenize("echo $(ls -l /x) \"$((1 + (2*3)))\" `id -u` $( echo ')' )") == [
+        Word("echo"),
+        Word(f"{UNQUOTED}{CMD_START}ls -l /x{CMD_END}"),
+        Word(f"{ARITH_START}1 + (2*3){ARITH_END}"),
+        Word(f"{UNQUOTED}{CMD_START}id -u{CMD_END}"),
+        Word(f"{UNQUOTED}{CMD_START} echo ')' {CMD_END}"),
+    ]
+    with pytest.raises(ShellSyntaxError):
+        tokenize("echo $(ls")
 
 
 def test_unquoted_wildcards_make_a_pattern_and_quoted_ones_match_themselves():

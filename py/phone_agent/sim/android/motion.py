@@ -11,6 +11,7 @@ busy until they end.
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -46,6 +47,7 @@ class Transition:
     delay: float
     duration: float
     before: Image.Image | None
+    launch: str | None = None  # "cold" or "warm" when an app was brought up
 
     @property
     def end(self) -> float:
@@ -109,6 +111,8 @@ class Motion:
         """Run one Android command (``run`` runs it under the phone's lock) with a real phone's costs."""
         name = argv[0] if argv else ""
         args = argv[1:]
+        if name == "cmd" and args[:1] in (["input"], ["activity"]):  # what `input` and `am` call
+            name, args = {"input": "input", "activity": "am"}[args[0]], args[1:]
         if name == "uiautomator" and args[:1] == ["dump"]:
             self.sleep("uiautomator_connect")
             if self.animating():  # waitForIdle saw events: DumpCommand prints this and exits
@@ -132,11 +136,25 @@ class Motion:
             return result
         if name in ("am", "monkey"):
             self.sleep("am_command")
-            return run()
+            result = run()
+            if "-W" in args and self.transition is not None:  # am start -W: until the app has drawn
+                return self._waited(result, self.transition)
+            return result
         if name in BINDER_COMMANDS:
             self.sleep("shell_command")
             return run()
         return run()
+
+    def _waited(self, result: ShellResult, transition: Transition) -> ShellResult:
+        """``am start -W``'s answer once the launch and its transition are over, with their times."""
+        time.sleep(max(0.0, transition.end - time.monotonic()))
+        total = round((transition.delay + transition.duration) * 1000)
+        text = result.stdout.decode()
+        text = re.sub(r"TotalTime: \d+", f"TotalTime: {total}", text)
+        text = re.sub(r"WaitTime: \d+", f"WaitTime: {total + 3}", text)
+        if transition.launch == "warm":
+            text = text.replace("LaunchState: COLD", "LaunchState: WARM")
+        return ShellResult(text.encode(), result.stderr, result.exit_code)
 
     # ----- animations
 
@@ -144,16 +162,32 @@ class Motion:
         """The screen changed to another screen: animate from ``before`` (after the launch, if any)."""
         now = time.monotonic()
         delay = self.profile.draw(f"launch_{launch}") if launch else 0.0
-        self.transition = Transition(now, delay, self.profile.draw("transition"), before)
+        self.transition = Transition(now, delay, self.profile.draw("transition"), before, launch)
         self._busy(self.transition.end)
 
-    def start_scroll(self, origin: int, finger_px: float, finger_ms: int, limit: int) -> None:
-        """A swipe on a list: it follows the finger, then flings at the finger's speed."""
+    def start_scroll(
+        self, origin: int, finger_px: float, finger_ms: int, limit: int, *, followed: bool = False
+    ) -> None:
+        """A swipe on a list: it follows the finger, then flings at the finger's speed (``followed``:
+        it has followed the finger already, the fling starts from where it is)."""
         finger_s = max(0.0, finger_ms / 1000)
         velocity = finger_px / finger_s if finger_s > 0 else 0.0
         fling = fling_for(velocity, DENSITY) if finger_s > 0 else None
+        if followed:
+            finger_px, finger_s = 0.0, 0.0
         self.scroll = ScrollMotion(time.monotonic(), origin, finger_px, finger_s, fling, limit)
         self._busy(self.scroll.end)
+
+    def reset(self) -> None:
+        """Stop every animation (the phone was put back to its first state)."""
+        with self._wake:
+            self.transition = self.scroll = None
+            self.busy_until = 0.0
+            self.ime_duration = 0.0
+
+    def touched(self) -> None:
+        """A finger moved the screen: it is not idle for the next frame or so."""
+        self._busy(time.monotonic() + 2 * FRAME_INTERVAL_S)
 
     def show_ime(self) -> None:
         self.ime_shown_at = time.monotonic()

@@ -52,8 +52,6 @@ class VirtualPhone(SystemWindows):
         self.serial = serial
         # --realistic: a real phone's costs, animations, keyboard, dialog (motion.py); None: instant.
         self.motion: Motion | None = Motion(self, realistic) if realistic is not None else None
-        self._last_drawn: Image.Image | None = None
-        self._last_drawn_version = -1
         self.props: dict[str, str] = device_props(serial)
         self.clock: Callable[[], str] = _utc_clock  # tests may pin the status-bar time
         self.battery = 87
@@ -200,6 +198,9 @@ class VirtualPhone(SystemWindows):
         self.keyboard_shown = False
         self.permission_prompt: str | None = None
         self.permissions: dict[str, str] = {}  # package → granted, once, denied
+        if self.motion is not None:  # a reset is not an animation: nothing moves after it
+            self.motion.reset()
+            self._shown_key = self._screen_key()
         self._changed()
 
     def _changed(self) -> None:
@@ -224,7 +225,10 @@ class VirtualPhone(SystemWindows):
             return
         self._shown_key = key
         self.keyboard_shown = False  # another screen: the keyboard goes with the field that had focus
-        self.motion.start_transition(self._last_drawn, launch)
+        # The screen before the change, drawn from its windows (kept in the cache of the version
+        # before this one, when anything looked at it): what the transition fades from.
+        tree = self._cache.get("tree") if self._cache_key and self._cache_key[0] == self.version else None
+        self.motion.start_transition(self.picture(tree) if tree else None, launch)
 
     def animation_frame(self) -> None:
         """One step of a running animation (motion.py): a new picture."""
@@ -425,7 +429,12 @@ class VirtualPhone(SystemWindows):
         ):
             self._act(node.action or "")
 
-    def swipe(self, x1: float, y1: float, x2: float, y2: float, duration_ms: int) -> None:
+    def swipe(
+        self, x1: float, y1: float, x2: float, y2: float, duration_ms: int, *, followed: bool = False
+    ) -> None:
+        """A touch from (x1, y1) to (x2, y2) over ``duration_ms``: a tap, a long press, or a scroll of
+        the list under it (--realistic: animated, then a fling; ``followed``: the list already
+        followed the finger, as scrcpy's live touches move it)."""
         if abs(x2 - x1) < TOUCH_SLOP and abs(y2 - y1) < TOUCH_SLOP:
             if duration_ms >= LONG_PRESS_MS:
                 self.long_press(x1, y1)
@@ -436,12 +445,23 @@ class VirtualPhone(SystemWindows):
         if node is not None and node.resource_id == f"{apps.CATALOG}:id/list":
             if self.motion is not None:  # the list follows the finger, then flings
                 limit = screens.catalog_max_scroll()
-                self.motion.start_scroll(self.catalog_scroll, y1 - y2, duration_ms, limit)
+                self.motion.start_scroll(self.catalog_scroll, y1 - y2, duration_ms, limit, followed=followed)
                 return
             scroll = min(max(0, self.catalog_scroll + round(y1 - y2)), screens.catalog_max_scroll())
             if scroll != self.catalog_scroll:
                 self.catalog_scroll = scroll
                 self._changed()
+
+    def follow_finger(self, x0: float, y0: float, x: float, y: float, origin: int) -> None:
+        """--realistic: a finger moving on the list (down at (x0, y0), now at (x, y)) drags it."""
+        if self.motion is None or abs(y - y0) < TOUCH_SLOP:
+            return
+        node = find_scrollable(self.windows(), x0, y0)
+        if node is not None and node.resource_id == f"{apps.CATALOG}:id/list":
+            self.motion.scroll = None  # a finger on the list stops its fling
+            self.set_scroll(min(max(0, origin + round(y0 - y)), screens.catalog_max_scroll()))
+            self.motion.touched()
+            self._changed()
 
     def _act(self, action: str) -> None:
         verb, _, arg = action.partition(":")

@@ -30,8 +30,6 @@ class SystemWindows:
     keyboard_shown: bool
     permission_prompt: str | None
     permissions: dict[str, str]
-    _last_drawn: Image.Image | None
-    _last_drawn_version: int
     _changed: Callable[[], None]
     _focused_screen: Callable[[], Screen | None]
     windows: Callable[[], list[SimulatedView]]
@@ -57,12 +55,15 @@ class SystemWindows:
     def _ask_permission(self, package: str, cold: bool) -> None:
         """--realistic: the asking app's first launch (and each cold one until answered) asks."""
         if self.motion is not None and cold and package == system_windows.ASKING_APP:
-            if self.permissions.get(package) not in ("granted", "once", "denied"):
+            if self.permissions.get(package) not in ("granted", "once", "denied_twice"):
                 self.permission_prompt = package
 
     def answer_permission(self, answer: str) -> None:
-        """A button of the permission dialog: granted, once (until the app stops) or denied."""
+        """A button of the permission dialog: granted, once (until the app stops) or denied (asked
+        again at the next launch; denied twice, Android stops asking: ``denied_twice``)."""
         if self.permission_prompt is not None:
+            if answer == "denied" and self.permissions.get(self.permission_prompt) == "denied":
+                answer = "denied_twice"
             self.permissions[self.permission_prompt] = answer
             self.permission_prompt = None
             self._changed()
@@ -74,14 +75,21 @@ class SystemWindows:
     def compose(self, image: Image.Image) -> Image.Image:
         """The picture the display shows for the windows drawn in ``image``: a FLAG_SECURE window is
         black (as SurfaceFlinger captures it for screencap and scrcpy); a transition blends."""
-        windows = self.windows()
-        lowest = next((i for i, window in enumerate(windows) if window.secure), None)
-        if lowest is not None:  # black where the secure window is, the windows above it drawn again
-            image = image.copy()
-            image.paste((0, 0, 0), windows[lowest].bounds)
-            render.draw_windows(image, windows[lowest + 1 :])
-        if self.motion is None:
-            return image
-        if self._last_drawn_version != self.version:  # what a transition starting now fades from
-            self._last_drawn, self._last_drawn_version = image.copy(), self.version
-        return self.motion.compose(image)
+        image = _blacken_secure(image, self.windows())
+        return image if self.motion is None else self.motion.compose(image)
+
+    @staticmethod
+    def picture(windows: list[SimulatedView]) -> Image.Image:
+        """``windows`` drawn as a capture shows them (secure ones black)."""
+        return _blacken_secure(render.render(windows), windows)
+
+
+def _blacken_secure(image: Image.Image, windows: list[SimulatedView]) -> Image.Image:
+    """Black where a secure window is, the windows above it drawn again (a copy when any is)."""
+    lowest = next((i for i, window in enumerate(windows) if window.secure), None)
+    if lowest is None:
+        return image
+    image = image.copy()
+    image.paste((0, 0, 0), windows[lowest].bounds)
+    render.draw_windows(image, windows[lowest + 1 :])
+    return image

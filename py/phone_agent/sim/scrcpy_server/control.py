@@ -32,6 +32,7 @@ class ControlReceiver:
         self.messages = 0
         self._touch: tuple[float, float, float] | None = None  # down point (physical) and time
         self._touch_last: tuple[float, float] = (0.0, 0.0)
+        self._scroll_at_down = 0  # --realistic: where the list stood when the finger went down
 
     async def serve(self, stream: AdbdStream) -> None:
         """Read and apply messages until the stream ends or sends something that is not one."""
@@ -74,15 +75,23 @@ class ControlReceiver:
             point = self._physical(message)
             if point is None:
                 return b""
+            realistic = getattr(phone, "motion", None) is not None
             if message.action == ctl.MOTION_DOWN:
                 self._touch = (*point, time.monotonic())
                 self._touch_last = point
+                self._scroll_at_down = phone.catalog_scroll if realistic else 0
             elif message.action == ctl.MOTION_MOVE:
                 self._touch_last = point
+                if realistic and self._touch is not None:  # --realistic: the list follows the finger
+                    phone.follow_finger(self._touch[0], self._touch[1], *point, self._scroll_at_down)
             elif message.action == ctl.MOTION_UP and self._touch is not None:
                 x0, y0, t0 = self._touch
                 self._touch = None
-                phone.swipe(x0, y0, point[0], point[1], int((time.monotonic() - t0) * 1000))
+                elapsed_ms = int((time.monotonic() - t0) * 1000)
+                if realistic:  # the list is where the finger left it: it flings on from there
+                    phone.swipe(x0, y0, point[0], point[1], elapsed_ms, followed=True)
+                else:
+                    phone.swipe(x0, y0, point[0], point[1], elapsed_ms)
         elif kind == ctl.INJECT_KEYCODE:
             if message.action == ctl.KEY_DOWN and message.repeat == 0:
                 press_key(phone, message.keycode)

@@ -12,7 +12,7 @@ import stat
 import time
 
 from ...device.shell_result import ShellResult
-from .session import SH, Builtin, ShellExit, ShellSession, reason
+from .session import SH, Builtin, LoopControl, ShellExit, ShellSession, reason
 
 MAX_SLEEP = 10.0  # seconds; a longer sleep is cut short
 ID_LINE = (
@@ -250,6 +250,87 @@ def sh(shell: ShellSession, argv: list[str], stdin: bytes | None) -> ShellResult
     return ShellResult(stderr=f"{SH}: {argv[1]}: can't open\n".encode(), exit_code=127)
 
 
+_INT_TESTS = {
+    "-eq": lambda a, b: a == b,
+    "-ne": lambda a, b: a != b,
+    "-lt": lambda a, b: a < b,
+    "-le": lambda a, b: a <= b,
+    "-gt": lambda a, b: a > b,
+    "-ge": lambda a, b: a >= b,
+}
+
+
+def test(shell: ShellSession, argv: list[str], stdin: bytes | None) -> ShellResult:
+    """``test`` and ``[ … ]``: strings, integers, files; ``!``; exit 0 true, 1 false, 2 misuse."""
+    args = argv[1:]
+    if argv[0] == "[":
+        if not args or args[-1] != "]":
+            return ShellResult(stderr=f"{SH}: [: missing ]\n".encode(), exit_code=2)
+        args = args[:-1]
+    negate = False
+    while args and args[0] == "!" and len(args) > 1:
+        negate, args = not negate, args[1:]
+    try:
+        truth = _test_truth(shell, args)
+    except ValueError as exc:
+        return ShellResult(stderr=f"{SH}: {argv[0]}: {exc}\n".encode(), exit_code=2)
+    return ShellResult(exit_code=int(truth == negate))
+
+
+def _test_truth(shell: ShellSession, args: list[str]) -> bool:
+    if not args:
+        return False
+    if len(args) == 1:
+        return args[0] != ""
+    if len(args) == 2:
+        op, operand = args
+        if op in ("-e", "-f", "-d"):
+            path = shell.path(operand)
+            exists, is_dir = shell.fs.exists(path), shell.fs.is_dir(path)
+            return {"-e": exists, "-f": exists and not is_dir, "-d": is_dir}[op]
+        if op in ("-z", "-n"):
+            return (operand == "") == (op == "-z")
+        raise ValueError(f"{op}: unexpected operator")
+    if len(args) == 3:
+        left, op, right = args
+        if op in ("=", "=="):
+            return left == right
+        if op == "!=":
+            return left != right
+        if op in _INT_TESTS:
+            try:
+                return _INT_TESTS[op](int(left), int(right))
+            except ValueError:
+                raise ValueError(f"{left if not left.lstrip('-').isdigit() else right}: bad number") from None
+        raise ValueError(f"{op}: unexpected operator")
+    raise ValueError("too many arguments")
+
+
+def seq(shell: ShellSession, argv: list[str], stdin: bytes | None) -> ShellResult:
+    try:
+        numbers = [int(a) for a in argv[1:]]
+    except ValueError:
+        return ShellResult(stderr=b"seq: not integer\n", exit_code=1)
+    if not 1 <= len(numbers) <= 3:
+        return ShellResult(
+            stderr=b"usage: seq [-w|-f fmt_str] [-s sep_str] [first] [increment] last\n", exit_code=1
+        )
+    first, step, last = (1, 1, numbers[0]) if len(numbers) == 1 else (numbers[0], 1, numbers[1])
+    if len(numbers) == 3:
+        first, step, last = numbers
+    values = range(first, last + (1 if step > 0 else -1), step) if step else []
+    return ShellResult("".join(f"{v}\n" for v in list(values)[:100_000]).encode())
+
+
+def loop_control(shell: ShellSession, argv: list[str], stdin: bytes | None) -> ShellResult:
+    """``break [n]`` and ``continue [n]``: leave (or go round) the innermost n loops."""
+    try:
+        levels = int(argv[1]) if len(argv) > 1 else 1
+    except ValueError:
+        return ShellResult(stderr=f"{SH}: {argv[0]}: {argv[1]}: bad number\n".encode(), exit_code=1)
+    raise LoopControl(argv[0], max(1, levels))
+
+
 def grep(shell: ShellSession, argv: list[str], stdin: bytes | None) -> ShellResult:
     flags, args = "", []
     patterns: list[str] = []
@@ -340,6 +421,12 @@ BUILTINS: dict[str, Builtin] = {
     "mkdir": mkdir,
     "sh": sh,
     "true": lambda shell, argv, stdin: ShellResult(),
+    ":": lambda shell, argv, stdin: ShellResult(),
+    "test": test,
+    "[": test,
+    "seq": seq,
+    "break": loop_control,
+    "continue": loop_control,
     "false": lambda shell, argv, stdin: ShellResult(exit_code=1),
     "exit": exit_,
     "grep": grep,

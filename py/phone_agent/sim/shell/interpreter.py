@@ -1,6 +1,8 @@
 """The shell's interpreter: one session (working directory, ``$?``, variables, stdin) running command
-lines: lists, pipes, redirections, variable and pathname expansion, then a builtin, an Android command
-of the phone, or Android's "not found".
+lines as Android's mksh does: lists, pipes, ``time``, ``for``/``while``/``until``/``if``/``{ }``,
+redirections, variable, command (``$(…)``) and arithmetic (``$((…))``) expansion with field splitting,
+pathname expansion, assignments, then a builtin, an Android command of the phone, or Android's "not
+found".
 
 Synchronous by design: the server runs each command line in a worker thread, so a slow
 ``screencap`` never blocks another connection.
@@ -11,26 +13,38 @@ from __future__ import annotations
 import fnmatch
 import posixpath
 import re
+import time
 from collections.abc import Callable
 
 from phone_agent.sim.vfs import VirtualFileSystem
 
 from ...device.shell_result import ShellResult
+from .arith import ArithmeticProblem, evaluate
 from .builtins import BUILTINS
+from .grammar import AndOr, Command, ForLoop, Group, IfClause, Parser, Pipeline, Simple, WhileLoop
 from .lexer import (
+    ARITH_END,
+    ARITH_START,
+    CMD_END,
+    CMD_START,
+    FIELD_SEP,
+    UNQUOTED,
     VAR_END,
     VAR_START,
-    Operator,
     ShellSyntaxError,
-    Word,
     glob_unescape,
     has_glob_magic,
     tokenize,
 )
-from .parser import SimpleCommand, parse_pipeline, pipelines
-from .session import SH, AndroidCommands, ShellExit, reason
+from .parser import SimpleCommand, parse_pipeline
+from .session import SH, AndroidCommands, LoopControl, ShellExit, reason
 
-_VAR = re.compile(f"{VAR_START}([^{VAR_END}]*){VAR_END}")
+_EXPANSION = re.compile(
+    f"({UNQUOTED}?)(?:{VAR_START}([^{VAR_END}]*){VAR_END}|{CMD_START}([^{CMD_END}]*){CMD_END}"
+    f"|{ARITH_START}([^{ARITH_END}]*){ARITH_END})"
+)
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+MAX_ITERATIONS = 100_000  # a loop that never ends is stopped: nothing in the sim may hang
 
 
 class WorkingDirFiles:
@@ -95,40 +109,137 @@ class Shell:
         self._top = (out, err)
         self._merged = _Output()
         try:
-            self._run_list(line, out, err)
+            parser = Parser(tokenize(line))
+            while (item := parser.next_item()) is not None:  # each runs before the next is read
+                self._run_and_or(item, out, err)
         except ShellExit as stop:
             self.status = stop.code
             self.exited = True
+        except LoopControl:
+            pass  # break or continue outside a loop: ignored, as mksh does
         except ShellSyntaxError as exc:
-            message = f"{SH}: syntax error: {exc}\n".encode()
-            err += message
-            self._merged += message
+            self._emit(err, f"{SH}: syntax error: {exc}\n".encode())
+            self.status = 2
+        except ArithmeticProblem as exc:
+            self._emit(err, f"{SH}: {exc}\n".encode())
+            self.status = 1
+        except RecursionError:
+            self._emit(err, f"{SH}: syntax error: nested too deeply\n".encode())
             self.status = 2
         return ShellResult(out.value(), err.value(), self.status, self._merged.value())
 
-    def _run_list(self, line: str, out: _Output, err: _Output) -> None:
-        # Pipelines joined by && or || run or are skipped by the status of the one before.
-        skip = False
-        for pipeline, after in pipelines(tokenize(line)):
-            if pipeline and not skip:
-                self.status = self._run_pipeline(pipeline, out, err)
-            if after in ("&&", "||"):
-                ok = self.status == 0
-                skip = (after == "&&" and not ok) or (after == "||" and ok)
-            else:
-                skip = False
+    def _emit(self, target: _Output, data: bytes) -> None:
+        target += data
+        if any(target is top for top in self._top):
+            self._merged += data
 
-    def _run_pipeline(self, tokens: list[Word | Operator], out: _Output, err: _Output) -> int:
-        commands = parse_pipeline(tokens, self._expand, self._glob)
+    def _run_and_or(self, item: AndOr, out: _Output, err: _Output) -> int:
+        # Pipelines joined by && or || run or are skipped by the status of the one before.
+        self.status = self._run_pipeline(item.first, out, err)
+        for operator, pipeline in item.rest:
+            if (operator == "&&") == (self.status == 0):
+                self.status = self._run_pipeline(pipeline, out, err)
+        return self.status
+
+    def _run_body(self, items: list[AndOr], out: _Output, err: _Output) -> int:
+        for item in items:
+            self._run_and_or(item, out, err)
+        return self.status
+
+    def _run_pipeline(self, pipeline: Pipeline, out: _Output, err: _Output) -> int:
+        started = time.monotonic()
         data: bytes | None = None  # None: the session's stdin
         code = 0
-        for index, command in enumerate(commands):
-            if index == len(commands) - 1:
-                return self._run_simple(command, data, out, err)
-            sink = _Output()
-            code = self._run_simple(command, data, sink, err)
-            data = sink.value()
+        for index, command in enumerate(pipeline.commands):
+            if index == len(pipeline.commands) - 1:
+                code = self._run_command(command, data, out, err)
+            else:
+                sink = _Output()
+                self._run_command(command, data, sink, err)
+                data = sink.value()
+        if pipeline.negated:
+            code = int(code == 0)
+        if pipeline.timed:  # mksh's `time`: real, user and system time on stderr
+            real = time.monotonic() - started
+            self._emit(err, f"{_clock(real)} real {_clock(0.0)} user {_clock(0.0)} system\n".encode())
+        self.status = code
         return code
+
+    def _run_command(self, command: Command, stdin: bytes | None, out: _Output, err: _Output) -> int:
+        if isinstance(command, Simple):
+            simple = parse_pipeline(command.tokens, self._expand, self._glob)[0]
+            return self._run_simple(simple, stdin, out, err)
+        if command.redirects:
+            return self._redirected(command, stdin, out, err)
+        if isinstance(command, Group):
+            return self._run_body(command.body, out, err)
+        if isinstance(command, IfClause):
+            for condition, body in command.branches:
+                if self._run_body(condition, out, err) == 0:
+                    return self._run_body(body, out, err)
+            self.status = 0
+            return self._run_body(command.otherwise, out, err) if command.otherwise else 0
+        self.status = 0
+        if isinstance(command, ForLoop):
+            values = parse_pipeline(command.words, self._expand, self._glob)[0].argv if command.words else []
+            for value in values:
+                self.env[command.name] = value
+                if self._iteration(command.body, out, err):
+                    break
+            return self.status
+        assert isinstance(command, WhileLoop)
+        for _ in range(MAX_ITERATIONS):
+            if (self._run_body(command.condition, out, err) == 0) == command.until:
+                self.status = 0
+                return 0
+            if self._iteration(command.body, out, err):
+                return self.status
+        self._emit(err, f"{SH}: loop stopped after {MAX_ITERATIONS} rounds\n".encode())
+        self.status = 1
+        return 1
+
+    def _redirected(self, command: Command, stdin: bytes | None, out: _Output, err: _Output) -> int:
+        """A compound command with redirections: its output collected, then written where they say."""
+        assert not isinstance(command, Simple)
+        redirects = parse_pipeline(command.redirects, self._expand, self._glob)[0].redirects
+        streams: dict[int, _Output] = {1: out, 2: err}
+        files: list[tuple[str, _Output]] = []
+        for redirect in redirects:
+            if redirect.op == ">&":
+                streams[redirect.fd] = streams.get(int(redirect.target), out)
+                continue
+            path = self.path(redirect.target)
+            try:
+                if redirect.op == "<":
+                    self.fs.read_file(path)
+                    continue
+                if path != "/dev/null":
+                    self.fs.write_file(path, b"", append=redirect.op != ">")
+            except OSError as exc:
+                self._emit(err, f"{SH}: {redirect.target}: {reason(exc)}\n".encode())
+                return 1
+            streams[redirect.fd] = _Output()
+            if path != "/dev/null":
+                files.append((path, streams[redirect.fd]))
+        saved, command.redirects = command.redirects, []
+        try:
+            code = self._run_command(command, stdin, streams.get(1, out), streams.get(2, err))
+        finally:
+            command.redirects = saved
+            for path, sink in files:
+                self.fs.write_file(path, sink.value(), append=True)
+        return code
+
+    def _iteration(self, body: list[AndOr], out: _Output, err: _Output) -> bool:
+        """One round of a loop's body; True when ``break`` ends the loop."""
+        try:
+            self._run_body(body, out, err)
+        except LoopControl as control:
+            if control.levels > 1:
+                control.levels -= 1
+                raise
+            return control.kind == "break"
+        return False
 
     def _run_simple(self, command: SimpleCommand, stdin: bytes | None, out: _Output, err: _Output) -> int:
         targets: dict[int, object] = {1: out, 2: err}
@@ -154,9 +265,14 @@ class Shell:
                     err += f"{SH}: {redirect.target}: {reason(exc)}\n".encode()
                     return 1
                 targets[redirect.fd] = path
-        if not command.argv:
+        argv = command.argv
+        while argv and _ASSIGNMENT.match(argv[0]):  # NAME=value before a command (or alone)
+            name, _, value = argv[0].partition("=")
+            self.env[name] = value
+            argv = argv[1:]
+        if not argv:
             return 0
-        result = self.execute(command.argv, stdin)
+        result = self.execute(argv, stdin)
         for fd, data in ((1, result.stdout), (2, result.stderr)):
             target = targets.get(fd, out)
             if not data or target is None:
@@ -204,7 +320,28 @@ class Shell:
     # ----- expansion
 
     def _expand(self, text: str) -> str:
-        return _VAR.sub(lambda m: str(self.status) if m[1] == "?" else self.env.get(m[1], ""), text)
+        """Variables, command substitutions and arithmetic in ``text``; an unquoted one's result has
+        FIELD_SEP where the word splits."""
+        return _EXPANSION.sub(self._expansion, text)
+
+    def _expansion(self, match: re.Match[str]) -> str:
+        unquoted, name, command, arithmetic = match.groups()
+        if name is not None:
+            value = str(self.status) if name == "?" else "0" if name == "#" else self.env.get(name, "")
+        elif command is not None:
+            value = self._substitute(command)
+        else:
+            value = str(evaluate(self._expand(arithmetic or "").replace(FIELD_SEP, " "), self.env))
+        return re.sub(r"[ \t\n]+", FIELD_SEP, value) if unquoted else value
+
+    def _substitute(self, command: str) -> str:
+        """``$(command)``: its output without the trailing newlines (its errors go to ours)."""
+        inner = Shell(self.fs, self.phone, read_stdin=lambda: b"")
+        inner.cwd, inner.env = self.cwd, dict(self.env)
+        result = inner.run(command)
+        if result.stderr and self._top:
+            self._emit(self._top[1], result.stderr)
+        return result.stdout.decode("utf-8", "replace").rstrip("\n")
 
     def _glob(self, pattern: str) -> list[str]:
         """Paths matching ``pattern`` (``*``, ``?``, ``[…]`` per component; dotfiles only if asked)."""
@@ -224,3 +361,10 @@ class Shell:
                         found.append(posixpath.join(base, name))
             paths = found
         return sorted(p for p in paths if p and self.fs.exists(self.path(p)))
+
+
+def _clock(seconds: float) -> str:
+    """A time as mksh's ``time`` prints it: ``    0m00.12s``."""
+    hundredths = int(seconds * 100)
+    minutes, rest = divmod(hundredths, 6000)
+    return f"{minutes:5d}m{rest // 100:02d}.{rest % 100:02d}s"

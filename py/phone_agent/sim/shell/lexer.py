@@ -1,9 +1,11 @@
 """The shell's lexer: a command line into words and operators, with POSIX quoting applied.
 
 Quotes are removed as the words are built; a word with unquoted ``*`` ``?`` ``[`` also carries itself
-as a glob pattern (the quoted parts escaped). Variables (``$?``, ``$NAME``, ``${NAME}``) are not expanded
-here: they are expanded when their command runs, after the earlier commands of the list
-(``false; echo $?``, ``export X=1; echo $X``), so the lexer leaves a marker around the name.
+as a glob pattern (the quoted parts escaped). Variables (``$?``, ``$NAME``, ``${NAME}``), command
+substitutions (``$(…)``, backquotes) and arithmetic (``$((…))``) are not expanded here: they are expanded
+when their command runs, after the earlier commands of the list (``false; echo $?``, ``export X=1; echo
+$X``), so the lexer leaves a marker around the name or the source text; an expansion outside double
+quotes is marked ``UNQUOTED`` too (its result is split into fields).
 """
 
 from __future__ import annotations
@@ -12,6 +14,10 @@ import re
 from dataclasses import dataclass
 
 VAR_START, VAR_END = "\ue000", "\ue001"
+CMD_START, CMD_END = "\ue002", "\ue003"
+ARITH_START, ARITH_END = "\ue004", "\ue005"
+UNQUOTED = "\ue006"  # before an expansion outside double quotes: its result is split into fields
+FIELD_SEP = "\ue007"  # where an unquoted expansion's result splits
 OPERATORS = ("&&", "||", ";;", ">>", "2>&1", ";", "|", "&", ">", "<", "\n")
 
 
@@ -44,13 +50,28 @@ def tokenize(line: str) -> list[Word | Operator]:
 
     i, n = 0, len(line)
 
-    def expand(at: int) -> tuple[str, int]:
-        if at + 1 < n and line[at + 1] == "?":
-            return f"{VAR_START}?{VAR_END}", at + 2
+    def expand(at: int, quoted: bool = False) -> tuple[str, int]:
+        mark = "" if quoted else UNQUOTED
+        if line.startswith("$((", at):
+            end = _closing(line, at + 1)
+            if line[end - 1] == ")" and end - 1 > at + 2:
+                return f"{mark}{ARITH_START}{line[at + 3 : end - 1]}{ARITH_END}", end + 1
+            return f"{mark}{CMD_START}{line[at + 2 : end]}{CMD_END}", end + 1
+        if line.startswith("$(", at):
+            end = _closing(line, at + 1)
+            return f"{mark}{CMD_START}{line[at + 2 : end]}{CMD_END}", end + 1
+        if at + 1 < n and line[at + 1] in "?#":
+            return f"{mark}{VAR_START}{line[at + 1]}{VAR_END}", at + 2
         match = re.match(r"\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*)", line[at + 1 :])
         if match:
-            return f"{VAR_START}{match.group(1) or match.group(2)}{VAR_END}", at + 1 + match.end()
+            return f"{mark}{VAR_START}{match.group(1) or match.group(2)}{VAR_END}", at + 1 + match.end()
         return "$", at + 1
+
+    def backquote(at: int, quoted: bool = False) -> tuple[str, int]:
+        end = line.find("`", at + 1)
+        if end < 0:
+            raise ShellSyntaxError("unterminated `")
+        return f"{'' if quoted else UNQUOTED}{CMD_START}{line[at + 1 : end]}{CMD_END}", end + 1
 
     def finish() -> None:
         nonlocal in_word, globbing
@@ -90,7 +111,10 @@ def tokenize(line: str) -> list[Word | Operator]:
                     literal(line[i + 1])
                     i += 2
                 elif c == "$":
-                    text, i = expand(i)
+                    text, i = expand(i, quoted=True)
+                    literal(text)
+                elif c == "`":
+                    text, i = backquote(i, quoted=True)
                     literal(text)
                 else:
                     literal(c)
@@ -102,6 +126,10 @@ def tokenize(line: str) -> list[Word | Operator]:
             i += 2
         elif c == "$":
             text, i = expand(i)
+            literal(text)
+            in_word = True
+        elif c == "`":
+            text, i = backquote(i)
             literal(text)
             in_word = True
         else:
@@ -137,6 +165,28 @@ def tokenize(line: str) -> list[Word | Operator]:
                 i += 1
     finish()
     return tokens
+
+
+def _closing(line: str, at: int) -> int:
+    """The index of the ``)`` closing the ``(`` at ``at`` (nested parentheses and quotes skipped)."""
+    depth, i, n = 0, at, len(line)
+    while i < n:
+        c = line[i]
+        if c in "'\"":
+            end = line.find(c, i + 1)
+            if end < 0:
+                raise ShellSyntaxError(f"unterminated {c}")
+            i = end
+        elif c == "\\":
+            i += 1
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    raise ShellSyntaxError("unexpected EOF (missing ')')")
 
 
 def glob_escape(text: str) -> str:

@@ -11,8 +11,9 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from .lexer import Operator, ShellSyntaxError, Word
+from .lexer import FIELD_SEP, UNQUOTED, Operator, ShellSyntaxError, Word
 
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 # What ends a pipeline: ; & and newlines end an and-or list, && and || join pipelines inside one.
 LIST_OPERATORS = (";", "&", "\n", "&&", "||")
 
@@ -52,8 +53,15 @@ def parse_pipeline(
     for token in it:
         if isinstance(token, Word):
             text = expand(token.text)
-            matches = glob(expand(token.pattern)) if token.pattern else []
-            commands[-1].argv.extend(matches or [text])  # no match: the word stays, as in sh
+            matches = glob(expand(token.pattern).replace(FIELD_SEP, " ")) if token.pattern else []
+            assigning = all(_ASSIGNMENT.match(word) for word in commands[-1].argv)
+            if matches:
+                commands[-1].argv.extend(matches)
+            elif UNQUOTED in token.text and not (assigning and _ASSIGNMENT.match(token.text)):
+                # An unquoted expansion splits into fields; one that gives nothing gives no word.
+                commands[-1].argv.extend(field for field in text.split(FIELD_SEP) if field)
+            else:
+                commands[-1].argv.append(text.replace(FIELD_SEP, " "))  # no match: the word stays
         elif token.text == "|":
             if not commands[-1].argv:
                 raise ShellSyntaxError("'|' unexpected")

@@ -20,6 +20,13 @@ class ShellExit(Exception):
         self.code = code
 
 
+class LoopControl(Exception):
+    """``break`` or ``continue`` (``kind``), ``levels`` loops out."""
+
+    def __init__(self, kind: str, levels: int = 1) -> None:
+        self.kind, self.levels = kind, levels
+
+
 class AndroidCommands(Protocol):
     """What the shell needs of the virtual phone."""
 
