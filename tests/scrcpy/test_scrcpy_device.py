@@ -118,3 +118,29 @@ async def test_pinch_and_the_clipboard_go_through_scrcpy_as_tools(scrcpy_device,
     await shell(client, "am broadcast -a clipper.set -e text 'from the phone'")
     assert await ok("get_clipboard") == {"text": "from the phone"}
     assert scrcpy_device.reasons == []
+
+
+async def test_settled_once_the_video_is_quiet_after_the_action(scrcpy_device, sim):
+    """The screen settled = no video for QUIET_S after the latest action and frame (the page's live
+    view reads the frames; here a task does)."""
+    from phone_agent.scrcpy.device import QUIET_S
+
+    scrcpy = scrcpy_device.scrcpy
+
+    async def read_video() -> None:
+        while True:
+            await scrcpy.read_packets()
+
+    reader = asyncio.ensure_future(read_video())
+    try:
+        await scrcpy_device.tap(*center_of(sim, "Settings"))
+        started = asyncio.get_running_loop().time()
+        assert await scrcpy_device.wait_settled(2000) is True
+        now = asyncio.get_running_loop().time()
+        assert now - started >= QUIET_S - 0.01
+        assert scrcpy.last_video_at > scrcpy_device.acted_at  # the change came as a frame, then quiet
+        assert now >= scrcpy.last_video_at + QUIET_S - 0.01
+        assert sim.phone.state()["screen"] == "settings/main"
+    finally:
+        reader.cancel()
+        await asyncio.gather(reader, return_exceptions=True)

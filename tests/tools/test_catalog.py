@@ -135,9 +135,11 @@ def test_parameters_match_the_specification():
     assert result["properties"]["includeSteps"]["default"] is True
     for name in ("abort_task", "get_latest_task", "get_device_status"):
         assert TOOLS_BY_NAME[name].input_schema["properties"] == {}
-    # take_screenshot's three optional parameters change nothing when left out (source: the phone's).
+    # take_screenshot's optional parameters change nothing when left out (source: the phone's; settle:
+    # a look after an action waits for the screen to settle, issue 19).
     shot = TOOLS_BY_NAME["take_screenshot"].input_schema["properties"]
-    assert set(shot) == {"maxSide", "format", "source"}
+    assert set(shot) == {"maxSide", "format", "source", "settle"}
+    assert shot["settle"]["type"] == "boolean" and "default" not in shot["settle"]
     assert shot["source"]["enum"] == ["phone", "live"] and "default" not in shot["source"]
     assert "required" not in TOOLS_BY_NAME["take_screenshot"].input_schema
 

@@ -19,11 +19,12 @@ from typing import Any
 
 from phone_agent.adb.client import AdbConnectionLost, AdbError, ServiceOpener
 from phone_agent.adb.dev_loop import DevLoopCalls
+from phone_agent.adb.hierarchy import HierarchyServer, HierarchyUnavailable, JarSource
 from phone_agent.adb.screen_info import SCREEN_INFO_COMMAND, parse_screen_info
 from phone_agent.adb.services import SyncClient, exec_out, join_command, quote, shell
 from phone_agent.adb.sync_protocol import SyncError
 from phone_agent.adb.ui_dump import parse_ui_dump
-from phone_agent.device.interface import DeviceInfo, UiNode, key_code
+from phone_agent.device.interface import TREE_DUMP, TREE_SERVER, DeviceInfo, UiNode, UiTree, key_code
 from phone_agent.device.shell_result import ShellResult
 from phone_agent.errors import DeviceError, PhoneDisconnectedError, command_exited
 
@@ -38,6 +39,7 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 COMMAND_TIMEOUT = 15.0
 SCREENSHOT_TIMEOUT = 20.0
 UI_DUMP_TIMEOUT = 30.0
+DUMP_IDLE_BACKOFF_S = (0.25, 0.5, 1.0)  # "could not get idle state": retried after each of these
 
 _SIZE = re.compile(r"(Physical|Override) size:\s*(\d+)x(\d+)")
 _PROP = re.compile(r"^\[([^\]]+)\]: \[(.*)\]$")
@@ -92,11 +94,20 @@ def phone_call(
 class AdbDevice(DevLoopCalls):
     """A phone as the tools and the agent use it. ``transport`` is ``usb``, ``tcp`` or ``adb-server``."""
 
-    def __init__(self, opener: ServiceOpener, *, transport: str, serial: str = "") -> None:
+    def __init__(
+        self,
+        opener: ServiceOpener,
+        *,
+        transport: str,
+        serial: str = "",
+        hierarchy_jar: JarSource | None = None,
+    ) -> None:
         self.opener = opener
         self.transport = transport
         self.serial = serial
         self._info: DeviceInfo | None = None
+        # u2.jar's hierarchy server reads the UI tree when the page has the jar; else `uiautomator dump`.
+        self.hierarchy = HierarchyServer(opener, hierarchy_jar) if hierarchy_jar is not None else None
 
     # ----- plumbing
 
@@ -291,9 +302,44 @@ class AdbDevice(DevLoopCalls):
         return matches[-1] if matches else None
 
     async def ui_nodes(self) -> list[UiNode]:
+        return (await self.ui_tree()).nodes
+
+    async def ui_tree(self) -> UiTree:
+        """The screen's nodes from the hierarchy server (u2.jar, one HTTP round trip), else from
+        ``uiautomator dump``; which one read them, and why the server was restarted or not used."""
+        server = self.hierarchy
+        if server is None:
+            return UiTree(await self._dump_nodes(), TREE_DUMP)
+        if not server.usable():
+            note = f"the hierarchy server is not used for now: {server.failure}"
+            return UiTree(await self._dump_nodes(), TREE_DUMP, note)
+        try:
+            with phone_call("the hierarchy server failed", remedy=RECONNECT_REMEDY):
+                xml = await server.dump()
+        except HierarchyUnavailable as exc:
+            note = f"the hierarchy server failed, so uiautomator dump read the screen: {exc}"
+            return UiTree(await self._dump_nodes(), TREE_DUMP, note)
+        note = f"the hierarchy server was restarted: {server.restart_reason}" if server.restart_reason else ""
+        return UiTree(parse_ui_dump(xml), TREE_SERVER, note)
+
+    async def wait_settled(self, timeout_ms: int) -> bool | None:
+        """The hierarchy server's wait for idle (the screen's accessibility events quiet), when it
+        runs; None when nothing on the phone can tell (it is not running)."""
+        server = self.hierarchy
+        if server is None or not server.up:  # a wait never starts it (the next read does)
+            return None
+        try:
+            with phone_call("the hierarchy server failed", remedy=RECONNECT_REMEDY):
+                return await server.wait_idle(timeout_ms)
+        except HierarchyUnavailable:
+            return None
+
+    async def _dump_nodes(self) -> list[UiNode]:
         """``uiautomator dump`` to a file and ``cat`` it in the same shell (one round trip to the phone
-        instead of a dump and a sync pull); retried once on "could not get idle state"."""
-        for attempt in (1, 2):
+        instead of a dump and a sync pull); "could not get idle state" (the screen animates) is
+        retried with a growing backoff."""
+        backoff = DUMP_IDLE_BACKOFF_S
+        for attempt in range(1, len(backoff) + 2):
             result = await self._run(
                 f"uiautomator dump {UI_DUMP_PATH} && cat {UI_DUMP_PATH}", timeout=UI_DUMP_TIMEOUT
             )
@@ -302,8 +348,8 @@ class AdbDevice(DevLoopCalls):
                 start = result.stdout.find(b"<hierarchy")
             head = result.stdout if start < 0 else result.stdout[:start]
             message = (head + result.stderr).decode("utf-8", "replace")
-            if "idle state" in message and attempt == 1:
-                await asyncio.sleep(0.5)
+            if "idle state" in message and attempt <= len(backoff):
+                await asyncio.sleep(backoff[attempt - 1])  # a retry's backoff, not a settle wait
                 continue
             if result.exit_code not in (0, -1) or "dumped to" not in message:
                 raise DeviceError(

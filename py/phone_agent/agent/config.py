@@ -21,7 +21,7 @@ class AgentConfig:
     image_max_side: int = 1024
     image_mime: str = "image/jpeg"
     image_quality: float = 0.8
-    settle_ms: int = 500  # after an action, before the next screenshot
+    settle_ms: int = 2_000  # the longest wait for the screen to settle after an action (0: none)
     model_retries: int = 1  # for retryable model failures (429, 5xx, a stalled stream)
     retry_delay_ms: int = 1_000
     stop_grace_ms: int = 1_000  # how long a cancelled run may take to unwind

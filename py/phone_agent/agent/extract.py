@@ -9,7 +9,7 @@ import base64
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from ..device.interface import Device
+from ..device.interface import Device, settle_screen
 from ..errors import DeviceError
 from ..tools.screen_source import png_size
 from .model import ChatModel, collect_turn
@@ -23,7 +23,7 @@ MATCH_WIDTH = 120  # columns of the renderings compared row by row
 @dataclass(frozen=True)
 class ExtractConfig:
     max_frames: int = 20
-    settle_ms: int = 400  # after each swipe, before the screenshot
+    settle_ms: int = 2_000  # the longest wait for the scroll to settle before the screenshot
     swipe_ms: int = 400
     swipe_from: float = 0.75  # of the scrolling area's height
     swipe_to: float = 0.28
@@ -94,8 +94,8 @@ async def extract_scrolling_content(
     note = ""
     while len(frames) < config.max_frames:
         await device.swipe(x, start_y, x, end_y, config.swipe_ms)
-        if config.settle_ms:
-            await sleep(config.settle_ms / 1000)
+        if config.settle_ms:  # the scroll settled (bounded), not a fixed sleep
+            await settle_screen(device, config.settle_ms)
         png = await device.screenshot_png()
         if png_size(png) != (width, height):
             note = "the screen's size changed while scrolling"

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..device.interface import Device
+from ..device.interface import Device, settle_screen
 from ..errors import DeviceError, ErrorCode, ToolError
 from ..tasks import AgentStep, AgentTask, StepStatus, ToolCallRecord
 from ..tools.screen_source import LiveScreen, LookTally
@@ -399,8 +399,8 @@ class StepResolver:
                 run.step.error = refused
                 return _ActionResult(False, refused, ends=StepStatus.FAILED)
         ok, result = await self._execute(action, run.observation)
-        if self.config.settle_ms:
-            await self.sleep(self.config.settle_ms / 1000)
+        if self.config.settle_ms:  # the screen settled (bounded), not a fixed sleep
+            await settle_screen(self.device, self.config.settle_ms)
         after = await self.look(run.observation)
         changed = screen_changed(run.observation.thumb, after.thumb)
         signature = (action.name, json.dumps(action.args, sort_keys=True))

@@ -16,10 +16,11 @@ A phone whose link drops while a task runs ends the task at once, failed, with t
 Settings decide the model at every task's start; with none configured, the dispatcher's ``agent`` is None and
 run_agent_task answers the "No model configured" error.
 
-Hidden page parameters for tests, slow phones and slow models: ``?agentSettleMs=N`` (the wait after
-each action and each scroll before the next screenshot; default 500 and 400 ms), ``?modelTimeoutMs=N``
-(the longest wait for a model's answer to begin; default 120 000) and ``?modelIdleMs=N`` (the longest
-silence inside a streamed answer; default 60 000). The model's two are read at each task's start.
+Hidden page parameters for tests, slow phones and slow models: ``?agentSettleMs=N`` (the longest wait
+for the screen to settle after each action and each scroll before the next look; default 2000 ms),
+``?modelTimeoutMs=N`` (the longest wait for a model's answer to begin; default 120 000) and
+``?modelIdleMs=N`` (the longest silence inside a streamed answer; default 60 000). The model's two are
+read at each task's start.
 """
 
 from __future__ import annotations

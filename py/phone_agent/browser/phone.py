@@ -25,6 +25,7 @@ from pyodide.ffi import create_proxy  # type: ignore[import-not-found]
 from ..adb.client import AdbClient, AdbError
 from ..adb.connection import ConnectionState
 from ..adb.device import AdbDevice
+from ..adb.hierarchy import HierarchyUnavailable
 from ..adb.smart_socket import AdbServerClient
 from ..agent.settings import ScreenSettings
 from ..errors import ToolError
@@ -45,6 +46,20 @@ from .phone_card import PhoneCard
 ADB_SERVER_TARGET = "127.0.0.1:5037"
 RECONNECT_FIRST_S = 0.5  # the first try after a drop; each failed try doubles the wait…
 RECONNECT_MAX_S = 8.0  # …up to this
+
+
+HIERARCHY_JAR_URL = "./static/vendor/u2/u2.jar"
+
+
+async def fetch_hierarchy_jar() -> bytes:
+    """The vendored hierarchy server (u2.jar), from the page's own origin; fetched only when the phone
+    does not have it yet."""
+    response = await js.fetch(HIERARCHY_JAR_URL)
+    if not response.ok:
+        raise HierarchyUnavailable(
+            f"the page has no u2.jar ({HIERARCHY_JAR_URL}: HTTP {response.status}); run scripts/setup"
+        )
+    return (await response.arrayBuffer()).to_bytes()
 
 
 class PhonePanel:
@@ -178,7 +193,8 @@ class PhonePanel:
             self._client, self._transport = client, transport
             await client.connect()
             serial = getattr(transport, "serial", "") or ""
-            await self._adopt(AdbDevice(client, transport=kind, serial=serial), description)
+            device = AdbDevice(client, transport=kind, serial=serial, hierarchy_jar=fetch_hierarchy_jar)
+            await self._adopt(device, description)
         except BaseException:
             await self._drop()
             raise
@@ -208,7 +224,9 @@ class PhonePanel:
                 return
             chosen = entries[0].serial
             opener = await server.device(chosen)
-            device = AdbDevice(opener, transport="adb-server", serial=chosen)
+            device = AdbDevice(
+                opener, transport="adb-server", serial=chosen, hierarchy_jar=fetch_hierarchy_jar
+            )
             await self._adopt(device, f"{chosen} (adb server)")
         except (AdbError, ToolError, ConnectionError, OSError, TimeoutError) as exc:
             self._say(f"Could not use the adb server: {exc}", "error")

@@ -8,6 +8,7 @@ TCP in CPython); the agent and the tools depend only on this interface. Pure: no
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -95,6 +96,49 @@ class UiNode:
     @property
     def label(self) -> str:
         return self.text or self.content_desc
+
+
+TREE_SERVER = "hierarchy-server"  # u2.jar's dumpWindowHierarchy, kept running on the phone
+TREE_DUMP = "uiautomator-dump"  # a `uiautomator dump` process per look (the fallback)
+
+
+@dataclass
+class UiTree:
+    """The screen's nodes and which source read them (``TREE_SERVER`` or ``TREE_DUMP``); ``note`` says
+    why the server was restarted or not used, when it was."""
+
+    nodes: list[UiNode]
+    source: str = TREE_DUMP
+    note: str = ""
+
+
+async def read_ui_tree(device: Any) -> UiTree:
+    """``device.ui_tree()`` where the Device has one, else its ``ui_nodes()`` (read by a dump)."""
+    reader = getattr(device, "ui_tree", None)
+    if reader is not None:
+        return await reader()
+    return UiTree(await device.ui_nodes())
+
+
+async def wait_settled(device: Any, timeout_ms: int) -> bool | None:
+    """``device.wait_settled(timeout_ms)`` where the Device can tell (True: settled, False: still moving
+    at the limit), else None."""
+    waiter = getattr(device, "wait_settled", None)
+    return None if waiter is None else await waiter(timeout_ms)
+
+
+async def settle_screen(device: Any, timeout_ms: int) -> int:
+    """Wait for the screen to settle after an action, at most ``timeout_ms`` (``wait_settled`` where
+    the Device can tell; nothing where it cannot). The milliseconds it waited."""
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    if timeout_ms > 0:
+        try:
+            async with asyncio.timeout(timeout_ms / 1000 + 1):
+                await wait_settled(device, timeout_ms)
+        except TimeoutError:
+            pass
+    return round((loop.time() - started) * 1000)
 
 
 @dataclass(frozen=True)
@@ -195,7 +239,9 @@ class Device(Protocol):
         ...
 
     async def ui_nodes(self) -> list[UiNode]:
-        """The current screen's uiautomator nodes, flattened in document order."""
+        """The current screen's uiautomator nodes, flattened in document order. A Device may also
+        have ``ui_tree()`` (the nodes and which source read them) and ``wait_settled(timeout_ms)``
+        (the screen stopped moving); ``read_ui_tree`` and ``wait_settled`` above use them if so."""
         ...
 
     async def screen_info(self) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from .interface import Device, FileEntry, UiNode
+from .interface import Device, FileEntry, UiNode, UiTree, read_ui_tree, wait_settled
 from .shell_result import ShellResult
 
 T = TypeVar("T")
@@ -64,6 +64,12 @@ class DeviceWrapper:
 
     async def ui_nodes(self) -> list[UiNode]:
         return await self._around(self.device.ui_nodes())
+
+    async def ui_tree(self) -> UiTree:
+        return await self._around(read_ui_tree(self.device))
+
+    async def wait_settled(self, timeout_ms: int) -> bool | None:
+        return await self._around(wait_settled(self.device, timeout_ms))
 
     async def screen_info(self) -> dict[str, Any]:
         return await self._around(self.device.screen_info())

@@ -72,6 +72,7 @@ class ScrcpyClient:
         self.clipboard_acks: dict[int, asyncio.Future[None]] = {}
         self.clipboard_waiters: list[asyncio.Future[str]] = []
         self.closed = False
+        self.last_video_at = 0.0  # the event loop's time of the latest video bytes
 
     @property
     def video_size(self) -> tuple[int, int]:
@@ -213,6 +214,7 @@ class ScrcpyClient:
             chunk = await self._video.read(VIDEO_READ_TIMEOUT)
             if not chunk:
                 raise ScrcpyClosed(self._server_failed() or self._why_closed())
+            self.last_video_at = asyncio.get_running_loop().time()  # the screen moved (or repeated)
             self._pending += self._feed(chunk)
         packets, self._pending = self._pending, []
         return packets

@@ -51,6 +51,8 @@ KEYCODE_NUMBERS: dict[str, int] = {
     "KEYCODE_PASTE": 279,
 }
 MOVE_STEP_S = 1 / 60  # a swipe's MOVE events, one per display frame
+QUIET_S = 0.1  # the video stream quiet this long after the latest action and frame: the screen settled
+FIRST_FRAME_S = 0.3  # after an action, a frame showing its change is awaited this long (encode latency)
 ACK_TIMEOUT = 3.0
 
 
@@ -86,6 +88,42 @@ class ScrcpyDevice(DeviceWrapper):
         self._lock = asyncio.Lock()  # one gesture at a time: touches of two gestures must not interleave
         # Set by the page: start/stop_recording mux the stream itself instead of running screenrecord.
         self.recorder: StreamRecording | None = None
+        self.acted_at = 0.0  # the event loop's time of the latest message sent
+
+    async def wait_settled(self, timeout_ms: int) -> bool | None:
+        """Settled when the video stream has been quiet for ``QUIET_S`` since the latest frame after
+        the latest action (or no frame came ``FIRST_FRAME_S`` after it: nothing changed), or when the
+        wrapped Device says so first (the hierarchy server's wait for idle)."""
+        if not self.active:
+            return await super().wait_settled(timeout_ms)
+        quiet = asyncio.ensure_future(self._quiet(timeout_ms / 1000))
+        inner = asyncio.ensure_future(super().wait_settled(timeout_ms))
+        try:
+            pending = {quiet, inner}
+            while pending:
+                done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    if task.exception() is None and task.result() is not None:
+                        return task.result()
+            return None
+        finally:
+            for task in (quiet, inner):
+                task.cancel()
+            await asyncio.gather(quiet, inner, return_exceptions=True)
+
+    async def _quiet(self, limit_s: float) -> bool:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + limit_s
+        while True:
+            now = loop.time()
+            frame, acted = self.scrcpy.last_video_at, self.acted_at
+            # no frame since the action yet: its change may still be on its way (or change nothing)
+            due = frame + QUIET_S if frame > acted else acted + FIRST_FRAME_S
+            if due <= now:
+                return True
+            if now >= deadline:
+                return False
+            await asyncio.sleep(min(due, deadline) - now)  # until the stream has been quiet long enough
 
     @property
     def active(self) -> bool:
@@ -110,6 +148,7 @@ class ScrcpyDevice(DeviceWrapper):
         try:
             for message in messages:
                 await self.scrcpy.send(message)
+            self.acted_at = asyncio.get_running_loop().time()
             return True
         except (ScrcpyClosed, AdbError, ConnectionError) as exc:
             self._fall_back(f"the scrcpy control socket failed: {exc or type(exc).__name__}")

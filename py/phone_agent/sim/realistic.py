@@ -137,6 +137,27 @@ COSTS: dict[str, Cost] = {
             "AOSP InsetsController's IME animation (ANIMATION_DURATION_SHOW_MS = 275, HIDE 340 ms)",
         ),
         Cost(
+            "hierarchy_dump",
+            0.06,
+            0.1,
+            0.3,
+            "the hierarchy server's dumpWindowHierarchy (u2.jar, already running): walk the accessibility "
+            "tree and answer the XML over HTTP; no app_process start, no idle wait",
+            "u2.jar's AccessibilityNodeInfoDumper.dumpWindowHierarchy in the running server; users "
+            "measure Android u2's dump_hierarchy under 100 ms (codematrixer/hmdriver2#10) and 'usually "
+            "very fast' (openatx/uiautomator2#116), slower on screens that keep changing",
+        ),
+        Cost(
+            "hierarchy_start",
+            0.8,
+            1.2,
+            2.0,
+            "starting the hierarchy server: app_process with u2.jar, a UiAutomation connect, then its "
+            "HTTP server answers /ping",
+            "uiautomator2 core.py launch_uiautomator/_wait_app_process_ready (polls /ping every 0.5 s, up "
+            "to 30 s); dalvikvm start ~0.3 s plus UiAutomation.connect as for `uiautomator dump`",
+        ),
+        Cost(
             "shell_command",
             0.004,
             0.008,
@@ -154,6 +175,9 @@ COSTS: dict[str, Cost] = {
 # retries are exercised) in seconds.
 IDLE_STATE_ERROR = "ERROR: could not get idle state.\n"
 IDLE_TIMEOUT_S = 1.0  # waitForIdle's idle window: no event for this long counts as idle
+# The hierarchy server's waitForIdle is UiDevice.waitForIdle(timeout): QueryController waits for
+# QUIET_TIME_TO_BE_CONSIDERD_IDLE_STATE (500 ms) without accessibility events.
+HIERARCHY_IDLE_QUIET_S = 0.5
 FRAME_INTERVAL_S = 1 / 30  # how often an animation moves the screen (a 30 Hz stand-in for vsync)
 
 # Fling physics, as Android's OverScroller (SplineOverScroller) computes them.

@@ -22,6 +22,7 @@ from typing import Any, Literal, TypeVar
 from phone_agent.adb.connection import ConnectionState, Side, make_banner
 from phone_agent.adb.keys import AdbPublicKey
 from phone_agent.sim.connection import AdbdConnection, ServiceHandler
+from phone_agent.sim.hierarchy_server import SimHierarchy
 from phone_agent.sim.scrcpy_server.process import SimScrcpy
 from phone_agent.sim.vfs import VirtualFileSystem
 
@@ -84,6 +85,7 @@ class SimulatedPhoneServer:
         fs: VirtualFileSystem | None = None,
         delayed_ack: bool = True,
         scrcpy: bool = False,
+        hierarchy: bool | None = None,
         realistic: Any = None,
     ) -> None:
         if auth not in ("accept", "prompt", "none"):
@@ -113,6 +115,8 @@ class SimulatedPhoneServer:
         # scrcpy 2.5 under app_process: on for `phone-agent sim` and `serve --sim` (their --no-scrcpy
         # turns it off); off by default here, so a test phone is a screencap-only phone unless asked.
         self.scrcpy = SimScrcpy(self, enabled=scrcpy)
+        # u2.jar's hierarchy server under app_process: where app_process runs (scrcpy on) unless told.
+        self.hierarchy = SimHierarchy(self, enabled=scrcpy if hierarchy is None else hierarchy)
 
     @property
     def serial(self) -> str:

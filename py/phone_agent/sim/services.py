@@ -163,6 +163,13 @@ def parse_service(name: str) -> tuple[str, list[str], str]:
 def find_service(server: ServiceHost, name: str) -> ServiceHandler | None:
     """The handler for an OPEN's service name, or None (the OPEN is refused with CLSE)."""
     kind, options, arg = parse_service(name)
+    hierarchy = getattr(server, "hierarchy", None)
+    if kind in ("shell", "exec") and arg.strip() and hierarchy is not None:
+        started = hierarchy.shell_handler(arg, v2=kind == "shell" and "v2" in options)
+        if started is not None:  # app_process running the hierarchy server (sim/hierarchy_server.py)
+            return started
+    if kind == "tcp" and hierarchy is not None:
+        return hierarchy.tcp_handler(arg)
     if kind in ("shell", "exec") and arg.strip():
         recorder = screenrecord_handler(server, arg, v2=kind == "shell" and "v2" in options)
         if recorder is not None:  # screenrecord runs beside the shell (sim/screenrecord.py)

@@ -33,6 +33,7 @@ from .spec import (
     object_schema,
     result_schema,
 )
+from .targets import SETTLE_ARGUMENT
 
 __all__ = [
     "DEFAULT_TASK_TIMEOUT_MS",
@@ -99,6 +100,7 @@ SCREENSHOT_SCHEMA = result_schema(
         "scaleX": {"type": "number"},
         "scaleY": {"type": "number"},
         "source": {"type": "string", "enum": list(SCREENSHOT_SOURCES)},
+        "settledMs": INTEGER,
         "secure": BOOLEAN,
     },
     ["width", "height", "format", "deviceWidth", "deviceHeight"],
@@ -167,6 +169,7 @@ async def get_latest_task(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
 async def take_screenshot(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
 
     phone = env.session()
+    args = {**args, "settledMs": await phone.settle(args.get("settle", True))}
     if args.get("source", PHONE_SOURCE) == LIVE_SOURCE:
         # The live view's latest scrcpy frame (at the stream's size), or why there is none.
         look = await live_look(phone.live_screen)
@@ -214,6 +217,7 @@ async def _screenshot_answer(
             "scaleX": 1.0,
             "scaleY": 1.0,
             "source": source,
+            "settledMs": args.get("settledMs", 0),
         }
         return {**png_result(png), "structuredContent": structured}
     if scale >= 1.0 and wanted == "png":  # a live frame at the stream's size: as it is
@@ -234,6 +238,7 @@ async def _screenshot_answer(
         "scaleX": round(scale_x, 6),
         "scaleY": round(scale_y, 6),
         "source": source,
+        "settledMs": args.get("settledMs", 0),
     }
     note = (
         f"The image is {image_w}x{image_h} pixels of a {device_w}x{device_h} screen. Device pixels (what "
@@ -394,6 +399,7 @@ SPEC_TOOLS: tuple[ToolSpec, ...] = (
                     "page's live view's latest scrcpy frame (at the stream's size, fast), answered only "
                     "while scrcpy runs and its last frame is fresh; otherwise an error says why.",
                 },
+                "settle": SETTLE_ARGUMENT,
             }
         ),
         read_only=True,

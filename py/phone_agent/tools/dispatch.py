@@ -212,7 +212,11 @@ class ToolDispatcher:
                 await self.before_call(tool.name, clean, channel)
             acted = await self._before_recorded(tool.name, clean)
             env = CallEnv(channel, service=self, progress=progress, secrets=self.secrets)
-            result = await tool.run(env, clean)
+            try:
+                result = await tool.run(env, clean)
+            finally:
+                if not tool.read_only and self._session is not None:
+                    self._session.state.acted()  # the next look waits for the screen to settle
             if self.flow_recorder.active and not result.get("isError"):
                 self.flow_recorder.add(tool.name, clean, acted)
         except Exception as exc:  # a failure, even a bug, reaches the caller as a result

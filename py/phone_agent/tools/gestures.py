@@ -20,7 +20,6 @@ from .targets import ELEMENT_SCHEMA, TARGET, parse_tool_target, resolve
 DEFAULT_LONG_PRESS_MS = 800
 DEFAULT_SWIPE_MS = 300
 MAX_GESTURE_MS = 10_000
-SCROLL_SETTLE_S = 0.35
 DIRECTIONS = ("up", "down", "left", "right")
 
 X = {"type": "integer", "minimum": 0, "maximum": 100_000, "description": "Device pixels from the left."}
@@ -352,7 +351,7 @@ async def scroll_to(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
         x1, y1, x2, y2 = direction_points(_scroll_area(snapshot), _SCROLL_FINGER[direction], None)
         await phone.device.swipe(x1, y1, x2, y2, DEFAULT_SWIPE_MS)
         swipes += 1
-        await phone.sleep(SCROLL_SETTLE_S)
+        phone.state.acted()  # the next read waits for the scroll to settle (bounded)
 
 
 SCROLL_TO = ToolSpec(

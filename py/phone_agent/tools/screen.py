@@ -12,21 +12,19 @@ import asyncio
 import json
 from typing import Any
 
+from ..device.interface import TREE_DUMP, TREE_SERVER
 from .apps import APP_SCHEMA, app_json, current_app_or_none
-from .locators import ScreenSnapshot
 from .results import action_result
 from .spec import BOOLEAN, INTEGER, STRING, CallEnv, ToolSpec, object_schema, result_schema
-from .targets import ELEMENT_SCHEMA, TARGET, parse_tool_target
+from .targets import ELEMENT_SCHEMA, SETTLE_ARGUMENT, TARGET, parse_tool_target
 
 DEFAULT_MAX_ELEMENTS = 200
 
 
 async def list_elements(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
     phone = env.session()
-    nodes, focus = await asyncio.gather(phone.device.ui_nodes(), current_app_or_none(phone.device))
-    snapshot = ScreenSnapshot.from_nodes(nodes)
-    if snapshot.width and snapshot.height:
-        phone.state.screen_size = (snapshot.width, snapshot.height)
+    settled_ms = await phone.settle(args.get("settle", True))
+    snapshot, focus = await asyncio.gather(phone.screen(settle=False), current_app_or_none(phone.device))
     phone.state.snapshot = snapshot
     chosen = snapshot.elements
     if "target" in args:
@@ -43,7 +41,11 @@ async def list_elements(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
         "screen": {"width": snapshot.width, "height": snapshot.height},
         "total": len(chosen),
         "truncated": len(shown) < len(chosen),
+        "treeSource": phone.state.tree_source,
+        "settledMs": settled_ms,
     }
+    if phone.state.tree_note:
+        structured["treeNote"] = phone.state.tree_note
     lines = "\n".join(element.line() for element in shown) or (
         f'(no element matches "{args["target"]}")' if "target" in args else "(no elements on this screen)"
     )
@@ -51,7 +53,10 @@ async def list_elements(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
         f"{len(shown)} of {len(chosen)} elements"
         f"{' matching ' + args['target'] if 'target' in args else ''}; app "
         f"{app['packageName'] or 'unknown'}; screen {snapshot.width}x{snapshot.height} (device pixels). "
-        "Refs are valid until the screen changes; coordinates are element centres."
+        "Refs are valid until the screen changes; coordinates are element centres. "
+        f"Read by {phone.state.tree_source}"
+        + (f" ({phone.state.tree_note})" if phone.state.tree_note else "")
+        + (f", after the screen settled ({settled_ms} ms)." if settled_ms else ".")
     )
     book = env.secrets if env.secrets is not None else getattr(env.service, "secrets", None)
     redact = getattr(book, "redact", None)
@@ -79,6 +84,7 @@ LIST_ELEMENTS = ToolSpec(
                 "default": DEFAULT_MAX_ELEMENTS,
                 "description": "At most this many elements (default 200).",
             },
+            "settle": SETTLE_ARGUMENT,
         }
     ),
     read_only=True,
@@ -91,6 +97,9 @@ LIST_ELEMENTS = ToolSpec(
             "screen": result_schema({"width": INTEGER, "height": INTEGER}, ["width", "height"]),
             "total": INTEGER,
             "truncated": BOOLEAN,
+            "treeSource": {"type": "string", "enum": [TREE_SERVER, TREE_DUMP]},
+            "treeNote": STRING,
+            "settledMs": INTEGER,
         },
         ["elements", "app", "screen"],
     ),

@@ -12,17 +12,33 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..device.interface import Device
+from ..device.interface import Device, read_ui_tree, settle_screen
 from .locators import ScreenSnapshot
+
+SETTLE_TIMEOUT_MS = 2_000  # the longest a look waits for the screen to settle after an action
+TREE_REUSE_MS = 5_000  # a tree read this recently, with no action since, resolves a target again
 
 
 @dataclass
 class SessionState:
-    """What the tools remember about the connected phone: the latest screen handed out (its refs) and
-    the screen size. A new phone gets a new state."""
+    """What the tools remember about the connected phone: the latest screen handed out (its refs), the
+    latest screen read (and how), the screen size, and how many actions have been sent (so a look
+    knows whether the screen may still move, and a target whether the tree just read still holds).
+    A new phone gets a new state."""
 
     snapshot: ScreenSnapshot | None = None
     screen_size: tuple[int, int] | None = None
+    actions: int = 0
+    settled_actions: int = 0  # ``actions`` when a look last waited for the screen to settle
+    latest: ScreenSnapshot | None = None  # the latest tree read, handed out or not
+    latest_actions: int = -1  # ``actions`` when it was read
+    latest_at_ms: float = 0.0
+    tree_source: str = ""
+    tree_note: str = ""
+
+    def acted(self) -> None:
+        """An action went to the phone: the screen may move, and the tree read before is history."""
+        self.actions += 1
 
 
 def _monotonic_ms() -> float:
@@ -42,12 +58,38 @@ class DeviceSession:
     live_screen: Any = None  # screen_source.LiveScreen: the page's scrcpy live view (take_screenshot "live")
     verify_refs: bool = True
 
-    async def screen(self) -> ScreenSnapshot:
-        """A fresh UI dump as a snapshot (not yet handed out: its refs are not the caller's)."""
-        snapshot = ScreenSnapshot.from_nodes(await self.device.ui_nodes())
+    async def screen(self, *, settle: bool = True) -> ScreenSnapshot:
+        """The screen's tree read now (after it settled, if an action came since the last look) as a
+        snapshot, not yet handed out (its refs are not the caller's)."""
+        await self.settle(settle)
+        tree = await read_ui_tree(self.device)
+        snapshot = ScreenSnapshot.from_nodes(tree.nodes)
         if snapshot.width and snapshot.height:
             self.state.screen_size = (snapshot.width, snapshot.height)
+        state = self.state
+        state.latest, state.latest_actions, state.latest_at_ms = snapshot, state.actions, self.monotonic_ms()
+        state.tree_source, state.tree_note = tree.source, tree.note
         return snapshot
+
+    def recent_screen(self) -> ScreenSnapshot | None:
+        """The tree read last, if no action came after it and it is recent: a target resolves
+        against it instead of reading the screen again."""
+        state = self.state
+        if state.latest is None or state.latest_actions != state.actions:
+            return None
+        if self.monotonic_ms() - state.latest_at_ms > TREE_REUSE_MS:
+            return None
+        return state.latest
+
+    async def settle(self, enabled: bool = True, timeout_ms: int = SETTLE_TIMEOUT_MS) -> int:
+        """Wait (at most ``timeout_ms``) for the screen to settle if an action came since the last
+        look: the scrcpy stream quiet, or the hierarchy server idle. The milliseconds it waited."""
+        state = self.state
+        if state.settled_actions == state.actions or not enabled:
+            state.settled_actions = state.actions
+            return 0
+        state.settled_actions = state.actions
+        return await settle_screen(self.device, timeout_ms)
 
     async def screen_size(self) -> tuple[int, int]:
         if self.state.screen_size is None:

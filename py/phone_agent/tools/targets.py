@@ -61,6 +61,13 @@ ELEMENT_SCHEMA: dict[str, Any] = {
 }
 
 
+SETTLE_ARGUMENT = {  # no schema default: left out, the call is forwarded as it was written
+    "type": "boolean",
+    "description": "After an action, wait (at most 2 s) for the screen to settle before looking "
+    "(default true; the answer's settledMs says how long). false: look at once.",
+}
+
+
 @dataclass(frozen=True)
 class Found:
     """The element a target named, and how many elements it matched (the first in reading order)."""
@@ -81,7 +88,9 @@ def parse_tool_target(tool: str, text: str) -> Target:
 
 async def resolve(env: DeviceSession, tool: str, text: str, *, touch: bool = False) -> Found:
     """The element a target names on the screen as it is now (ToolError when none does); with ``touch``
-    (the tool touches it), off_screen when the soft keyboard covers it."""
+    (the tool touches it), off_screen when the soft keyboard covers it. The tree just read stands for
+    the screen when no action came after it (no second read of the phone); a locator it does not match
+    is looked for on a fresh read (the screen may have changed by itself)."""
     found, snapshot = await _resolve(env, tool, text)
     if touch and snapshot is not None and snapshot.under_keyboard(found.element):
         assert snapshot.keyboard is not None
@@ -91,20 +100,24 @@ async def resolve(env: DeviceSession, tool: str, text: str, *, touch: bool = Fal
 
 async def _resolve(env: DeviceSession, tool: str, text: str) -> tuple[Found, ScreenSnapshot | None]:
     target = parse_tool_target(tool, text)
+    recent = env.recent_screen()
     if target.ref is not None:
         snapshot = env.state.snapshot
         old = snapshot.by_ref.get(target.ref) if snapshot is not None else None
         if old is None:
             raise errors.unknown_ref(target.ref)
-        if not env.verify_refs:
+        if not env.verify_refs or (recent is not None and recent is snapshot):
             return Found(old, 1), snapshot
-        fresh = await env.screen()
+        fresh = recent or await env.screen()
         same = fresh.find_same(old)
         if same is None:
             raise errors.stale_ref(target.ref)
         return Found(same, 1), fresh
-    fresh = await env.screen()
-    found = target.find(fresh)
+    fresh = recent
+    found = target.find(recent) if recent is not None else []
+    if not found:  # not on the tree just read (or none): the screen as it is now
+        fresh = await env.screen()
+        found = target.find(fresh)
     if not found:
         raise errors.no_such_element(str(target))
     return Found(found[0], len(found)), fresh

@@ -19,7 +19,6 @@ from .spec import BOOLEAN, INTEGER, STRING, CallEnv, ToolSpec, object_schema, re
 from .targets import TARGET, resolve
 
 MAX_TEXT_CHARS = 5_000
-TAP_FIELD_SETTLE_S = 0.15
 MAX_CLEAR_CHARS = 500
 
 
@@ -41,7 +40,8 @@ async def type_into(env: CallEnv, text: str, args: dict[str, Any], *, shown: str
         found = await resolve(phone, "type_text", args["target"], touch=True)
         field_element = found.element
         await phone.device.tap(*field_element.center)
-        await phone.sleep(TAP_FIELD_SETTLE_S)
+        phone.state.acted()
+        await phone.settle()  # the field takes the focus (the keyboard rises): bounded, not a sleep
         structured.update({"target": args["target"], "matches": found.matches})
     if args.get("clear"):
         if field_element is None:

@@ -50,15 +50,24 @@ def cat(shell: ShellSession, argv: list[str], stdin: bytes | None) -> ShellResul
 
 
 def sha256sum(shell: ShellSession, argv: list[str], stdin: bytes | None) -> ShellResult:
+    return _digest_sum(shell, argv, stdin, "sha256")
+
+
+def md5sum(shell: ShellSession, argv: list[str], stdin: bytes | None) -> ShellResult:
+    return _digest_sum(shell, argv, stdin, "md5")
+
+
+def _digest_sum(shell: ShellSession, argv: list[str], stdin: bytes | None, algorithm: str) -> ShellResult:
+    """toybox's sha256sum and md5sum: ``DIGEST  NAME`` a line; a file that cannot be read says why."""
     out, err, code = bytearray(), bytearray(), 0
     for name in argv[1:] or ["-"]:
         try:
             data = shell.stdin(stdin) if name == "-" else shell.fs.read_file(shell.path(name))
         except OSError as exc:
-            err += f"sha256sum: {name}: {reason(exc)}\n".encode()
+            err += f"{argv[0]}: {name}: {reason(exc)}\n".encode()
             code = 1
             continue
-        out += f"{hashlib.sha256(data).hexdigest()}  {name}\n".encode()
+        out += f"{hashlib.new(algorithm, data).hexdigest()}  {name}\n".encode()
     return ShellResult(bytes(out), bytes(err), code)
 
 
@@ -445,4 +454,5 @@ BUILTINS: dict[str, Builtin] = {
     "tail": head_tail,
     "wc": wc,
     "sha256sum": sha256sum,
+    "md5sum": md5sum,
 }
