@@ -147,6 +147,32 @@ async def test_a_newcomer_starts_the_simulated_phone_from_the_page(browser, serv
         assert not await page.is_visible("#sim-offer")
         status = await page.webmcp.call_tool("get_device_status", {})
         assert json.loads(status["content"][0]["text"])["connected"] is True
+        # the phone `serve --sim` starts: scrcpy runs on it, and the Settings card says so
+        await page.wait_for_selector("canvas#screen[data-source=scrcpy]", state="attached", timeout=30_000)
+        await page.wait_for_function(
+            "document.getElementById('settings-screen-state').textContent.startsWith('Live view: scrcpy')"
+        )
+        live = await page.webmcp.call_tool("take_screenshot", {"source": "live"})
+        assert not live.get("isError"), live
+
+
+async def test_with_serve_sim_the_button_connects_to_its_phone_and_starts_no_other(browser):
+    from tests.support import ServedPhoneAgent
+
+    sim_port = free_port()
+    server = ServedPhoneAgent("--sim", "--sim-port", str(sim_port))
+    try:
+        async with open_page(browser, server.base + "/") as (page, _watch):
+            await page.wait_for_selector("html[data-phone=connected]", state="attached", timeout=30_000)
+            await page.click("#disconnect")
+            await page.wait_for_selector("#sim-offer:not([hidden])", timeout=10_000)
+            await page.click("#start-sim")
+            await page.wait_for_selector("html[data-phone=connected]", state="attached", timeout=30_000)
+            assert f"127.0.0.1:{sim_port}" in (await page.text_content(".card--phone") or "")
+    finally:
+        log = server.stop()
+    assert log.count("simulated phone") == 1, log  # the one `--sim` announced, no other started
+    assert "asked for by the page" not in log, log
 
 
 def test_only_a_same_origin_page_may_start_the_simulated_phone(served):

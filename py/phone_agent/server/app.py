@@ -134,6 +134,7 @@ def build_app(
     page_defaults: Mapping[str, object] | None = None,
     pairing: PairingGate | None = None,
     mcp: McpService | None = None,
+    sim_on_demand: SimOnDemand | None = None,
 ) -> Starlette:
     bridge_policy = bridge or BridgePolicy()
     answer = api_config(page_defaults)
@@ -201,7 +202,7 @@ def build_app(
         finally:
             relay.page_disconnected(page)
 
-    sim_on_demand = SimOnDemand()
+    sim_on_demand = sim_on_demand or SimOnDemand()
     routes = [
         Route("/api/config", config, methods=["GET"]),
         Route(SIM_PATH, sim_on_demand.handle, methods=["POST"]),

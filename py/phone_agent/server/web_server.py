@@ -22,6 +22,7 @@ from .mcp_http import MCP_PATH, McpHttpEndpoint
 from .options import ServerOptions
 from .pairing import PairingGate
 from .relay import Relay
+from .sim_on_demand import SimOnDemand
 from .uvicorn_task import ServerRecord, UvicornTask, server_identity, watch_idle
 
 log = logging.getLogger("phone_agent.server")
@@ -74,6 +75,8 @@ class WebServer:
             },
             pairing=pairing,
             mcp=McpService(self.mcp_endpoint, self.identity, self.stop_requested.set),
+            # With --sim the page's "Start the simulated phone" answers the phone already running.
+            sim_on_demand=SimOnDemand(options.default_device if options.sim else None),
         )
         self._uvicorn = UvicornTask(
             app,
