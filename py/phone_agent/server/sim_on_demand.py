@@ -4,9 +4,9 @@ The page offers "Start the simulated phone" when it has no phone; the server ans
 simulated phone is: ``{"device": "tcp:127.0.0.1:PORT"}``. With ``serve --sim`` that is the phone it
 already runs; otherwise it starts one (once, on 127.0.0.1, a free port: 5555 may be another
 server's ``--sim``). Both are made by ``start_server_sim``, so the page's button gives the very
-phone ``serve --sim`` does
-(scrcpy 2.5 under app_process included). Only a same-origin request from this machine may ask: a page
-of another site, or another host on the network, cannot make this server start anything.
+phone ``serve --sim`` does (scrcpy 2.5 under app_process included). Only a same-origin request from
+this machine may ask: a page of another site, or another host on the network, cannot make this server
+start anything.
 """
 
 from __future__ import annotations
