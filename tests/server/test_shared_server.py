@@ -485,6 +485,39 @@ def test_mcp_sim_starts_a_background_server_with_the_simulated_phone(tmp_path: P
     assert port_is_free(sim_port)
 
 
+def test_two_fronts_started_together_start_one_server_and_the_other_joins_it(tmp_path: Path) -> None:
+    """Two ``phone-agent mcp --sim`` started 0.2 s apart with no server yet: one starts it (holding the
+    start lock, as adb's server start does), the other waits and joins; the log has one start, no error."""
+    from phone_agent.server import credentials
+
+    port, sim_port = free_port(), free_port()
+    command = [PHONE_AGENT, "mcp", "--sim", "--sim-port", str(sim_port), "--port", str(port)]
+    fronts, errs = [], [tmp_path / "front-0.err", tmp_path / "front-1.err"]
+    try:
+        for err in errs:
+            with err.open("wb") as sink:
+                quiet = {"stdin": subprocess.PIPE, "stdout": subprocess.DEVNULL, "stderr": sink}
+                fronts.append(subprocess.Popen(command, **quiet))
+            time.sleep(0.2)
+        deadline = time.monotonic() + 60  # both have said where the page is: each reached the server
+        while time.monotonic() < deadline and not all("open http" in err.read_text() for err in errs):
+            assert all(front.poll() is None for front in fronts), [err.read_text() for err in errs]
+            time.sleep(0.1)
+    finally:
+        for front in fronts:
+            assert front.stdin is not None
+            front.stdin.close()
+            front.wait(10)
+        stop_server(port)
+    said = [err.read_text() for err in errs]
+    started = [text for text in said if "started phone-agent serve in the background" in text]
+    joined = [text for text in said if f"using the phone-agent server on port {port}" in text]
+    assert (len(started), len(joined)) == (1, 1), said
+    log = credentials.background_log_path(port).read_text()
+    assert log.count("--- phone-agent serve started by phone-agent mcp") == 1, log
+    assert "address already in use" not in log and "error" not in log.lower(), log
+
+
 async def test_an_http_client_that_vanishes_mid_call_costs_the_page_nothing(mcp_serve: ServeProcess) -> None:
     # The fault matrix's "HTTP client vanishing mid-call": its connection drops with no cancel sent.
     # The page is told to cancel the call (no one can receive its answer), stays paired and usable,
