@@ -100,6 +100,14 @@ async def test_clicks_drags_wheel_keys_and_buttons_reach_the_phone(browser, serv
         await eventually(_is(lambda: field_focused(sim)))  # the tap reached the phone first
         await page.keyboard.type("on my way")
         await eventually(_is(lambda: "on my way" in field_texts(sim)))
+        # text that arrives as input events, not keys (Chromium inserts é and 你好 as text, as an IME
+        # or a dead key would), and a composition and a paste-like insertion, reach the phone whole
+        await page.keyboard.type(" Hi café 你好")
+        await eventually(_is(lambda: "on my way Hi café 你好" in field_texts(sim)))
+        await page.keyboard.insert_text(" Привет 👋")
+        await eventually(_is(lambda: "on my way Hi café 你好 Привет 👋" in field_texts(sim)))
+        rows = page.locator("#activity .activity__row", has_text="type_text")
+        assert await rows.count() >= 1
 
 
 def centre_of_input(sim: SimulatedPhoneServer) -> tuple[int, int]:
