@@ -28,7 +28,7 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from .. import __version__
-from ..relay.frames import CLOSE_UNPAIRED
+from ..relay.frames import CLOSE_SHUTDOWN, CLOSE_SHUTDOWN_REASON, CLOSE_UNPAIRED
 from .access import AccessGuard, AccessPolicy
 from .adb_bridge import BridgePolicy, serve_bridge
 from .mcp_http import MCP_PATH, McpHttpEndpoint, unauthorized
@@ -183,8 +183,14 @@ def build_app(
         await serve_bridge(websocket, bridge_policy)
 
     async def relay_socket(websocket: WebSocket) -> None:
+        if relay.closing:  # the server is stopping: a page that retries at once is turned away quietly
+            await websocket.close(code=CLOSE_SHUTDOWN)
+            return
         await websocket.accept()
         if not await pair(websocket):
+            return
+        if relay.closing:  # stopped while pairing (no await between this check and the attach)
+            await websocket.close(code=CLOSE_SHUTDOWN, reason=CLOSE_SHUTDOWN_REASON)
             return
         origin = websocket.headers.get("origin", "?")
         page = await relay.page_connected(StarletteLink(websocket), f"page ({origin})")

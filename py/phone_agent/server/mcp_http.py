@@ -5,11 +5,14 @@
 constant time and the token is never logged. ``McpHttpEndpoint`` runs the SDK's
 ``StreamableHTTPSessionManager`` for one low-level ``Server`` (many clients at once, each its own
 session, all sharing the one relay and page) and counts the requests in flight, which is how the server
-knows whether any client is still there (``idle_for``).
+knows whether any client is still there (``idle_for``). When the server stops, ``close_streams`` ends
+the requests still open (a client's standing GET stream) as if their clients had gone, so the stop
+waits on none of them.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -19,7 +22,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from .credentials import same_secret
 
@@ -71,6 +74,8 @@ class McpHttpEndpoint:
         self.manager = StreamableHTTPSessionManager(app=server, session_idle_timeout=SESSION_IDLE_S)
         self.in_flight = 0
         self._last_request = time.monotonic()
+        self._closing = asyncio.Event()
+        self._answering = 0  # requests in flight that are not standing GET streams
         self.guard = BearerGuard(self._serve, token)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -78,11 +83,52 @@ class McpHttpEndpoint:
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
         self.in_flight += 1
+        answering = scope.get("method") != "GET"  # a call (POST) rather than a standing stream
+        self._answering += answering
+        closing = self._closing
+
+        async def receive_until_closed() -> Message:
+            """The client's next message, or a disconnect once the server is stopping."""
+            if closing.is_set():
+                return {"type": "http.disconnect"}
+            message = asyncio.ensure_future(receive())
+            stop = asyncio.ensure_future(closing.wait())
+            try:
+                await asyncio.wait({message, stop}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                stop.cancel()
+            if message.done():
+                return message.result()
+            message.cancel()
+            return {"type": "http.disconnect"}
+
+        response = {"started": False, "complete": False}
+
+        async def send_watched(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                response["started"] = True
+            elif message["type"] == "http.response.body" and not message.get("more_body", False):
+                response["complete"] = True
+            await send(message)
+
         try:
-            await self.manager.handle_request(scope, receive, send)
+            await self.manager.handle_request(scope, receive_until_closed, send_watched)
+            if closing.is_set() and response["started"] and not response["complete"]:
+                # A stream ended by the stop (its client is still there): end the response properly.
+                with contextlib.suppress(Exception):
+                    await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:
             self.in_flight -= 1
+            self._answering -= answering
             self._last_request = time.monotonic()
+
+    async def close_streams(self, grace_s: float = 1.0) -> None:
+        """The server is stopping (the relay has answered every pending call): let the calls send their
+        answers (within ``grace_s``), then every request still open sees its client disconnect."""
+        deadline = time.monotonic() + grace_s
+        while self._answering and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        self._closing.set()
 
     def idle_for(self) -> float:
         """Seconds since the last request ended; 0 while any request (a call, a GET stream) is open."""

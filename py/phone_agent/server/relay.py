@@ -74,6 +74,8 @@ class Relay:
             DEFAULT_SELF_CHECK_DELAY_S if self_check_delay_s is None else self_check_delay_s
         )
         self._links: dict[int, PageLink] = {}
+        # Set by close(): the server is stopping, and a page that comes back now is turned away.
+        self.closing = False
         # Tasks nobody awaits (self-checks, cancel frames, closing replaced pages) are kept here so the
         # event loop does not garbage-collect them half-way.
         self._background: set[asyncio.Task[Any]] = set()
@@ -202,7 +204,9 @@ class Relay:
     # -- shutdown -------------------------------------------------------------------------------
 
     async def close(self) -> None:
-        """Fail every pending call and close the page's socket (the server is stopping)."""
+        """Fail every pending call and close the page's socket (the server is stopping); from now on a
+        page that reconnects is turned away (``closing``)."""
+        self.closing = True
         for call in list(self.core.pending.values()):
             self.core.end_call(call.id)
             self._settle(call, page_disconnected(call.tool).to_result())

@@ -130,6 +130,7 @@ class WebServer:
     async def stop(self) -> None:
         self._record.remove()
         await self.relay.close()
+        await self.mcp_endpoint.close_streams()  # a client's standing GET stream must not hold the stop
         await self.app.state.sim_on_demand.close()
         await self._uvicorn.stop()
 
