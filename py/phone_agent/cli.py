@@ -358,7 +358,8 @@ def run_token(args: argparse.Namespace) -> int:
             return 1
         print(rotate_token())
         print(
-            "phone-agent: a running server keeps the old token until it restarts (phone-agent stop)",
+            "phone-agent: a running server keeps the old token until it restarts "
+            "(`phone-agent stop`, with `--port PORT` for a server on another port than 7788)",
             file=sys.stderr,
         )
         return 0

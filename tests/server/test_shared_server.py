@@ -485,6 +485,42 @@ def test_mcp_sim_starts_a_background_server_with_the_simulated_phone(tmp_path: P
     assert port_is_free(sim_port)
 
 
+def test_a_hint_to_stop_the_server_names_its_port(page_root: Path, tmp_path: Path) -> None:
+    """``mcp --port P --sim`` finding a server without --sim: the hint, copied as printed, stops that
+    server (``--port P``), not the one on 7788."""
+    port = free_port()
+    with serve_process(["--port", str(port), "--root", str(page_root)], tmp_path / "serve.err"):
+        errlog = tmp_path / "front.err"
+        with errlog.open("wb") as sink:
+            front = subprocess.Popen(
+                [PHONE_AGENT, "mcp", "--port", str(port), "--sim"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=sink,
+            )
+        try:
+            deadline = time.monotonic() + 30
+            while "runs without --sim" not in errlog.read_text() and time.monotonic() < deadline:
+                time.sleep(0.05)
+        finally:
+            assert front.stdin is not None
+            front.stdin.close()
+            front.wait(10)
+    said = errlog.read_text()
+    assert f"run `phone-agent stop --port {port}`, then start" in said, said
+
+
+def test_stop_command_spells_out_what_is_not_the_default(monkeypatch) -> None:
+    from phone_agent.server.background import stop_command
+
+    monkeypatch.delenv("PHONE_AGENT_WS_PORT", raising=False)
+    assert stop_command(7788) == "phone-agent stop"
+    assert stop_command(7789) == "phone-agent stop --port 7789"
+    assert stop_command(7789, "192.168.1.5") == "phone-agent stop --host 192.168.1.5 --port 7789"
+    monkeypatch.setenv("PHONE_AGENT_WS_PORT", "7790")  # a copied hint must not depend on this shell's
+    assert stop_command(7788) == "phone-agent stop --port 7788"
+
+
 def test_two_fronts_started_together_start_one_server_and_the_other_joins_it(tmp_path: Path) -> None:
     """Two ``phone-agent mcp --sim`` started 0.2 s apart with no server yet: one starts it (holding the
     start lock, as adb's server start does), the other waits and joins; the log has one start, no error."""

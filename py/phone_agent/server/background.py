@@ -54,6 +54,19 @@ class Probe:
     identity: dict[str, Any] = field(default_factory=dict)
 
 
+def stop_command(port: int, host: str = "127.0.0.1") -> str:
+    """The whole ``phone-agent stop`` command for the server on ``port``, as a hint to copy: the port
+    (and a host other than loopback) spelled out, so it stops that server and no other."""
+    from .options import DEFAULT_HOST, DEFAULT_PORT, PORT_ENV
+
+    command = "phone-agent stop"
+    if host not in (DEFAULT_HOST, "localhost", "0.0.0.0", "::", ""):
+        command += f" --host {host}"
+    if port != DEFAULT_PORT or os.environ.get(PORT_ENV):
+        command += f" --port {port}"
+    return command
+
+
 def connect_host(host: str) -> str:
     """Where a client on this machine reaches a server bound to ``host`` (a wildcard: loopback)."""
     name = host.strip("[]")
@@ -111,7 +124,8 @@ def probe(host: str, port: int, token: str) -> Probe:
         return Probe(
             "other_version",
             f"{where} holds phone-agent {version}, not this phone-agent "
-            f"{__version__}; stop it (phone-agent stop with that version, or end its process), or "
+            f"{__version__}; stop it (`{stop_command(port, host)}` with that version, or end its "
+            "process), or "
             "choose another port with --port or PHONE_AGENT_WS_PORT",
         )
     try:
