@@ -85,6 +85,11 @@ async def test_clicks_drags_wheel_keys_and_buttons_reach_the_phone(browser, serv
         await page.mouse.move(x2, y2)
         await page.mouse.wheel(0, 300)
         await eventually(_is(lambda: sim.phone.catalog_scroll > dragged))
+        # one big wheel move low on the list scrolls it (the stroke keeps off the navigation bar)
+        wheeled = sim.phone.catalog_scroll
+        await page.mouse.move(*await page_point(page, 540, 2250))
+        await page.mouse.wheel(0, 600)
+        await eventually(_is(lambda: sim.phone.catalog_scroll > wheeled))
 
         await page.click("#nav-back")
         await eventually(_is(lambda: sim.phone.current != "com.phoneagent.catalog"))
