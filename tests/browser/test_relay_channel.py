@@ -45,7 +45,9 @@ async def test_an_external_client_reaches_the_page_for_every_tool(browser):
     async with mcp_stdio_session("--port", str(port), "--self-check-delay", "0.5") as session:
         before = await session.call_tool("get_device_status", {})
         assert before.is_error is True
-        assert result_text(before) == "Browser not connected. Open the WebADB page first."
+        assert result_text(before).startswith(
+            f"Browser not connected. Open the WebADB page first. The page: http://127.0.0.1:{port}/"
+        )
 
         listed = {tool.name: tool for tool in (await session.list_tools()).tools}
         assert list(listed) == list(TOOL_NAMES)

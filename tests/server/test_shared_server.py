@@ -188,7 +188,11 @@ async def test_with_no_page_within_the_wait_a_call_answers_browser_not_connected
         started = time.monotonic()
         result = await client.call("get_device_status", {})
         assert 0.6 <= time.monotonic() - started < 5
-        assert result.is_error and result.content[0].text == BROWSER_NOT_CONNECTED_TEXT
+        # the specification's words, then where the page is
+        assert result.is_error and result.content[0].text == (
+            f"{BROWSER_NOT_CONNECTED_TEXT} The page: http://127.0.0.1:{port}/ (phone-agent's page; open it "
+            "in Chrome)."
+        )
     finally:
         await client.stop()
 

@@ -127,7 +127,7 @@ class Relay:
         if self.core.page is None:
             self._page_present.clear()
         for call in dropped:
-            self._settle(call, page_disconnected(call.tool).to_result())
+            self._settle(call, page_disconnected(call.tool, self.core.page_url).to_result())
         if was_current:
             log.info("page disconnected from the relay%s", _interrupted(dropped))
 
@@ -156,7 +156,7 @@ class Relay:
             except Exception as exc:
                 log.info("could not send %s to the page: %s", call.tool, exc)
                 self.core.end_call(call.id)
-                return page_disconnected(call.tool).to_result()
+                return page_disconnected(call.tool, self.core.page_url).to_result()
             log.debug("sent %s as %s", call.tool, call.id)
             pump = asyncio.create_task(self._pump_progress(call, state, on_progress))
             try:
@@ -209,7 +209,7 @@ class Relay:
         self.closing = True
         for call in list(self.core.pending.values()):
             self.core.end_call(call.id)
-            self._settle(call, page_disconnected(call.tool).to_result())
+            self._settle(call, page_disconnected(call.tool, self.core.page_url).to_result())
         links = list(self._links.items())
         self._links.clear()
         self._page_present.clear()

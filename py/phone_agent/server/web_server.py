@@ -36,15 +36,17 @@ class WebServer:
 
     def __init__(self, options: ServerOptions) -> None:
         self.options = options
-        self.relay = Relay(
-            RelayCore(timeout_overrides=dict(options.tool_timeouts)),
-            options.self_check_delay_s,
-            page_wait_s=options.page_wait_s,
-        )
         token = options.token or credentials.load_token()
         pairing = PairingGate(credentials.load_pairing_secret())
         self._sock = bind_socket(options.host, options.port)
         self.port: int = self._sock.getsockname()[1]
+        self.relay = Relay(
+            RelayCore(
+                timeout_overrides=dict(options.tool_timeouts), page_url=page_url(options.host, self.port)
+            ),
+            options.self_check_delay_s,
+            page_wait_s=options.page_wait_s,
+        )
         self.stop_requested = asyncio.Event()
         policy = AccessPolicy.for_server(options.host, self.port, options.allow_origins)
         model = options.page_model_defaults()
