@@ -101,6 +101,13 @@ async def test_a_second_page_replaces_the_first_and_a_reload_reconnects(browser)
                 await wait_badge(second, ready=True)
                 await wait_badge(first, ready=False)
                 assert "taken over" in await first.text_content("#relay-state")
+                # The card says what the page does, in the button's own words: no "retries every 30 s".
+                assert "press Reconnect now" in await first.text_content("#relay-state")
+                retry = await first.text_content("#relay-retry") or ""
+                assert retry == "stopped: this page does not retry until you press Reconnect now", retry
+                retry = await second.text_content("#relay-retry") or ""
+                assert retry.startswith("if the link drops: at once"), retry
+                assert await second.text_content("#relay-reconnect") == "Reconnect now"
                 # The replaced page does not fight back on its own, even after several retry periods.
                 await asyncio.sleep(1.2)
                 assert "mcp-badge--ready" in (await badge(second))[0]

@@ -78,6 +78,7 @@ async def start() -> PhoneAgentPage:
         settings.retry_ms,
         on_status_change=ui.set_relay_status,
         on_replaced=ui.set_relay_replaced,
+        on_retry=ui.set_relay_retry,
         pairing=RelayPairing(
             settings.url,
             same_origin=server_config is not None and same_origin(settings.url, str(js.location.href)),
@@ -87,7 +88,7 @@ async def start() -> PhoneAgentPage:
         ),
     )
     pairing_form.on_code = relay.pair_with_code
-    ui.show_relay_target(settings.url, settings.retry_ms, relay.retry_now)
+    ui.show_relay_target(settings.url, relay.retry_now)
 
     webmcp = WebMcpService(context)
     ui.set_webmcp_status(await webmcp.register(), webmcp.registered, str(context.profile))
