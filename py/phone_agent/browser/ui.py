@@ -30,6 +30,7 @@ ACTIVITY_LIMIT = 50  # rows kept: fewer rows, less to lay out and paint per batc
 ACTIVITY_BATCH_MS = 100  # how long a call's row may wait to be drawn with the others of the moment
 CHANNEL_LABELS = {
     Channel.RELAY: "A · relay",
+    Channel.FARM: "A · farm",
     Channel.WEBMCP: "B · WebMCP",
     Channel.PAGE: "live view",
     Channel.AGENT: "agent",
