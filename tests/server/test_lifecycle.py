@@ -230,7 +230,7 @@ async def test_a_stop_is_quiet_and_in_order_whatever_the_signal(
             started = time.monotonic()
             process.send_signal(sig)
             await asyncio.to_thread(process.wait, 10)
-            assert time.monotonic() - started < 3
+            assert time.monotonic() - started < 5  # (the graceful limit alone is 1 s; load adds)
             answer = await asyncio.wait_for(call, 10)
             assert answer.is_error  # answered (the page went with the server), not left hanging
     finally:
