@@ -197,7 +197,12 @@ def add_server_options(parser: argparse.ArgumentParser) -> None:
 
 def add_serve_command(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
-        "serve", help="serve the page, the relay WebSocket and MCP over HTTP at /mcp (bearer token)"
+        "serve",
+        help="serve the page, the relay WebSocket and MCP over HTTP at /mcp (bearer token)",
+        description="The phone-agent server, in the foreground: the page at http://HOST:PORT/ (open it in "
+        "Chrome: it holds the phone), the relay WebSocket the page connects to, the ADB bridge, and MCP "
+        "over streamable HTTP at /mcp (bearer token: `phone-agent token`). `phone-agent mcp` clients "
+        "join it. Stops on Ctrl-C, SIGTERM or `phone-agent stop`.",
     )
     add_server_options(parser)
     add_farm_option(parser)
@@ -228,6 +233,12 @@ def add_mcp_command(commands: argparse._SubParsersAction) -> None:
         "mcp",
         help="MCP on stdio (what MCP clients run), relayed to the shared server on the port; starts "
         "`phone-agent serve` in the background with these options when none answers",
+        description="The command an MCP client (Claude Desktop, Claude Code, OpenClaw, Qoder …) runs: an "
+        "MCP server on stdio (stdout carries JSON-RPC only, logs go to stderr) that relays every call to "
+        "the phone-agent server on the port. When none answers it starts `phone-agent serve` in the "
+        "background with the options below (its log: server-PORT.log in the state directory; it exits "
+        "after --idle-exit-s, 600 s by default, with no client and no page); a server already running "
+        "keeps its own options. It exits when stdin closes; the server stays (`phone-agent stop` ends it).",
     )
     add_server_options(parser)
     add_farm_option(parser)
@@ -235,7 +246,12 @@ def add_mcp_command(commands: argparse._SubParsersAction) -> None:
 
 
 def add_stop_command(commands: argparse._SubParsersAction) -> None:
-    parser = commands.add_parser("stop", help="stop the phone-agent server on the port")
+    parser = commands.add_parser(
+        "stop",
+        help="stop the phone-agent server on the port",
+        description="Stop the phone-agent server on the port (one `serve` started, or the one `phone-agent "
+        "mcp` started in the background).",
+    )
     parser.add_argument("--host", default="127.0.0.1", help="where the server listens (default 127.0.0.1)")
     parser.add_argument(
         "--port", type=port_number, default=None, help="its port (default: $PHONE_AGENT_WS_PORT, else 7788)"
@@ -245,7 +261,10 @@ def add_stop_command(commands: argparse._SubParsersAction) -> None:
 
 def add_token_command(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
-        "token", help="print the bearer token MCP clients send to /mcp ($PHONE_AGENT_TOKEN wins)"
+        "token",
+        help="print the bearer token MCP clients send to /mcp ($PHONE_AGENT_TOKEN wins)",
+        description="Print the bearer token HTTP MCP clients send to /mcp (Authorization: Bearer TOKEN); "
+        "$PHONE_AGENT_TOKEN wins over the one kept in the config directory.",
     )
     parser.add_argument(
         "--rotate",
@@ -276,7 +295,12 @@ def add_url_command(commands: argparse._SubParsersAction) -> None:
 def add_sim_command(commands: argparse._SubParsersAction) -> None:
     from .sim.commandline import add_sim_arguments, run_sim
 
-    parser = commands.add_parser("sim", help="run the simulated phone alone, as a TCP adbd")
+    parser = commands.add_parser(
+        "sim",
+        help="run the simulated phone alone, as a TCP adbd",
+        description="Run the simulated Android phone alone, as a TCP adbd that Debian's adb accepts "
+        "(`adb connect 127.0.0.1:5555`), speaking scrcpy 2.5 unless --no-scrcpy.",
+    )
     add_sim_arguments(parser)
     parser.set_defaults(run=run_sim)
 
@@ -379,7 +403,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Drive an Android phone from a web page and offer its tools to AI agents (MCP, WebMCP).",
     )
     parser.add_argument("--version", action="version", version=f"phone-agent {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     add_serve_command(commands)
     add_mcp_command(commands)
     add_stop_command(commands)
@@ -489,7 +513,8 @@ def run_token(args: argparse.Namespace) -> int:
             return 1
         print(rotate_token())
         print(
-            "phone-agent: a running server keeps the old token until it restarts (phone-agent stop)",
+            "phone-agent: a running server keeps the old token until it restarts "
+            "(`phone-agent stop`, with `--port PORT` for a server on another port than 7788)",
             file=sys.stderr,
         )
         return 0
@@ -514,7 +539,11 @@ def run_url(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     raw = list(argv) if argv is not None else sys.argv[1:]
-    args = build_parser().parse_args(raw)
+    parser = build_parser()
+    args = parser.parse_args(raw)
+    if args.command is None:  # `phone-agent` alone: what it can do, not an error
+        parser.print_help()
+        return 0
     args.raw_argv = raw
     command: Callable[[argparse.Namespace], int] = args.run
     return command(args)

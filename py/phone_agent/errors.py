@@ -140,12 +140,20 @@ def no_task_running() -> ToolError:
     )
 
 
-def browser_not_connected() -> ToolError:
+def _open_page(page_url: str | None) -> str:
+    """What follows "Open the WebADB page first.": where that page is, when the server knows."""
+    if not page_url:
+        return ""
+    return f" The page: {page_url} (phone-agent's page; open the link `phone-agent url` prints in Chrome)."
+
+
+def browser_not_connected(page_url: str | None = None) -> ToolError:
+    """No page on the relay: the specification's text, then the page's URL (``page_url``) after it."""
     return ToolError(
         ErrorCode.BROWSER_NOT_CONNECTED,
-        BROWSER_NOT_CONNECTED_TEXT,
-        remedy="Open the phone-agent page in Chrome (the URL phone-agent prints) and wait until its "
-        "MCP Relay badge is green; it reconnects by itself within 30 s, or reload it.",
+        BROWSER_NOT_CONNECTED_TEXT + _open_page(page_url),
+        remedy="Open the phone-agent page in Chrome (the link `phone-agent url` prints, with its token) and "
+        "wait until its MCP Relay badge is green; it reconnects by itself within 30 s, or reload it.",
         retryable=True,
     )
 
@@ -453,10 +461,11 @@ def page_replaced(tool: str) -> ToolError:
     )
 
 
-def page_disconnected(tool: str) -> ToolError:
+def page_disconnected(tool: str, page_url: str | None = None) -> ToolError:
     return ToolError(
         ErrorCode.BROWSER_NOT_CONNECTED,
-        f'Browser disconnected before tool "{tool}" answered. Open the WebADB page first.',
+        f'Browser disconnected before tool "{tool}" answered. Open the WebADB page first.'
+        + _open_page(page_url),
         remedy="Reopen or reload the phone-agent page (it reconnects by itself within 30 s), then call the "
         "tool again. For run_agent_task, call get_latest_task once the page is back to see what ran.",
         retryable=True,

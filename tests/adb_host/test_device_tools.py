@@ -123,6 +123,7 @@ async def test_errors_are_codes_with_remedies(ctx, sim):
     await fails(ctx, "tap", "invalid_argument", target="button=OK")
     await fails(ctx, "swipe", "invalid_argument", direction="up", startX=1, startY=1, endX=2, endY=2)
     await fails(ctx, "press_key", "invalid_argument", key="not a key")
+    await fails(ctx, "press_key", "invalid_argument", key="KEYCODE_NOPE")  # a made-up KEYCODE_ name
     await fails(ctx, "open_url", "invalid_argument", url="not a url")
     await fails(ctx, "scroll_to", "invalid_argument", target="@e1")
     await fails(ctx, "wait_for", "invalid_argument", target="text=x", condition="sleeping")

@@ -511,6 +511,12 @@ async def test_the_model_answering_http_500_fails_the_task_clearly(fresh: Rig):
     assert answer["error"].startswith("Model error: OpenAI-compatible server (")
     assert "failed (HTTP 500): the GPU caught fire." in answer["error"]
     assert len(fresh.model.requests) == 2
+    # The page says the error once, in the task's end line; the status line says how it ended.
+    task = fresh.page.locator(f'.chat-task[data-task-id="{answer["taskId"]}"]')
+    await task.locator(".chat-task__end").wait_for(timeout=10_000)
+    assert (await task.text_content() or "").count("the GPU caught fire") == 1
+    assert "the GPU caught fire" in (await task.locator(".chat-task__end").text_content() or "")
+    assert await fresh.page.text_content("#agent-state") == "❌ Task failed."
 
 
 SET_PAGE_PARAMS = """(params) => {
@@ -680,7 +686,14 @@ async def test_no_model_configured_is_a_clear_error(browser, served, rig: Rig):
         assert latest["isError"] is True  # the refused call left no task behind
         await page.fill("#agent-goal", "Turn Wi-Fi on")
         await page.click("#agent-run")
-        await eventually(lambda: _state_is(page, text_))
+        # said once, where the task would be, in the page's words, with the remedy
+        refused = page.locator('.chat-task[data-status="refused"]')
+        await refused.wait_for(timeout=10_000)
+        end = await refused.locator(".chat-task__end").text_content() or ""
+        assert end.startswith("❌ Not started: No model configured: choose a model provider"), end
+        assert "Settings (on this page)" in end and "open Settings in the page" not in end
+        assert await page.locator("#agent-empty").count() == 0  # no "No task yet" after it
+        await eventually(lambda: _state_is(page, "❌ Not started (see the task list)."))
 
 
 async def _state_is(page, wanted: str) -> bool:

@@ -85,6 +85,11 @@ async def test_clicks_drags_wheel_keys_and_buttons_reach_the_phone(browser, serv
         await page.mouse.move(x2, y2)
         await page.mouse.wheel(0, 300)
         await eventually(_is(lambda: sim.phone.catalog_scroll > dragged))
+        # one big wheel move low on the list scrolls it (the stroke keeps off the navigation bar)
+        wheeled = sim.phone.catalog_scroll
+        await page.mouse.move(*await page_point(page, 540, 2250))
+        await page.mouse.wheel(0, 600)
+        await eventually(_is(lambda: sim.phone.catalog_scroll > wheeled))
 
         await page.click("#nav-back")
         await eventually(_is(lambda: sim.phone.current != "com.phoneagent.catalog"))
@@ -100,6 +105,14 @@ async def test_clicks_drags_wheel_keys_and_buttons_reach_the_phone(browser, serv
         await eventually(_is(lambda: field_focused(sim)))  # the tap reached the phone first
         await page.keyboard.type("on my way")
         await eventually(_is(lambda: "on my way" in field_texts(sim)))
+        # text that arrives as input events, not keys (Chromium inserts é and 你好 as text, as an IME
+        # or a dead key would), and a composition and a paste-like insertion, reach the phone whole
+        await page.keyboard.type(" Hi café 你好")
+        await eventually(_is(lambda: "on my way Hi café 你好" in field_texts(sim)))
+        await page.keyboard.insert_text(" Привет 👋")
+        await eventually(_is(lambda: "on my way Hi café 你好 Привет 👋" in field_texts(sim)))
+        rows = page.locator("#activity .activity__row", has_text="type_text")
+        assert await rows.count() >= 1
 
 
 def centre_of_input(sim: SimulatedPhoneServer) -> tuple[int, int]:
@@ -147,6 +160,38 @@ async def test_a_newcomer_starts_the_simulated_phone_from_the_page(browser, serv
         assert not await page.is_visible("#sim-offer")
         status = await page.webmcp.call_tool("get_device_status", {})
         assert json.loads(status["content"][0]["text"])["connected"] is True
+        # the phone `serve --sim` starts: scrcpy runs on it, and the Settings card says so
+        await page.wait_for_selector("canvas#screen[data-source=scrcpy]", state="attached", timeout=30_000)
+        await page.wait_for_function(
+            "document.getElementById('settings-screen-state').textContent.startsWith('Live view: scrcpy')"
+        )
+        answers = []
+
+        async def live_frame() -> bool:  # the first decoded frame may take a moment on a loaded machine
+            answers.append(await page.webmcp.call_tool("take_screenshot", {"source": "live"}))
+            return not answers[-1].get("isError")
+
+        await eventually(live_frame)
+        assert not answers[-1].get("isError"), answers[-1]
+
+
+async def test_with_serve_sim_the_button_connects_to_its_phone_and_starts_no_other(browser):
+    from tests.support import ServedPhoneAgent
+
+    sim_port = free_port()
+    server = ServedPhoneAgent("--sim", "--sim-port", str(sim_port))
+    try:
+        async with open_page(browser, server.base + "/") as (page, _watch):
+            await page.wait_for_selector("html[data-phone=connected]", state="attached", timeout=30_000)
+            await page.click("#disconnect")
+            await page.wait_for_selector("#sim-offer:not([hidden])", timeout=10_000)
+            await page.click("#start-sim")
+            await page.wait_for_selector("html[data-phone=connected]", state="attached", timeout=30_000)
+            assert f"127.0.0.1:{sim_port}" in (await page.text_content(".card--phone") or "")
+    finally:
+        log = server.stop()
+    assert log.count("simulated phone") == 1, log  # the one `--sim` announced, no other started
+    assert "asked for by the page" not in log, log
 
 
 def test_only_a_same_origin_page_may_start_the_simulated_phone(served):

@@ -44,6 +44,17 @@ def test_the_wheel_scrolls_by_moving_the_finger_against_it():
     assert 0 <= far["endY"] < 2400 and 0 <= far["startY"] < 2400
 
 
+def test_a_big_wheel_turn_near_an_edge_stays_clear_of_the_bars():
+    # one 600 px move with the pointer low on the list (and high): the stroke neither starts nor ends
+    # on the navigation bar or the status bar, and still moves far
+    for y_css, delta in ((590, 600), (560, -600), (5, 600), (5, -600)):
+        _, stroke = wheel_gesture(VIEW, (135, y_css), delta)
+        for y in (stroke["startY"], stroke["endY"]):
+            assert 480 <= y <= 1920, (y_css, delta, stroke)
+        assert abs(stroke["startY"] - stroke["endY"]) >= 1000
+        assert (stroke["startY"] > stroke["endY"]) is (delta > 0)
+
+
 def test_keys_type_text_or_press_keys_and_leave_shortcuts_alone():
     assert key_action("a") == ("type_text", {"text": "a"})
     assert key_action("é") == ("type_text", {"text": "é"})

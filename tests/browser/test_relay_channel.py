@@ -53,7 +53,9 @@ async def test_an_external_client_reaches_the_page_for_every_tool(browser):
     async with mcp_stdio_session("--port", str(port), "--self-check-delay", "0.5") as session:
         before = await session.call_tool("get_device_status", {})
         assert before.is_error is True
-        assert result_text(before) == "Browser not connected. Open the WebADB page first."
+        assert result_text(before).startswith(
+            f"Browser not connected. Open the WebADB page first. The page: http://127.0.0.1:{port}/"
+        )
 
         listed = {tool.name: tool for tool in (await session.list_tools()).tools}
         assert list(listed) == list(TOOL_NAMES)
@@ -107,6 +109,13 @@ async def test_a_second_page_replaces_the_first_and_a_reload_reconnects(browser)
                 await wait_badge(second, ready=True)
                 await wait_badge(first, ready=False)
                 assert "taken over" in await first.text_content("#relay-state")
+                # The card says what the page does, in the button's own words: no "retries every 30 s".
+                assert "press Reconnect now" in await first.text_content("#relay-state")
+                retry = await first.text_content("#relay-retry") or ""
+                assert retry == "stopped: this page does not retry until you press Reconnect now", retry
+                retry = await second.text_content("#relay-retry") or ""
+                assert retry.startswith("if the link drops: at once"), retry
+                assert await second.text_content("#relay-reconnect") == "Reconnect now"
                 # The replaced page does not fight back on its own, even after several retry periods.
                 await asyncio.sleep(1.2)
                 assert "mcp-badge--ready" in (await badge(second))[0]

@@ -119,6 +119,10 @@ async def test_a_phone_without_scrcpy_falls_back_to_screencap_and_says_why(brows
             reason = await page.get_attribute("#screen", "data-fallback-reason")
             assert "app_process: inaccessible or not found" in reason
             assert reason in (await page.text_content("#live-source") or "")
+            # the Settings card says what runs, not only what the settings ask for
+            card = await page.text_content("#settings-screen-state") or ""
+            assert card.startswith("Live view: screencap (scrcpy unavailable: "), card
+            assert reason in card
             await page.wait_for_function("document.getElementById('screen').naturalWidth === 1080")
             await eventually(lambda: _fps_above(page, 0.5))
     finally:

@@ -63,3 +63,36 @@ async def test_an_mcp_server_may_call_any_page_but_not_pose_as_one(broker: FarmB
         broker.nats_url("mcp"), subscribe=["farm.page.>"], publish=["farm.presence.x.y"]
     )
     assert len(refused) == 2
+
+
+def test_docs_farm_md_step_1_starts_the_broker_as_written(tmp_path):
+    """The shell lines of docs/farm.md's step 1, run as a reader would (free ports, a temporary store):
+    the broker starts. A step that exports fewer passwords than the config names fails here."""
+    import re
+    import subprocess
+    from pathlib import Path
+
+    from tests.farm.support import nats_server_command, wait_port
+    from tests.support import free_port
+
+    root = Path(__file__).resolve().parents[2]
+    text = (root / "docs" / "farm.md").read_text()
+    step = text[text.index("1. The broker") : text.index("2. A page per phone")]
+    (block,) = re.findall(r"```sh\n(.*?)```", step, re.S)
+    port, ws_port = free_port(), free_port()
+    script = (
+        block.replace("PHONE_FARM_PORT=4222", f"PHONE_FARM_PORT={port}")
+        .replace("PHONE_FARM_WS_PORT=4280", f"PHONE_FARM_WS_PORT={ws_port}")
+        .replace("$HOME/.phone-farm", str(tmp_path / "store"))
+        .replace(".venv/bin/nats-server", f"exec {nats_server_command()}")
+    )
+    assert f"PHONE_FARM_PORT={port}" in script and "exec " in script  # the step is what was run
+    process = subprocess.Popen(
+        ["bash", "-c", script], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    try:
+        wait_port(port, process)
+    finally:
+        process.terminate()
+        output = process.communicate(timeout=10)[0].decode(errors="replace")
+    assert "can not be found" not in output, output

@@ -44,6 +44,10 @@ def test_a_call_without_a_page_is_browser_not_connected() -> None:
     assert caught.value.code is ErrorCode.BROWSER_NOT_CONNECTED
     assert caught.value.message == BROWSER_NOT_CONNECTED_TEXT
     assert core.pending == {}
+    # a server that knows where its page is says so after the specification's words
+    with pytest.raises(ToolError) as caught:
+        RelayCore(page_url="http://127.0.0.1:7788/").start_call("get_device_status", {})
+    assert caught.value.message.startswith(BROWSER_NOT_CONNECTED_TEXT + " The page: http://127.0.0.1:7788/")
 
 
 def test_unknown_tools_and_bad_arguments_are_refused_before_the_page() -> None:

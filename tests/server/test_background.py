@@ -115,3 +115,28 @@ async def test_anything_else_is_not_phone_agent(answer: tuple[int, bytes]) -> No
     assert found.state == "not_phone_agent"
     assert "is already in use by something that is not phone-agent" in found.message
     assert found.message.startswith("port ") and "--port or PHONE_AGENT_WS_PORT" in found.message
+
+
+async def test_stop_never_signals_a_recorded_pid_that_is_not_a_phone_agent_server() -> None:
+    """A record whose pid now belongs to another program (pids are reused): ``stop`` leaves it alone."""
+    import subprocess
+
+    from phone_agent.server import credentials
+    from phone_agent.server.background import ServerProblem, is_phone_agent_server, stop_server
+
+    bystander = subprocess.Popen(["sleep", "60"])
+    try:
+        assert not is_phone_agent_server(bystander.pid)
+        assert not is_phone_agent_server(os.getpid())  # pytest is not a server either
+        # a phone-agent server there that does not take our token: stop falls back to the record
+        async with serving({"/api/config": config(), "/api/server": identity()}) as port:
+            credentials.write_server_record(port, {"pid": bystander.pid})
+            try:
+                with pytest.raises(ServerProblem):
+                    await asyncio.to_thread(stop_server, "127.0.0.1", port, "another-token")
+            finally:
+                credentials.server_record_path(port).unlink()
+        assert bystander.poll() is None  # not signalled
+    finally:
+        bystander.kill()
+        bystander.wait()

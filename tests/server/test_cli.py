@@ -64,7 +64,6 @@ def test_server_options_parse(tmp_path: Path) -> None:
         ["mcp", "--tool-timeout", "take_screenshot=-1"],
         ["mcp", "--tool-timeout", "take_screenshot"],
         ["dance"],
-        [],
     ],
 )
 def test_bad_command_lines_are_refused(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
@@ -79,3 +78,34 @@ def test_hidden_options_stay_out_of_help(capsys: pytest.CaptureFixture[str]) -> 
         build_parser().parse_args(["mcp", "--help"])
     shown = capsys.readouterr().out
     assert "--allow-origin" in shown and "--tool-timeout" not in shown and "--self-check-delay" not in shown
+
+
+def _help(*argv: str, capsys: pytest.CaptureFixture[str]) -> str:
+    with pytest.raises(SystemExit):
+        build_parser().parse_args([*argv, "--help"])
+    return " ".join(capsys.readouterr().out.split())
+
+
+def test_each_command_help_says_what_that_command_is(capsys: pytest.CaptureFixture[str]) -> None:
+    mcp, serve = _help("mcp", capsys=capsys), _help("serve", capsys=capsys)
+    assert mcp.split("options:")[0] != serve.split("options:")[0]  # not serve's words, word for word
+    assert "The command an MCP client" in mcp and "stdio" in mcp and "background" in mcp
+    assert "in the foreground" in serve
+    for command in ("stop", "token", "sim"):
+        usage, _, _options = _help(command, capsys=capsys).partition("options:")
+        assert len(usage.split()) > 12, (command, usage)  # a sentence after the usage line
+
+
+def test_phone_agent_alone_prints_the_help_not_an_error(capsys: pytest.CaptureFixture[str]) -> None:
+    import subprocess
+    import sys
+
+    from phone_agent.cli import main
+
+    assert main([]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("usage: phone-agent") and "serve" in out and "mcp" in out and err == ""
+    done = subprocess.run(
+        [sys.executable, "-m", "phone_agent.cli"], capture_output=True, text=True, timeout=30
+    )
+    assert done.returncode == 0 and "COMMAND" in done.stdout and "error" not in done.stderr

@@ -5,6 +5,7 @@ one-line error, a signal stops a server promptly and frees the port."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -179,3 +180,74 @@ def test_a_signal_stops_the_process_promptly(
         process.stdin.close()
         stop_server(port)
     assert port_is_free(port)
+
+
+class ReturningPage:
+    """A scripted page that, like the real one, reconnects at once whenever its socket closes, and
+    answers nothing (its calls stay pending)."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.peer: Peer | None = None
+        self.task = asyncio.create_task(self._run())
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                self.peer = await Peer.connect(self.port)
+                await self.peer.wait_closed(timeout=3600)  # closed: straight back, as the page does
+            except Exception:
+                await asyncio.sleep(0.2)  # refused: again soon
+
+    async def close(self) -> None:
+        self.task.cancel()
+        with contextlib.suppress(BaseException):
+            await self.task
+        if self.peer is not None:
+            await self.peer.close()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+async def test_a_stop_is_quiet_and_in_order_whatever_the_signal(
+    page_root: Path, tmp_path: Path, sig: signal.Signals
+) -> None:
+    """With a page that comes straight back, an MCP client holding its stream and a call pending, a
+    signal stops ``serve`` at once: the call gets an answer, nothing is logged after "stopping" (no page
+    reconnecting, no traceback, no cancelled task)."""
+    from tests.support import mcp_stdio_session
+
+    port = free_port()
+    errlog = tmp_path / "serve.err"
+    with errlog.open("wb") as sink:
+        process = subprocess.Popen(
+            [PHONE_AGENT, "serve", "--port", str(port), "--root", str(page_root), "--self-check-delay", "0"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=sink,
+        )
+    page = None
+    try:
+        await asyncio.to_thread(wait_listening, port, process)
+        page = ReturningPage(port)
+        async with mcp_stdio_session("--port", str(port), stop_server=False) as session:
+            call = asyncio.ensure_future(session.call_tool("get_device_status", {}))
+            deadline = time.monotonic() + 10
+            while "connected to the relay" not in errlog.read_text() and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            await asyncio.sleep(0.5)  # the call reaches the page, the client's GET stream is open
+            started = time.monotonic()
+            process.send_signal(sig)
+            await asyncio.to_thread(process.wait, 10)
+            assert time.monotonic() - started < 5  # (the graceful limit alone is 1 s; load adds)
+            answer = await asyncio.wait_for(call, 10)
+            assert answer.is_error  # answered (the page went with the server), not left hanging
+    finally:
+        if page is not None:
+            await page.close()
+        if process.poll() is None:
+            process.kill()
+            process.wait(10)
+    log = errlog.read_text()
+    after = log[log.index("; stopping") :].splitlines()[1:]
+    assert after == [], log
+    assert "Traceback" not in log and "Cancel" not in log, log

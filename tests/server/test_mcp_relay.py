@@ -77,7 +77,7 @@ async def test_without_a_page_every_tool_answers_browser_not_connected_at_once(
         started = time.monotonic()
         result = await mcp_server.call(tool, args)
         assert time.monotonic() - started < 2
-        assert result.is_error and text_of(result) == BROWSER_NOT_CONNECTED_TEXT
+        assert result.is_error and text_of(result).startswith(BROWSER_NOT_CONNECTED_TEXT + " The page: http://")
         assert structured(result)["code"] == "browser_not_connected"
 
 

@@ -188,7 +188,11 @@ async def test_with_no_page_within_the_wait_a_call_answers_browser_not_connected
         started = time.monotonic()
         result = await client.call("get_device_status", {})
         assert 0.6 <= time.monotonic() - started < 5
-        assert result.is_error and result.content[0].text == BROWSER_NOT_CONNECTED_TEXT
+        # the specification's words, then where the page is
+        assert result.is_error and result.content[0].text == (
+            f"{BROWSER_NOT_CONNECTED_TEXT} The page: http://127.0.0.1:{port}/ (phone-agent's page; open the "
+            "link `phone-agent url` prints in Chrome)."
+        )
     finally:
         await client.stop()
 
@@ -483,6 +487,75 @@ def test_mcp_sim_starts_a_background_server_with_the_simulated_phone(tmp_path: P
     while not port_is_free(sim_port) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert port_is_free(sim_port)
+
+
+def test_a_hint_to_stop_the_server_names_its_port(page_root: Path, tmp_path: Path) -> None:
+    """``mcp --port P --sim`` finding a server without --sim: the hint, copied as printed, stops that
+    server (``--port P``), not the one on 7788."""
+    port = free_port()
+    with serve_process(["--port", str(port), "--root", str(page_root)], tmp_path / "serve.err"):
+        errlog = tmp_path / "front.err"
+        with errlog.open("wb") as sink:
+            front = subprocess.Popen(
+                [PHONE_AGENT, "mcp", "--port", str(port), "--sim"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=sink,
+            )
+        try:
+            deadline = time.monotonic() + 30
+            while "runs without --sim" not in errlog.read_text() and time.monotonic() < deadline:
+                time.sleep(0.05)
+        finally:
+            assert front.stdin is not None
+            front.stdin.close()
+            front.wait(10)
+    said = errlog.read_text()
+    assert f"run `phone-agent stop --port {port}`, then start" in said, said
+
+
+def test_stop_command_spells_out_what_is_not_the_default(monkeypatch) -> None:
+    from phone_agent.server.background import stop_command
+
+    monkeypatch.delenv("PHONE_AGENT_WS_PORT", raising=False)
+    assert stop_command(7788) == "phone-agent stop"
+    assert stop_command(7789) == "phone-agent stop --port 7789"
+    assert stop_command(7789, "192.168.1.5") == "phone-agent stop --host 192.168.1.5 --port 7789"
+    monkeypatch.setenv("PHONE_AGENT_WS_PORT", "7790")  # a copied hint must not depend on this shell's
+    assert stop_command(7788) == "phone-agent stop --port 7788"
+
+
+def test_two_fronts_started_together_start_one_server_and_the_other_joins_it(tmp_path: Path) -> None:
+    """Two ``phone-agent mcp --sim`` started 0.2 s apart with no server yet: one starts it (holding the
+    start lock, as adb's server start does), the other waits and joins; the log has one start, no error."""
+    from phone_agent.server import credentials
+
+    port, sim_port = free_port(), free_port()
+    command = [PHONE_AGENT, "mcp", "--sim", "--sim-port", str(sim_port), "--port", str(port)]
+    fronts, errs = [], [tmp_path / "front-0.err", tmp_path / "front-1.err"]
+    try:
+        for err in errs:
+            with err.open("wb") as sink:
+                quiet = {"stdin": subprocess.PIPE, "stdout": subprocess.DEVNULL, "stderr": sink}
+                fronts.append(subprocess.Popen(command, **quiet))
+            time.sleep(0.2)
+        deadline = time.monotonic() + 60  # both have said where the page is: each reached the server
+        while time.monotonic() < deadline and not all("open http" in err.read_text() for err in errs):
+            assert all(front.poll() is None for front in fronts), [err.read_text() for err in errs]
+            time.sleep(0.1)
+    finally:
+        for front in fronts:
+            assert front.stdin is not None
+            front.stdin.close()
+            front.wait(10)
+        stop_server(port)
+    said = [err.read_text() for err in errs]
+    started = [text for text in said if "started phone-agent serve in the background" in text]
+    joined = [text for text in said if f"using the phone-agent server on port {port}" in text]
+    assert (len(started), len(joined)) == (1, 1), said
+    log = credentials.background_log_path(port).read_text()
+    assert log.count("--- phone-agent serve started by phone-agent mcp") == 1, log
+    assert "address already in use" not in log and "error" not in log.lower(), log
 
 
 async def test_an_http_client_that_vanishes_mid_call_costs_the_page_nothing(mcp_serve: ServeProcess) -> None:

@@ -8,7 +8,8 @@ The API key lives in a password field and in IndexedDB only; what the card shows
 The card's Screen part (``ScreenSettings``: scrcpy on or off, its max size and frame rate, whether the
 agent looks at its frames) is kept under its own key and saved by the same Save; "Use server
 defaults" leaves it alone. A change is handed to ``on_screen_change`` (the Phone card restarts the
-stream); the page's URL parameters still win, and the card says so.
+stream); the page's URL parameters still win, and the card says so. The card says first what the live
+view runs now (its ``#live-source`` line: scrcpy, or screencap and why), then what the settings ask for.
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ import js  # type: ignore[import-not-found]
 
 from ..agent.settings import PROVIDERS, ModelSettings, ScreenSettings, resolve_model_settings
 from .dom import PanelEvents
+from .interop import is_nullish
 from .prompt_api import builtin_availability, unavailable_text
+from .scrcpy_view import LIVE_SOURCE_EVENT
 from .storage import IndexedDbStore
 
 SETTINGS_KEY = "model"
@@ -59,6 +62,7 @@ class SettingsCard:
         self._events.listen("settings-form", "submit", self._on_submit)
         self._events.listen("settings-clear", "click", lambda _e: self._events.spawn(self.clear()))
         self._events.listen("settings-provider", "change", lambda _e: self._provider_changed())
+        self._events.listen_to(self._doc, LIVE_SOURCE_EVENT, lambda _e: self._fill_screen())
 
     # -- wiring ---------------------------------------------------------------------------------
 
@@ -178,11 +182,14 @@ class SettingsCard:
         self._doc.getElementById("settings-scrcpy-max-fps").value = str(screen.max_fps)
         url = str(js.location.href)
         used = screen.with_query(url)
+        live = self._doc.getElementById("live-source")
+        running = "" if is_nullish(live) else str(live.textContent or "")
+        text = (running.rstrip(".") or "Live view: not running (no phone)") + ". Settings: "
         if used.scrcpy:
             size = f"at most {used.max_size} px" if used.max_size else "at the phone's size"
-            text = f"Live view: scrcpy, {size}, {used.max_fps} fps"
+            text += f"scrcpy, {size}, {used.max_fps} fps"
         else:
-            text = "Live view: screenshots (scrcpy off)"
+            text += "screenshots (scrcpy off)"
         text += "; the agent looks at " + (
             "the latest scrcpy frame when fresh." if used.live_looks and used.scrcpy else "screenshots."
         )

@@ -121,6 +121,7 @@ async def start() -> PhoneAgentPage:
         settings.retry_ms,
         on_status_change=ui.set_relay_status,
         on_replaced=ui.set_relay_replaced,
+        on_retry=ui.set_relay_retry,
         pairing=RelayPairing(
             settings.url,
             same_origin=own_relay,
@@ -139,7 +140,7 @@ async def start() -> PhoneAgentPage:
     secrets.book.fetch_server = relay.fetch_secret
     relay.on_secret_names = secrets.server_names
     context.secrets = agent.agent.secrets = secrets.book
-    ui.show_relay_target(settings.url, settings.retry_ms, relay.retry_now)
+    ui.show_relay_target(settings.url, relay.retry_now)
 
     webmcp = WebMcpService(context)
     webmcp.on_others = ui.show_other_tools

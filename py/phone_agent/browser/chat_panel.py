@@ -4,6 +4,11 @@ panel listens to the agent itself, whichever channel started the task.
 
 Thinking arrives token by token into one 💭 line (the relay gets it as one line when it is flushed).
 Text goes in through ``textContent`` only: a model's words cannot inject markup.
+
+A failure is said once, where the task is: a failed task's end line carries the error (the agent's
+"Agent execution error" event, which MCP clients get as progress, is not repeated above it), and a goal
+refused before it became a task (no model, no phone, busy) gets an item of its own with the remedy,
+in the page's words. The status line only says how it ended.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from typing import Any
 import js  # type: ignore[import-not-found]
 
 from ..agent.progress import ProgressEvent
-from ..errors import ToolError
+from ..errors import ErrorCode, ToolError
 from ..tasks import AgentTask, TaskStatus
 from .dom import PanelEvents, element
 from .interop import is_nullish
@@ -24,6 +29,12 @@ STATUS_ICONS = {
     TaskStatus.FINISHED: "✅",
     TaskStatus.FAILED: "❌",
     TaskStatus.ABORTED: "⏹️",
+}
+
+# What a refusal means to the person in the page (the tools' texts are written for remote callers).
+PAGE_REMEDIES = {
+    ErrorCode.NO_MODEL: "No model configured: choose a model provider, base URL and model in Settings "
+    "(on this page), then Save — or start phone-agent with --model-base-url and --model.",
 }
 
 RunGoal = Callable[[str], Any]  # a coroutine function: runs the goal, raises ToolError when refused
@@ -70,7 +81,14 @@ class ChatPanel:
         try:
             await self._run_goal(goal)
         except ToolError as exc:
-            self._say(exc.message, "error")
+            self.refused(goal, exc)
+
+    def refused(self, goal: str, exc: ToolError) -> None:
+        """A goal that did not become a task: an item in the list saying why and what to do."""
+        text = PAGE_REMEDIES.get(exc.code) or " ".join(part for part in (exc.message, exc.remedy) if part)
+        item = self._item(goal, "chat-task chat-task--refused", "refused", "this page")
+        item.append(element("p", f"❌ Not started: {text}", "chat-task__end chat-task__end--refused"))
+        self._say("❌ Not started (see the task list).", "error")
 
     def _on_abort(self, _event: Any = None) -> None:
         try:
@@ -98,25 +116,31 @@ class ChatPanel:
             item.append(_save_flow_button())
 
     def _add_task(self, task: AgentTask, cls: str, status: str, origin: str, body: Any) -> None:
-        """``task``'s item (its goal and origin, then ``body``) at the top of the list; only the
-        ``TASKS_SHOWN`` newest stay."""
+        """``task``'s item (its goal and origin, then ``body``) at the top of the list."""
+        item = self._item(task.goal, cls, status, origin)
+        item.dataset.taskId = task.id
+        item.append(body)
+
+    def _item(self, goal: str, cls: str, status: str, origin: str) -> Any:
+        """A new item (its goal and origin) at the top of the list; only the ``TASKS_SHOWN`` newest
+        stay."""
         listing = self._doc.getElementById("agent-tasks")
         empty = self._doc.getElementById("agent-empty")
         if not is_nullish(empty):
             empty.remove()
         item = element("li", cls=cls)
-        item.dataset.taskId = task.id
         item.dataset.status = status
         head = element("div", cls="chat-task__head")
         head.append(
             element("span", "🎯", "chat-task__icon"),
-            element("span", task.goal, "chat-task__goal"),
+            element("span", goal, "chat-task__goal"),
             element("span", origin, "chat-task__origin"),
         )
-        item.append(head, body)
+        item.append(head)
         listing.prepend(item)
         while listing.children.length > TASKS_SHOWN:
             listing.lastElementChild.remove()
+        return item
 
     def task_ended(self, task: AgentTask) -> None:
         item = self._doc.querySelector(f'.chat-task[data-task-id="{task.id}"]')
@@ -132,7 +156,9 @@ class ChatPanel:
         self._lines = None
         self._current = None
         self._set_running(False)
-        self._say(text, "ok" if task.status is TaskStatus.FINISHED else "error")
+        # How it ended; the why is said once, in the task's end line below.
+        icon = STATUS_ICONS.get(task.status, "⏹️")
+        self._say(f"{icon} Task {task.status}.", "ok" if task.status is TaskStatus.FINISHED else "error")
 
     def on_event(self, event: ProgressEvent) -> None:
         """One lifecycle event of the running task (the agent's listener)."""
@@ -153,7 +179,7 @@ class ChatPanel:
                 self._thinking.classList.remove("chat-line--live")
                 self._thinking = None
                 return
-        if event.text is None:
+        if event.text is None or event.kind == "error":  # the end line says the error, once
             return
         self._thinking = None
         line = element("li", event.text, f"chat-line chat-line--{event.kind}")

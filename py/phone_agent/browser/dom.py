@@ -33,9 +33,13 @@ class PanelEvents:
         self._tasks: set[asyncio.Future[Any]] = set()
 
     def listen(self, element_id: str, event: str, handler: Callable[[Any], Any]) -> None:
+        self.listen_to(js.document.getElementById(element_id), event, handler)
+
+    def listen_to(self, target: Any, event: str, handler: Callable[[Any], Any]) -> None:
+        """``handler`` for ``event`` on ``target`` (the document, a node made later …)."""
         proxy = create_proxy(handler)
         self._proxies.append(proxy)
-        js.document.getElementById(element_id).addEventListener(event, proxy)
+        target.addEventListener(event, proxy)
 
     def spawn(self, coroutine: Coroutine[Any, Any, Any]) -> asyncio.Future[Any]:
         task = asyncio.ensure_future(coroutine)

@@ -4,6 +4,12 @@ one dispatch (so they show in the activity log like any call).
 
 What an event means is decided by the pure ``live_gestures`` module; this adapter only reads the
 events and the view's geometry, and runs the calls one after another in order.
+
+Typing lands in ``#live-input``, an invisible text field that takes the focus whenever the view does:
+keys that are not text (Enter, Backspace, arrows …) are pressed as keys, and text arrives the way the
+browser delivers it — a key, an accented letter from a dead key, an IME's composition, a paste — as
+``input`` and ``compositionend`` events, sent whole as ``type_text``. An image or a canvas receives no
+text input at all, which is why the view does not type by itself.
 """
 
 from __future__ import annotations
@@ -17,9 +23,11 @@ from pyodide.ffi import create_proxy  # type: ignore[import-not-found]
 
 from ..tools.dispatch import ToolDispatcher
 from ..tools.spec import Channel
+from .interop import is_nullish, to_js_json
 from .live_gestures import CatalogCall, ViewGeometry, key_action, merge_typing, pointer_gesture, wheel_gesture
 
 SCREEN_ID = "screen"
+INPUT_ID = "live-input"
 NAV_BUTTONS = {"nav-back": "back", "nav-home": "home", "nav-recents": "recents"}
 TYPING_PAUSE_S = 0.12  # characters typed within this of each other go to the phone together
 WHEEL_PAUSE_S = 0.15  # wheel events within this of each other make one scroll
@@ -45,6 +53,11 @@ class LiveViewControls:
             node = self._doc.getElementById(element_id)
             if node is not None:
                 self._listen(node, "click", lambda _event, key=key: self.send(("press_key", {"key": key})))
+        field = self._doc.getElementById(INPUT_ID)
+        if not is_nullish(field):
+            self._listen(field, "keydown", self._on_field_key)
+            self._listen(field, "input", self._on_input)
+            self._listen(field, "compositionend", self._on_input)
 
     def _attach_screen(self) -> None:
         """Listen on the element that is ``#screen`` now (once per element)."""
@@ -60,6 +73,7 @@ class LiveViewControls:
             ("pointercancel", self._on_cancel),
             ("wheel", self._on_wheel),
             ("keydown", self._on_key),
+            ("focus", lambda _event: self._focus_input()),
             ("dragstart", lambda event: event.preventDefault()),
             ("contextmenu", lambda event: event.preventDefault()),
         ):
@@ -111,7 +125,7 @@ class LiveViewControls:
             return
         event.preventDefault()
         screen = self._doc.getElementById(SCREEN_ID)
-        screen.focus()
+        self._focus_input()
         with contextlib.suppress(Exception):
             screen.setPointerCapture(event.pointerId)
         x, y = self._point(event)
@@ -150,12 +164,40 @@ class LiveViewControls:
             if call is not None:
                 self.send(call)
 
+    def _focus_input(self) -> None:
+        """Typing goes to the text field (the screen itself receives no text input)."""
+        field = self._doc.getElementById(INPUT_ID)
+        if not is_nullish(field):
+            field.focus(to_js_json({"preventScroll": True}))
+
     def _on_key(self, event: Any) -> None:
         call = key_action(str(event.key), bool(event.ctrlKey), bool(event.metaKey))
         if call is None:
             return
         event.preventDefault()
         self.send(call)
+
+    def _on_field_key(self, event: Any) -> None:
+        """Keys in the text field: keys that are not text are pressed; text comes as input events."""
+        if bool(event.isComposing) or str(event.key) in ("Process", "Dead"):
+            return  # an IME or a dead key is composing: its text comes at compositionend / input
+        call = key_action(str(event.key), bool(event.ctrlKey), bool(event.metaKey))
+        if call is not None and call[0] == "press_key":
+            event.preventDefault()
+            self._send_field_text()  # what was typed before the key reaches the phone first
+            self.send(call)
+
+    def _on_input(self, event: Any) -> None:
+        if bool(getattr(event, "isComposing", False)):
+            return  # mid-composition: the text is not chosen yet
+        self._send_field_text()
+
+    def _send_field_text(self) -> None:
+        field = self._doc.getElementById(INPUT_ID)
+        text = str(field.value or "")
+        field.value = ""
+        if text:
+            self.send(("type_text", {"text": text}))
 
     # -- the calls ------------------------------------------------------------------------------
 

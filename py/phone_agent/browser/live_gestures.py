@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..tools.gestures import clear_of_bars
+
 TAP_SLOP_CSS = 8  # a pointer that moved less than this (CSS pixels) did not drag
 LONG_PRESS_MS = 500
 MIN_SWIPE_MS = 50
@@ -72,16 +74,20 @@ def pointer_gesture(
 
 
 def wheel_gesture(view: ViewGeometry, at: tuple[float, float], delta_y: float) -> CatalogCall | None:
-    """A wheel turn at ``at``: scroll the content by moving a finger against it (None for no turn)."""
+    """A wheel turn at ``at``: scroll the content by moving a finger against it (None for no turn).
+    The stroke stays where a ``swipe`` with no target does (``tools.gestures.clear_of_bars``): a big
+    turn near an edge must not start on the navigation or status bar, where it scrolls nothing."""
     if not delta_y:
         return None
     x, y = view.to_device(*at)
+    _left, top, _right, bottom = clear_of_bars(view.device_width, view.device_height)
     notches = max(-4.0, min(4.0, delta_y / 100))
     span = int(abs(notches) * WHEEL_STEP_FRACTION * view.device_height)
-    span = max(1, min(span, view.device_height * 8 // 10))
+    span = max(1, min(span, (bottom - top) * 9 // 10))
+    centre = min(max(y, top + span // 2 + 1), bottom - span // 2 - 1)
     # Scrolling down (positive delta) shows what is below: the finger moves up.
-    start_y = min(max(y + span // 2 if delta_y > 0 else y - span // 2, 0), view.device_height - 1)
-    end_y = min(max(start_y - span if delta_y > 0 else start_y + span, 0), view.device_height - 1)
+    start_y = centre + span // 2 if delta_y > 0 else centre - span // 2
+    end_y = start_y - span if delta_y > 0 else start_y + span
     return "swipe", {"startX": x, "startY": start_y, "endX": x, "endY": end_y, "durationMs": 200}
 
 

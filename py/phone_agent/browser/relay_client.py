@@ -146,9 +146,12 @@ class McpRelayClient:
         on_status_change: StatusCallback | None = None,
         on_replaced: ReplacedCallback | None = None,
         pairing: RelayPairing | None = None,
+        on_retry: Callable[[str], None] | None = None,
     ) -> None:
         self.url = url
         self.retry_ms = retry_ms
+        # Told, in words, how this page retries now (the relay card's Retry line follows it).
+        self._on_retry = on_retry
         self.connected = False
         self._context = context
         self._on_status_change = on_status_change
@@ -201,11 +204,22 @@ class McpRelayClient:
             return None
         finally:
             self._secret_waits.pop(request_id, None)
+    def _say_retry(self, text: str) -> None:
+        if self._on_retry is not None:
+            self._on_retry(text)
+
+    def retry_text(self, delay_ms: int | None = None) -> str:
+        """How the page retries: while connected, after a drop, or before its next attempt."""
+        ceiling = f"{self.retry_ms / 1000:g} s"
+        if delay_ms is None:
+            return f"if the link drops: at once, then after 1, 2, 4 … s (at most {ceiling})"
+        return f"next attempt in {delay_ms / 1000:g} s (waits grow 1, 2, 4 … s, at most {ceiling})"
 
     async def _run(self) -> None:
         failures = 0
         while True:
             self._wake.clear()
+            self._say_retry("connecting…")
             code, was_paired = await self._connect_once()
             # A lost connection is retried at once; failed attempts back off 1 s, 2 s, 4 s … ≤ retry_ms.
             failures = 0 if was_paired else failures + 1
@@ -213,10 +227,11 @@ class McpRelayClient:
             if self.replaced:
                 js.console.warn(
                     "[MCP relay] another phone-agent page took over the relay; "
-                    "this page waits until you press Reconnect"
+                    "this page waits until you press Reconnect now"
                 )
                 if self._on_replaced is not None:
                     self._on_replaced()
+                self._say_retry("stopped: this page does not retry until you press Reconnect now")
                 await self._wake.wait()
                 failures = 0
                 continue
@@ -225,10 +240,12 @@ class McpRelayClient:
                     "[MCP relay] the server asks this page to pair: open the link `phone-agent url` "
                     "prints, or type the code phone-agent shows in its console into the MCP relay card"
                 )
+                self._say_retry("stopped until the pairing code is typed")
                 await self._wake.wait()
                 failures = 0
                 continue
             delay_ms = retry_delay_ms(failures, self.retry_ms)
+            self._say_retry(self.retry_text(delay_ms) if delay_ms > 0 else "at once")
             if delay_ms <= 0:
                 await asyncio.sleep(0)
                 continue
@@ -323,6 +340,8 @@ class McpRelayClient:
         self.connected = connected
         if self._on_status_change is not None:
             self._on_status_change(connected)
+        if connected:
+            self._say_retry(self.retry_text())
 
     def _handle_frame(self, frame: Any) -> None:
         if isinstance(frame, CallFrame):

@@ -39,6 +39,8 @@ from .interop import is_nullish, to_js_json
 from .scrcpy_record import PageStreamRecording
 
 JAR_URL = "./static/vendor/scrcpy/scrcpy-server"
+# Dispatched on the document whenever #live-source changes: the Settings card says what runs.
+LIVE_SOURCE_EVENT = "phone-agent-live-source"
 HIDDEN = "the page was hidden"
 SCREEN_REPLACED = "live-screen-replaced"  # dispatched on document after #screen changes element
 MAX_RESTARTS = 3  # a stream that breaks again and again without showing a frame: use screencap
@@ -226,6 +228,7 @@ class ScrcpyLiveView:
                 return
             bar.after(node)
         node.textContent = f"Live view: {text}"
+        js.document.dispatchEvent(js.CustomEvent.new(LIVE_SOURCE_EVENT))
 
     async def run(self, opener: ServiceOpener, plain: Device, screen_size: tuple[int, int]) -> str:
         """Show the phone through scrcpy until it stops; the reason it stopped."""

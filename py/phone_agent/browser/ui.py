@@ -30,6 +30,7 @@ ACTIVITY_LIMIT = 50  # rows kept: fewer rows, less to lay out and paint per batc
 ACTIVITY_BATCH_MS = 100  # how long a call's row may wait to be drawn with the others of the moment
 CHANNEL_LABELS = {
     Channel.RELAY: "A · relay",
+    Channel.FARM: "A · farm",
     Channel.WEBMCP: "B · WebMCP",
     Channel.PAGE: "live view",
     Channel.AGENT: "agent",
@@ -75,11 +76,14 @@ class PageUi:
     def set_relay_replaced(self) -> None:
         self._doc.getElementById(
             "relay-state"
-        ).textContent = "taken over by another phone-agent page; press Reconnect to take it back"
+        ).textContent = "taken over by another phone-agent page; press Reconnect now to take it back"
 
-    def show_relay_target(self, url: str, retry_ms: int, on_reconnect: Callable[[], None]) -> None:
+    def set_relay_retry(self, text: str) -> None:
+        """The card's Retry line: how the relay client retries now (it tells)."""
+        self._doc.getElementById("relay-retry").textContent = text
+
+    def show_relay_target(self, url: str, on_reconnect: Callable[[], None]) -> None:
         self._doc.getElementById("relay-url").textContent = url
-        self._doc.getElementById("relay-retry").textContent = f"retries every {retry_ms / 1000:g} s"
         self._events.listen("relay-reconnect", "click", lambda _event=None: on_reconnect())
 
     def set_webmcp_status(self, available: bool, names: list[str], profile: str = "all") -> None:

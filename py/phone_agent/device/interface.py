@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from .key_codes import KEY_CODE_NUMBERS
 from .shell_result import ShellResult
 
 # Key names the agent's press_key accepts, mapped to Android key codes.
@@ -33,12 +34,15 @@ KEY_CODES: dict[str, str] = {
 
 
 def key_code(key: str) -> str:
-    """``back`` → ``KEYCODE_BACK``; ``KEYCODE_…`` names and decimal codes pass through; else ValueError."""
+    """``back`` → ``KEYCODE_BACK``; Android's ``KEYCODE_…`` names (``key_codes.py``) and decimal codes
+    pass through; anything else (a made-up ``KEYCODE_NOPE`` too) is a ValueError."""
     name = key.strip()
     if name.lower() in KEY_CODES:
         return KEY_CODES[name.lower()]
-    if name.upper().startswith("KEYCODE_") and name[8:].replace("_", "").isalnum() and len(name) > 8:
-        return name.upper()
+    if name.upper().startswith("KEYCODE_"):
+        if name[8:].upper() in KEY_CODE_NUMBERS:
+            return name.upper()
+        raise ValueError(f"unknown key {key!r}: Android has no {name.upper()} (KeyEvent's KEYCODE_ names)")
     if name.isdigit():
         return name
     raise ValueError(

@@ -163,7 +163,7 @@ class FarmPageService:
             self.publish_tasks(throttle=True)
 
         try:
-            result = await self.context.dispatch(frame.tool, frame.args, Channel.RELAY, progress=progress)
+            result = await self.context.dispatch(frame.tool, frame.args, Channel.FARM, progress=progress)
         except asyncio.CancelledError:
             self.publish_tasks()
             return  # the server gave up on the call: nobody waits for an answer

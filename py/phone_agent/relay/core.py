@@ -79,6 +79,8 @@ class RelayCore:
 
     timeout_overrides: Mapping[str, int] = field(default_factory=dict)
     new_id: Callable[[], str] = new_request_id
+    # Where the page is (``http://127.0.0.1:7788/``): said after "Open the WebADB page first.".
+    page_url: str | None = None
     page: int | None = None
     pending: dict[str, PendingCall] = field(default_factory=dict)
     _pages_seen: int = 0
@@ -121,7 +123,7 @@ class RelayCore:
         tool = get_tool(tool_name)
         clean = validate_arguments(tool, args)
         if self.page is None:
-            raise browser_not_connected()
+            raise browser_not_connected(self.page_url)
         call_id = self.new_id()
         while call_id in self.pending:  # a clash is near impossible, but a clash would cross answers
             call_id = self.new_id()

@@ -19,37 +19,14 @@ from typing import Protocol
 from phone_agent import errors
 from phone_agent.adb.client import AdbError
 from phone_agent.device.interface import Device, key_code
+from phone_agent.device.key_codes import KEY_CODE_NUMBERS
 from phone_agent.device.wrapper import DeviceWrapper
 from phone_agent.errors import DeviceError
 from phone_agent.scrcpy import control as ctl
 from phone_agent.scrcpy.client import ScrcpyClient, ScrcpyClosed
 
-# Android KeyEvent codes for the names key_code() gives (others fall back to `input keyevent`).
-KEYCODE_NUMBERS: dict[str, int] = {
-    "KEYCODE_HOME": 3,
-    "KEYCODE_BACK": 4,
-    "KEYCODE_DPAD_UP": 19,
-    "KEYCODE_DPAD_DOWN": 20,
-    "KEYCODE_DPAD_LEFT": 21,
-    "KEYCODE_DPAD_RIGHT": 22,
-    "KEYCODE_DPAD_CENTER": 23,
-    "KEYCODE_VOLUME_UP": 24,
-    "KEYCODE_VOLUME_DOWN": 25,
-    "KEYCODE_POWER": 26,
-    "KEYCODE_TAB": 61,
-    "KEYCODE_SPACE": 62,
-    "KEYCODE_ENTER": 66,
-    "KEYCODE_DEL": 67,
-    "KEYCODE_MENU": 82,
-    "KEYCODE_SEARCH": 84,
-    "KEYCODE_ESCAPE": 111,
-    "KEYCODE_FORWARD_DEL": 112,
-    "KEYCODE_MOVE_HOME": 122,
-    "KEYCODE_MOVE_END": 123,
-    "KEYCODE_APP_SWITCH": 187,
-    "KEYCODE_WAKEUP": 224,
-    "KEYCODE_PASTE": 279,
-}
+# Android KeyEvent codes for the names key_code() gives: every one goes through the control socket.
+KEYCODE_NUMBERS: dict[str, int] = {f"KEYCODE_{name}": code for name, code in KEY_CODE_NUMBERS.items()}
 MOVE_STEP_S = 1 / 60  # a swipe's MOVE events, one per display frame
 QUIET_S = 0.1  # the video stream quiet this long after the latest action and frame: the screen settled
 FIRST_FRAME_S = 0.3  # after an action, a frame showing its change is awaited this long (encode latency)

@@ -22,7 +22,6 @@ import sys
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -32,7 +31,7 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from .. import __version__
-from ..relay.frames import CLOSE_UNPAIRED
+from ..relay.frames import CLOSE_SHUTDOWN, CLOSE_SHUTDOWN_REASON, CLOSE_UNPAIRED
 from .access import AccessGuard, AccessPolicy
 from .adb_bridge import BridgePolicy, serve_bridge
 from .credentials import same_secret
@@ -144,8 +143,8 @@ def build_app(
     page_defaults: Mapping[str, object] | None = None,
     pairing: PairingGate | None = None,
     mcp: McpService | None = None,
-    sim_profile: Callable[[], Any] | None = None,
     page_key: PageKey | None = None,
+    sim_on_demand: SimOnDemand | None = None,
 ) -> Starlette:
     """The app; ``page_key`` (None: no page link, no secret in ``/api/config``) tells the user's browser."""
     bridge_policy = bridge or BridgePolicy()
@@ -245,8 +244,14 @@ def build_app(
         await serve_bridge(websocket, bridge_policy)
 
     async def relay_socket(websocket: WebSocket) -> None:
+        if relay.closing:  # the server is stopping: a page that retries at once is turned away quietly
+            await websocket.close(code=CLOSE_SHUTDOWN)
+            return
         await websocket.accept()
         if not await pair(websocket):
+            return
+        if relay.closing:  # stopped while pairing (no await between this check and the attach)
+            await websocket.close(code=CLOSE_SHUTDOWN, reason=CLOSE_SHUTDOWN_REASON)
             return
         origin = websocket.headers.get("origin", "?")
         page = await relay.page_connected(StarletteLink(websocket), f"page ({origin})")
@@ -264,7 +269,7 @@ def build_app(
         finally:
             relay.page_disconnected(page)
 
-    sim_on_demand = SimOnDemand(sim_profile)  # sim_profile: --realistic's profile for the phone it starts
+    sim_on_demand = sim_on_demand or SimOnDemand()
     routes = [
         Route("/api/config", config, methods=["GET"]),
         Route(PAGE_KEY_PATH, claim_page_key, methods=["POST"]),

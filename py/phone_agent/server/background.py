@@ -6,12 +6,16 @@ does not take this user's token (another user's, or one started with another tok
 another version, and a port held by something else. Only our own server is ever used; every other case
 is one clear sentence. A background server is ``phone-agent serve`` detached from the terminal and the
 client (its own session, stdin closed), its output in ``server-PORT.log`` in the state directory.
+Clients that find no server at the same moment take turns, as adb's server start does: the first to
+lock ``server-PORT.lock`` starts it, the others wait on the lock and then join the server it started.
+``stop_server`` signals a recorded process only when it is a phone-agent server (a pid may be reused).
 Blocking (urllib, subprocess): callers in an event loop run these in a thread.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import signal
@@ -30,6 +34,9 @@ from . import credentials
 
 PROBE_TIMEOUT_S = 3.0
 START_TIMEOUT_S = 40.0
+# A client waiting for another to start the server waits this long for the lock (the start's own limit,
+# and a little): a holder that hangs longer has failed, and the waiter says so.
+LOCK_TIMEOUT_S = START_TIMEOUT_S + 10.0
 STOP_TIMEOUT_S = 10.0
 
 
@@ -45,6 +52,19 @@ class Probe:
     state: str
     message: str = ""
     identity: dict[str, Any] = field(default_factory=dict)
+
+
+def stop_command(port: int, host: str = "127.0.0.1") -> str:
+    """The whole ``phone-agent stop`` command for the server on ``port``, as a hint to copy: the port
+    (and a host other than loopback) spelled out, so it stops that server and no other."""
+    from .options import DEFAULT_HOST, DEFAULT_PORT, PORT_ENV
+
+    command = "phone-agent stop"
+    if host not in (DEFAULT_HOST, "localhost", "0.0.0.0", "::", ""):
+        command += f" --host {host}"
+    if port != DEFAULT_PORT or os.environ.get(PORT_ENV):
+        command += f" --port {port}"
+    return command
 
 
 def connect_host(host: str) -> str:
@@ -104,7 +124,8 @@ def probe(host: str, port: int, token: str) -> Probe:
         return Probe(
             "other_version",
             f"{where} holds phone-agent {version}, not this phone-agent "
-            f"{__version__}; stop it (phone-agent stop with that version, or end its process), or "
+            f"{__version__}; stop it (`{stop_command(port, host)}` with that version, or end its "
+            "process), or "
             "choose another port with --port or PHONE_AGENT_WS_PORT",
         )
     try:
@@ -165,6 +186,32 @@ def log_tail(port: int, lines: int = 5) -> str:
     return "\n".join(text.strip().splitlines()[-lines:])
 
 
+@contextlib.contextmanager
+def start_lock(port: int, timeout_s: float = LOCK_TIMEOUT_S) -> Any:
+    """Hold ``server-PORT.lock`` (in the state directory) while starting the server on ``port``: one
+    client at a time. The kernel releases it if the holder dies."""
+    credentials.private_dir(credentials.state_dir())
+    path = credentials.state_dir() / f"server-{port}.lock"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise ServerProblem(
+                        f"another phone-agent has been starting the server on port {port} for more than "
+                        f"{timeout_s:g} s; see {credentials.background_log_path(port).name} in the state "
+                        "directory"
+                    ) from None
+                time.sleep(0.05)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
 def ensure_server(host: str, port: int, token: str, server_args: Sequence[str]) -> tuple[Probe, bool]:
     """Our server on ``port``, started in the background if nothing answers; (probe, started by us).
     Raises ServerProblem for a server that must not be used or one that would not start."""
@@ -173,6 +220,17 @@ def ensure_server(host: str, port: int, token: str, server_args: Sequence[str]) 
         return found, False
     if found.state != "none":
         raise ServerProblem(found.message)
+    with start_lock(port):
+        # Another client may have started it while this one waited for the lock: join it.
+        found = probe(host, port, token)
+        if found.state == "ours":
+            return found, False
+        if found.state != "none":
+            raise ServerProblem(found.message)
+        return _start_and_wait(host, port, token, server_args)
+
+
+def _start_and_wait(host: str, port: int, token: str, server_args: Sequence[str]) -> tuple[Probe, bool]:
     child = start_background(server_args, port)
     deadline = time.monotonic() + START_TIMEOUT_S
     exited_at: float | None = None
@@ -218,7 +276,7 @@ def stop_server(host: str, port: int, token: str) -> str:
     # Not reachable by token (rotated, an older version): our own recorded process may still be stopped.
     record = credentials.read_server_record(port) or {}
     pid = record.get("pid")
-    if isinstance(pid, int) and pid > 0 and _is_alive(pid):
+    if isinstance(pid, int) and pid > 0 and _is_alive(pid) and is_phone_agent_server(pid):
         os.kill(pid, signal.SIGTERM)
         if _wait_gone(host, port):
             return f"stopped the phone-agent server on port {port} (pid {pid})"
@@ -235,6 +293,25 @@ def _is_alive(pid: int) -> bool:
     except PermissionError:
         return False  # not ours
     return True
+
+
+def is_phone_agent_server(pid: int) -> bool:
+    """Whether process ``pid`` runs ``phone-agent serve`` (a recorded pid may since belong to another
+    program); False when that cannot be told."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+            args = [arg.decode(errors="replace") for arg in cmdline.read().split(b"\0")]
+    except OSError:
+        try:  # no /proc (macOS): ps
+            line = subprocess.run(
+                ["ps", "-p", str(pid), "-o", "command="], capture_output=True, text=True, timeout=5
+            ).stdout
+        except (OSError, subprocess.SubprocessError):
+            return False
+        args = line.split()
+    names = ("phone-agent", "phone_agent.cli", "phone_agent", "phone_agent/cli.py")
+    runs_us = any(arg == name or arg.endswith("/" + name) for arg in args for name in names)
+    return runs_us and "serve" in args
 
 
 def _wait_gone(host: str, port: int) -> bool:

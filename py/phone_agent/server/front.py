@@ -109,8 +109,9 @@ class Upstream:
             if self.options.sim and not found.identity.get("sim"):
                 log.warning(
                     "the server on port %d runs without --sim (it was started before, with other options); "
-                    "`phone-agent stop` and start again to get the simulated phone",
+                    "run `%s`, then start this client again to get the simulated phone",
                     self.options.port,
+                    background.stop_command(self.options.port, self.options.host),
                 )
             elif self.options.sim and self.options.realistic and not found.identity.get("realistic"):
                 log.warning(

@@ -5,7 +5,9 @@
 constant time and the token is never logged. ``McpHttpEndpoint`` runs the SDK's
 ``StreamableHTTPSessionManager`` for one low-level ``Server`` (many clients at once, each its own
 session, all sharing the one relay and page) and counts the requests in flight, which is how the server
-knows whether any client is still there (``idle_for``).
+knows whether any client is still there (``idle_for``). When the server stops, ``close_streams`` ends
+the requests still open (a client's standing GET stream) as if their clients had gone, so the stop
+waits on none of them.
 
 Both MCP revisions share the endpoint. The SDK sends a request whose ``MCP-Protocol-Version`` header names
 2026-07-28 to its stateless entry (no session; the envelope in ``_meta``; a header that contradicts the
@@ -18,6 +20,7 @@ the health check longarm answers too: ``{"status": "running", "transport": "mcp"
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import time
@@ -83,6 +86,8 @@ class McpHttpEndpoint:
         self.manager = StreamableHTTPSessionManager(app=server, session_idle_timeout=SESSION_IDLE_S)
         self.in_flight = 0
         self._last_request = time.monotonic()
+        self._closing = asyncio.Event()
+        self._answering = 0  # requests in flight that are not standing GET streams
         self.guard = BearerGuard(self._serve, token)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -94,13 +99,55 @@ class McpHttpEndpoint:
             await JSONResponse(HEALTH_BODY, headers={"Cache-Control": "no-store"})(scope, receive, send)
             return
         self.in_flight += 1
+        answering = scope.get("method") != "GET"  # a call (POST) rather than a standing stream
+        self._answering += answering
+        closing = self._closing
+
+        async def receive_until_closed() -> Message:
+            """The client's next message, or a disconnect once the server is stopping."""
+            if closing.is_set():
+                return {"type": "http.disconnect"}
+            message = asyncio.ensure_future(receive())
+            stop = asyncio.ensure_future(closing.wait())
+            try:
+                await asyncio.wait({message, stop}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                stop.cancel()
+            if message.done():
+                return message.result()
+            message.cancel()
+            return {"type": "http.disconnect"}
+
+        response = {"started": False, "complete": False}
+
+        async def send_watched(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                response["started"] = True
+            elif message["type"] == "http.response.body" and not message.get("more_body", False):
+                response["complete"] = True
+            await send(message)
+
         try:
+            reader: Receive = receive_until_closed
             if scope.get("method") == "POST" and PROTOCOL_VERSION_HEADER.decode() not in headers:
-                scope, receive = await envelope_routed(scope, receive)
-            await self.manager.handle_request(scope, receive, send)
+                scope, reader = await envelope_routed(scope, receive_until_closed)
+            await self.manager.handle_request(scope, reader, send_watched)
+            if closing.is_set() and response["started"] and not response["complete"]:
+                # A stream ended by the stop (its client is still there): end the response properly.
+                with contextlib.suppress(Exception):
+                    await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:
             self.in_flight -= 1
+            self._answering -= answering
             self._last_request = time.monotonic()
+
+    async def close_streams(self, grace_s: float = 1.0) -> None:
+        """The server is stopping (the relay has answered every pending call): let the calls send their
+        answers (within ``grace_s``), then every request still open sees its client disconnect."""
+        deadline = time.monotonic() + grace_s
+        while self._answering and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        self._closing.set()
 
     def idle_for(self) -> float:
         """Seconds since the last request ended; 0 while any request (a call, a GET stream) is open."""

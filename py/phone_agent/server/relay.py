@@ -87,6 +87,8 @@ class Relay:
         self.secrets: dict[str, str] = {}
         # --confirm always: the page asks the person before its clients' sensitive calls too.
         self.confirm_always = False
+        # Set by close(): the server is stopping, and a page that comes back now is turned away.
+        self.closing = False
         # Tasks nobody awaits (self-checks, cancel frames, closing replaced pages) are kept here so the
         # event loop does not garbage-collect them half-way.
         self._background: set[asyncio.Task[Any]] = set()
@@ -152,7 +154,7 @@ class Relay:
         if self.core.page is None:
             self._page_present.clear()
         for call in dropped:
-            self._settle(call, page_disconnected(call.tool).to_result())
+            self._settle(call, page_disconnected(call.tool, self.core.page_url).to_result())
         if was_current:
             log.info("page disconnected from the relay%s", _interrupted(dropped))
 
@@ -198,7 +200,7 @@ class Relay:
             except Exception as exc:
                 log.info("could not send %s to the page: %s", call.tool, exc)
                 self.core.end_call(call.id)
-                return page_disconnected(call.tool).to_result()
+                return page_disconnected(call.tool, self.core.page_url).to_result()
             log.debug("sent %s as %s", call.tool, call.id)
             pump = asyncio.create_task(self._pump_progress(call, state, on_progress))
             try:
@@ -246,10 +248,12 @@ class Relay:
     # -- shutdown -------------------------------------------------------------------------------
 
     async def close(self) -> None:
-        """Fail every pending call and close the page's socket (the server is stopping)."""
+        """Fail every pending call and close the page's socket (the server is stopping); from now on a
+        page that reconnects is turned away (``closing``)."""
+        self.closing = True
         for call in list(self.core.pending.values()):
             self.core.end_call(call.id)
-            self._settle(call, page_disconnected(call.tool).to_result())
+            self._settle(call, page_disconnected(call.tool, self.core.page_url).to_result())
         links = list(self._links.items())
         self._links.clear()
         self._page_present.clear()

@@ -1,9 +1,12 @@
 """``POST /api/sim``: the simulated phone, started on demand for a newcomer with no phone at hand.
 
-The page offers "Start the simulated phone" when it has no phone; the server starts one (once, on
-127.0.0.1, a free port) and answers where it is: ``{"device": "tcp:127.0.0.1:PORT"}``. Only a
-same-origin request from this machine may ask: a page of another site, or another host on the network,
-cannot make this server start anything.
+The page offers "Start the simulated phone" when it has no phone; the server answers where its one
+simulated phone is: ``{"device": "tcp:127.0.0.1:PORT"}``. With ``serve --sim`` that is the phone it
+already runs; otherwise it starts one (once, on 127.0.0.1, a free port: 5555 may be another
+server's ``--sim``). Both are made by ``start_server_sim``, so the page's button gives the very
+phone ``serve --sim`` does (scrcpy 2.5 under app_process included). Only a same-origin request from
+this machine may ask: a page of another site, or another host on the network, cannot make this server
+start anything.
 """
 
 from __future__ import annotations
@@ -12,10 +15,13 @@ import asyncio
 import ipaddress
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
+
+if TYPE_CHECKING:
+    from ..sim.server import SimulatedPhoneServer
 
 log = logging.getLogger("phone_agent.sim_on_demand")
 
@@ -29,18 +35,34 @@ def _loopback(address: str | None) -> bool:
         return False
 
 
-class SimOnDemand:
-    """Starts one simulated phone the first time a same-origin page on this machine asks."""
+async def start_server_sim(host: str, port: int, realistic: Any = None) -> SimulatedPhoneServer:
+    """Start the simulated phone a phone-agent server runs beside itself (``serve --sim``, or on the
+    page's demand): authentication accepting any key, scrcpy 2.5 under app_process, ``realistic``: its
+    ``--realistic`` profile (None: the instant phone). OSError when the port is taken."""
+    from ..sim.server import SimulatedPhoneServer  # loaded only when a phone is wanted
 
-    def __init__(self, realistic: Callable[[], Any] | None = None) -> None:
-        # What the started phone is given as its --realistic profile (None: the instant phone).
+    sim = SimulatedPhoneServer(host, port, auth="accept", scrcpy=True, realistic=realistic)
+    await sim.start()
+    return sim
+
+
+class SimOnDemand:
+    """The server's one simulated phone for the page's button: the one ``serve --sim`` runs
+    (``running``, e.g. ``tcp:127.0.0.1:5555``), else one started the first time a same-origin page on
+    this machine asks (given ``realistic()``, the ``--realistic`` profile, None for the instant phone)."""
+
+    def __init__(self, running: str | None = None, realistic: Callable[[], Any] | None = None) -> None:
+        self._running = running
         self._realistic = realistic or (lambda: None)
-        self._sim: Any = None
+        self._sim: SimulatedPhoneServer | None = None
         self._lock = asyncio.Lock()
 
     @property
     def device(self) -> str | None:
+        if self._running is not None:
+            return self._running
         return None if self._sim is None else f"tcp:127.0.0.1:{self._sim.port}"
+
 
     async def handle(self, request: Request) -> Response:
         client = request.client.host if request.client is not None else None
@@ -52,12 +74,9 @@ class SimOnDemand:
             refusal = {"error": "only the page this server serves may start the simulated phone"}
             return JSONResponse(refusal, 403)
         async with self._lock:
-            if self._sim is None:
-                from ..sim.server import SimulatedPhoneServer  # loaded only when asked for
-
-                sim = SimulatedPhoneServer("127.0.0.1", 0, auth="accept", realistic=self._realistic())
+            if self.device is None:
                 try:
-                    await sim.start()
+                    sim = await start_server_sim("127.0.0.1", 0, self._realistic())
                 except OSError as exc:
                     return JSONResponse({"error": f"the simulated phone could not start: {exc}"}, 500)
                 self._sim = sim

@@ -22,6 +22,7 @@ from .mcp_http import MCP_PATH, McpHttpEndpoint
 from .options import ServerOptions
 from .pairing import PageKey, PairingGate
 from .relay import Relay
+from .sim_on_demand import SimOnDemand
 from .uvicorn_task import ServerRecord, UvicornTask, server_identity, watch_idle
 
 log = logging.getLogger("phone_agent.server")
@@ -47,6 +48,13 @@ class WebServer:
         pairing = PairingGate(credentials.load_pairing_secret())
         self._sock = bind_socket(options.host, options.port)
         self.port: int = self._sock.getsockname()[1]
+        self.relay = Relay(
+            RelayCore(
+                timeout_overrides=dict(options.tool_timeouts), page_url=page_url(options.host, self.port)
+            ),
+            options.self_check_delay_s,
+            page_wait_s=options.page_wait_s,
+        )
         self.stop_requested = asyncio.Event()
         policy = AccessPolicy.for_server(options.host, self.port, options.allow_origins)
         model = options.page_model_defaults()
@@ -79,7 +87,10 @@ class WebServer:
             pairing=pairing,
             page_key=PageKey(self._page_token, self.port),
             mcp=McpService(self.mcp_endpoint, self.identity, self.stop_requested.set),
-            sim_profile=options.realistic_profile,
+            # With --sim the page's "Start the simulated phone" answers the phone already running.
+            sim_on_demand=SimOnDemand(
+                options.default_device if options.sim else None, options.realistic_profile
+            ),
         )
         self._uvicorn = UvicornTask(
             app,
@@ -140,6 +151,7 @@ class WebServer:
     async def stop(self) -> None:
         self._record.remove()
         await self.relay.close()
+        await self.mcp_endpoint.close_streams()  # a client's standing GET stream must not hold the stop
         await self.app.state.sim_on_demand.close()
         await self._uvicorn.stop()
 

@@ -10,9 +10,9 @@ import asyncio
 import sys
 
 from ..sim.commandline import DEFAULT_SIM_PORT, announce
-from ..sim.server import SimulatedPhoneServer
 from . import runtime
 from .options import ServerOptions
+from .sim_on_demand import start_server_sim
 
 
 def run_server_with_sim(options: ServerOptions, *, sim_port: int = DEFAULT_SIM_PORT) -> int:
@@ -20,17 +20,15 @@ def run_server_with_sim(options: ServerOptions, *, sim_port: int = DEFAULT_SIM_P
     runtime.configure_logging(options.verbose)
 
     async def main() -> None:
-        sim = SimulatedPhoneServer(
-            options.host, sim_port, auth="accept", scrcpy=True, realistic=options.realistic_profile()
-        )
         try:
-            await sim.start()
+            sim = await start_server_sim(options.host, sim_port, options.realistic_profile())
         except OSError as exc:
             raise runtime.StartupError(
                 f"the simulated phone cannot listen on port {sim_port}: {exc.strerror}"
             ) from None
         announce(sim)
-        # The page served beside the sim connects to it at load unless told otherwise.
+        # The page served beside the sim connects to it at load unless told otherwise, and its
+        # "Start the simulated phone" (/api/sim) answers this phone rather than starting another.
         options.default_device = f"tcp:127.0.0.1:{sim.port}"
         try:
             await runtime.serve(options)

@@ -110,6 +110,14 @@ def announce(sim: SimulatedPhoneServer) -> None:
         )
     if sim.control_port is not None:
         log.info("control endpoint: http://127.0.0.1:%d/state", sim.control_port)
+    from phone_agent.sim.android.fonts import missing_fonts
+
+    missing = missing_fonts()
+    if missing:
+        log.warning(
+            "the simulated phone lacks fonts for %s: such text draws as boxes (run scripts/setup)",
+            "; ".join(missing),
+        )
 
 
 async def serve_sim(args: argparse.Namespace, stop: asyncio.Event | None = None) -> None:

@@ -24,6 +24,7 @@ from .spec import (
     BOOLEAN,
     INTEGER,
     INTEGER_OR_NULL,
+    MCP_CHANNELS,
     STRING,
     STRING_OR_NULL,
     CallEnv,
@@ -47,7 +48,7 @@ __all__ = [
 ]
 
 # run_agent_task's default time budget per channel (the specification's numbers).
-DEFAULT_TASK_TIMEOUT_MS = {Channel.RELAY: 1_200_000, Channel.WEBMCP: 120_000}
+DEFAULT_TASK_TIMEOUT_MS = {Channel.RELAY: 1_200_000, Channel.FARM: 1_200_000, Channel.WEBMCP: 120_000}
 # The relay waits this much longer than the task's own budget before it gives up on the page.
 RELAY_TASK_GRACE_MS = 5_000
 MIN_TASK_TIMEOUT_MS = 1_000
@@ -139,7 +140,7 @@ async def run_agent_task(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
     task = await _service(env).run_agent(args["goal"], timeout_ms, env.progress, options)
     # A task that ended (even failed or aborted) is an answer, not a tool failure: the report and its
     # status say how it went. Channel A reads the Markdown report; Channel B the JSON.
-    if env.channel is Channel.RELAY:
+    if env.channel in MCP_CHANNELS:
         return {**text_result(format_task_markdown(task)), "structuredContent": task.summary_json()}
     return json_result(task.summary_json())
 

@@ -166,6 +166,12 @@ LONG_PRESS = ToolSpec(
 _SWIPE_POINTS = ("startX", "startY", "endX", "endY")
 
 
+def clear_of_bars(width: int, height: int) -> tuple[int, int, int, int]:
+    """Where a swipe with no target stays (left, top, right, bottom): the middle three fifths of the
+    screen, clear of the status bar, app bars, the navigation bar and its edge gestures."""
+    return 0, height // 5, width, height * 4 // 5
+
+
 def direction_points(
     area: tuple[int, int, int, int], direction: str, distance: int | None
 ) -> tuple[int, int, int, int]:
@@ -201,7 +207,7 @@ async def swipe(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
                 "Call swipe with direction (and optional target, distance) or with startX, startY, endX, "
                 "endY.",
             )
-        area = (0, height // 5, width, height * 4 // 5)  # clear of the status and navigation bars
+        area = clear_of_bars(width, height)
         if "target" in args:
             found = await resolve(phone, "swipe", args["target"])
             bounds = found.element.bounds
@@ -314,7 +320,7 @@ def _scroll_area(snapshot: ScreenSnapshot) -> tuple[int, int, int, int]:
             min(bounds.right, snapshot.width or bounds.right),
             min(bounds.bottom, snapshot.height or bounds.bottom),
         )
-    return 0, snapshot.height // 5, snapshot.width, snapshot.height * 4 // 5
+    return clear_of_bars(snapshot.width, snapshot.height)
 
 
 def _screen_key(snapshot: ScreenSnapshot) -> list[tuple[Any, ...]]:

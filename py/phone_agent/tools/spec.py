@@ -27,13 +27,18 @@ ProgressSink = Callable[[str], None]
 
 
 class Channel(StrEnum):
-    """How a call reached the page: A is the relay from ``phone-agent mcp``, B is WebMCP; the agent and
-    the page's own live view call the same entries too."""
+    """How a call reached the page: A is the relay from ``phone-agent mcp`` (or the phone farm's router,
+    over NATS), B is WebMCP; the agent and the page's own live view call the same entries too."""
 
     RELAY = "relay"
     WEBMCP = "webmcp"
     AGENT = "agent"
     PAGE = "page"
+    FARM = "farm"
+
+
+# Channel A: an MCP client's call through a server, by the relay or by the farm (answered alike).
+MCP_CHANNELS = frozenset({Channel.RELAY, Channel.FARM})
 
 
 class TaskService(Protocol):

@@ -9,7 +9,7 @@ from functools import lru_cache
 
 from PIL import Image, ImageDraw
 
-from .fonts import ellipsize, font, line_height, tail, wrap
+from .fonts import draw_text, ellipsize, font, line_height, tail, text_width, wrap
 from .props import SCREEN_HEIGHT, SCREEN_WIDTH
 from .ui import Color, Paint, Rect, SimulatedView
 
@@ -110,25 +110,12 @@ def _text(draw: ImageDraw.ImageDraw, box: Rect, text: str, p: Paint, fg: Color |
     text = ellipsize(text.replace("\n", " "), p.size, width)
     stroke = 1 if p.bold else 0
     color = fg or p.fg
-    f = font(p.size)
     if p.align == "center":
-        draw.text(
-            ((x1 + x2) // 2, cy),
-            text,
-            font=f,
-            fill=color,
-            anchor="mm",
-            stroke_width=stroke,
-            stroke_fill=color,
-        )
+        draw_text(draw, ((x1 + x2) // 2, cy), text, p.size, color, "mm", stroke)
     elif p.align == "right":
-        draw.text(
-            (x2 - p.pad, cy), text, font=f, fill=color, anchor="rm", stroke_width=stroke, stroke_fill=color
-        )
+        draw_text(draw, (x2 - p.pad, cy), text, p.size, color, "rm", stroke)
     else:
-        draw.text(
-            (x1 + p.pad, cy), text, font=f, fill=color, anchor="lm", stroke_width=stroke, stroke_fill=color
-        )
+        draw_text(draw, (x1 + p.pad, cy), text, p.size, color, "lm", stroke)
 
 
 def _lines(draw: ImageDraw.ImageDraw, box: Rect, text: str, p: Paint) -> None:
@@ -136,7 +123,7 @@ def _lines(draw: ImageDraw.ImageDraw, box: Rect, text: str, p: Paint) -> None:
     step = line_height(p.size)
     top = y1 + p.pad if p.pad else y1
     for i, line in enumerate(wrap(text, p.size, x2 - x1 - 2 * p.pad)):
-        draw.text((x1 + p.pad, top + i * step + step // 2), line, font=font(p.size), fill=p.fg, anchor="lm")
+        draw_text(draw, (x1 + p.pad, top + i * step + step // 2), line, p.size, p.fg)
 
 
 def _paint(image: Image.Image, node: SimulatedView, p: Paint, box: Rect) -> None:
@@ -161,22 +148,12 @@ def _paint(image: Image.Image, node: SimulatedView, p: Paint, box: Rect) -> None
         _lines(draw, (x1, y1 + 22 - p.pad, x2, y2), node.text, p)
     elif kind == "circle":
         draw.ellipse(box, fill=p.bg)
-        draw.text(
-            (cx, cy), p.label, font=font(p.size), fill=p.fg, anchor="mm", stroke_width=1, stroke_fill=p.fg
-        )
+        draw_text(draw, (cx, cy), p.label, p.size, p.fg, "mm", 1)
     elif kind == "app_icon":
         r = 85
         draw.ellipse((cx - r, y1 + 10, cx + r, y1 + 10 + 2 * r), fill=p.bg)
-        draw.text(
-            (cx, y1 + 10 + r),
-            p.label,
-            font=font(80),
-            fill=p.fg,
-            anchor="mm",
-            stroke_width=2,
-            stroke_fill=p.fg,
-        )
-        draw.text((cx, y2 - 45), node.text, font=font(p.size), fill=p.fg, anchor="mm")
+        draw_text(draw, (cx, y1 + 10 + r), p.label, 80, p.fg, "mm", 2)
+        draw_text(draw, (cx, y2 - 45), node.text, p.size, p.fg, "mm")
     elif kind == "switch":
         track_on, track_off = PRIMARY, (226, 226, 233)
         h = 80
@@ -198,13 +175,12 @@ def _paint(image: Image.Image, node: SimulatedView, p: Paint, box: Rect) -> None
             draw.rounded_rectangle(box, radius=p.radius, outline=PRIMARY, width=4)
         shown = (node.text if node.text != p.label else "").replace("\n", " ")
         width = x2 - x1 - 2 * p.pad - 10
-        f = font(p.size)
         if shown:
             visible = tail(shown, p.size, width)
-            draw.text((x1 + p.pad, cy), visible, font=f, fill=(28, 27, 31), anchor="lm")
-            caret_x = x1 + p.pad + int(f.getlength(visible)) + 4
+            draw_text(draw, (x1 + p.pad, cy), visible, p.size, (28, 27, 31))
+            caret_x = x1 + p.pad + text_width(visible, p.size) + 4
         else:
-            draw.text((x1 + p.pad, cy), p.label, font=f, fill=HINT, anchor="lm")
+            draw_text(draw, (x1 + p.pad, cy), p.label, p.size, HINT)
             caret_x = x1 + p.pad - 2
         if node.focused:
             draw.line((caret_x, cy - p.size // 2 - 4, caret_x, cy + p.size // 2 + 4), fill=PRIMARY, width=4)

@@ -4,6 +4,7 @@ three-button navigation bar."""
 from __future__ import annotations
 
 from ..contract import AndroidPhone
+from ..fonts import missing_fonts
 from ..ui import Paint, SimulatedView
 from .widgets import NAV_Y, STATUS_H, TEXT, WHITE, H, W, label, view
 
@@ -17,6 +18,18 @@ def status_bar(phone: AndroidPhone, dark: bool) -> SimulatedView:
         resource_id="com.android.systemui:id/status_bar",
     )
     bar.add(label((50, 20, 260, 95), phone.clock_text(), size=42, fg=fg, rid="com.android.systemui:id/clock"))
+    missing = missing_fonts()
+    if missing:  # what it cannot draw shows as boxes: say so where a person looks
+        bar.add(
+            view(
+                "android.widget.TextView",
+                (270, 20, 700, 95),
+                paint=Paint(kind="text", fg=fg, size=30),
+                text="Fonts missing: run scripts/setup",
+                resource_id="com.android.systemui:id/font_notice",
+                content_desc=f"Text in these scripts draws as boxes: {'; '.join(missing)}.",
+            )
+        )
     battery = f"{phone.battery}%"
     bar.add(
         view(
