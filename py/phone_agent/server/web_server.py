@@ -37,13 +37,6 @@ class WebServer:
 
     def __init__(self, options: ServerOptions) -> None:
         self.options = options
-        self.relay = Relay(
-            RelayCore(timeout_overrides=dict(options.tool_timeouts)),
-            options.self_check_delay_s,
-            page_wait_s=options.page_wait_s,
-        )
-        self.relay.secrets = dict(options.secrets)
-        self.relay.confirm_always = options.confirm == "always"
         token = options.token or credentials.load_token()
         pairing = PairingGate(credentials.load_pairing_secret())
         self._sock = bind_socket(options.host, options.port)
@@ -55,6 +48,8 @@ class WebServer:
             options.self_check_delay_s,
             page_wait_s=options.page_wait_s,
         )
+        self.relay.secrets = dict(options.secrets)  # PHONE_AGENT_SECRET_<NAME>: never logged
+        self.relay.confirm_always = options.confirm == "always"
         self.stop_requested = asyncio.Event()
         policy = AccessPolicy.for_server(options.host, self.port, options.allow_origins)
         model = options.page_model_defaults()
