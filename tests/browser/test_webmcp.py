@@ -12,16 +12,20 @@ import pytest
 from playwright.async_api import expect
 
 from phone_agent.tools.catalog import TOOL_NAMES, TOOLS_BY_NAME
-from tests.support import KeptPage, page_link
+from tests.support import KeptPage, ServedPhoneAgent, page_link
 
 pytestmark = pytest.mark.browser
 
 
 @pytest.fixture(scope="module")
-async def kept(browser, served):
+async def kept(browser):
+    """The module's page, on a server of its own: a server hands each page that pairs the task records
+    its pages stored (issue 20), and these tests need one where no task has run."""
+    served = ServedPhoneAgent()
     kept = KeptPage(browser, f"{served.base}/?relayRetryMs=500")
     yield kept
     await kept.close()
+    served.stop()
 
 
 @pytest.fixture
