@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from ..device.interface import UiNode
 from ..errors import ToolError
-from .flow_reader import Flow, FlowCommand
+from .flow_reader import SELECTOR_KEYS, Flow, FlowCommand
 from .keys import maestro_key
 from .selectors import UiScreen, describe, find
 from .variables import SECRET_TEXT, StepFailed, expand
@@ -94,28 +94,8 @@ def _fingerprint(nodes: list[UiNode]) -> tuple[Any, ...]:
 
 
 Action = Callable[["FlowRunner", FlowCommand, dict[str, Any], FlowRun], Awaitable[None]]
-_SELECTOR_KEYS = (
-    "text",
-    "id",
-    "index",
-    "enabled",
-    "checked",
-    "focused",
-    "selected",
-    "below",
-    "above",
-    "leftOf",
-    "rightOf",
-    "containsChild",
-    "childOf",
-    "containsDescendants",
-    "width",
-    "height",
-)
-
-
 def selector_of(args: dict[str, Any]) -> dict[str, Any]:
-    found = {key: value for key, value in args.items() if key in _SELECTOR_KEYS}
+    found = {key: value for key, value in args.items() if key in SELECTOR_KEYS}
     if "tolerance" in args and found:
         found["tolerance"] = args["tolerance"]
     return found
