@@ -178,10 +178,21 @@ async def observe(
     finally:
         # Reached with work still pending only when something raised (or the task was cancelled).
         for pending in (nodes_task, app_task):
-            if pending is not None and not pending.done():
+            if pending is None:
+                continue
+            if pending.done():
+                _retrieve(pending)
+            else:
+                # A cancelled read can still end in an error (a transport that turns the cancel into
+                # "disconnected"): retrieve it when it ends, so asyncio does not log it as unhandled.
                 pending.cancel()
-            elif pending is not None and not pending.cancelled():
-                pending.exception()  # retrieved, so asyncio does not log it as never retrieved
+                pending.add_done_callback(_retrieve)
+
+
+def _retrieve(task: asyncio.Future) -> None:
+    """Mark a finished side read's outcome as seen (its error, if any, was already accounted for)."""
+    if not task.cancelled():
+        task.exception()
 
 
 def screen_changed(before: bytes, after: bytes, ignore_rows: int = 8, tolerance: int = 24) -> bool:
