@@ -14,6 +14,9 @@ the envelope in ``_meta``, ``resultType``); on 2026-07-28 ``tools/list`` and ``s
 same on every call. A 2026-07-28 client that declares the Tasks extension gets ``run_agent_task`` as an
 MCP task (``mcp_tasks``).
 
+When the agent of a call needs a person (take over, confirmation), the page asks the call's client too
+through ``ProgressForwarder.ask`` (``mcp_ask``: an elicitation where the client declared it).
+
 About ``notifications/message`` in the SDK 2.3: ``send_log_message`` sends unconditionally to clients on
 a handshake protocol revision (≤ 2025-11-25), but on the 2026-07-28 revision only when the request
 opted in with the ``io.modelcontextprotocol/logLevel`` ``_meta`` key. The specification wants progress
@@ -39,6 +42,7 @@ from .. import __version__
 from ..errors import malformed_result, tool_not_offered
 from ..tools.catalog import DEFAULT_TOOL_PROFILE, ToolProfile, tools_for_profile
 from ..tools.spec import ToolSpec
+from .mcp_ask import ask_client
 from .mcp_tasks import TASK_TOOLS, TASKS_EXTENSION, McpTaskStore, declares_tasks, missing_capability
 from .relay import Relay
 
@@ -132,6 +136,10 @@ class ProgressForwarder:
         # The 2026-07-28 per-request opt-in wins; else the connection's logging/setLevel, read at send time.
         self._requested_level = meta.get(types.LOG_LEVEL_META_KEY)
         self._threshold = threshold
+
+    async def ask(self, kind: str, message: str) -> str | None:
+        """Ask this call's client too (a take over, a confirmation: ``mcp_ask``); None when it cannot be."""
+        return await ask_client(self.ctx, kind, message)
 
     async def __call__(self, seq: int, message: str) -> None:
         session = self.ctx.session
