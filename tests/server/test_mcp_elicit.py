@@ -1,7 +1,8 @@
 """The MCP caller's client is asked too when the agent needs a person: a page's ``ask`` frame becomes an
-``elicitation/create`` request (2025-11-25) to a client that declared ``elicitation``, its answer an
-``answer`` frame; a ``withdraw`` (the person at the page answered first) cancels it; a client that did
-not declare the capability, or speaks 2026-07-28, is never sent one. Over ``/mcp`` (streamable HTTP,
+``elicitation/create`` request (2025-11-25), or an input request (2026-07-28, the call parked between
+rounds), to a client that declared ``elicitation``, its answer an ``answer`` frame; a ``withdraw`` (the
+person at the page answered first) cancels it and a late response is ignored; a client that did not
+declare the capability is never asked. Over ``/mcp`` (streamable HTTP,
 with its token) and the stdio front (``phone-agent mcp``), with the SDK's ClientSession and a scripted
 page (the browser tests drive the real page: tests/browser/test_people.py)."""
 
@@ -162,26 +163,71 @@ async def test_over_http_a_client_without_the_capability_is_never_asked(served: 
         await withdrawn_and_never_asked(session, peer, None)
 
 
-async def test_a_2026_client_is_not_sent_a_request(served: ServeProcess) -> None:
-    asked = Asked(types.ElicitResult(action="accept"))
-    url = f"http://127.0.0.1:{served.port}/mcp"
+@asynccontextmanager
+async def modern_client(port: int, asked: Asked | None) -> AsyncIterator[Client]:
+    url = f"http://127.0.0.1:{port}/mcp"
     headers = {"Authorization": f"Bearer {token()}"}
     async with (
         httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=None)) as http,
         Client(
             streamable_http_client(url, http_client=http), mode="auto", elicitation_callback=asked
         ) as client,
-        page_peer(served.port) as peer,
     ):
         assert client.protocol_version == "2026-07-28"
+        yield client
+
+
+async def test_a_2026_client_answers_by_input_requests(served: ServeProcess) -> None:
+    asked = Asked(types.ElicitResult(action="accept", content={"done": True}))
+    async with modern_client(served.port, asked) as client, page_peer(served.port) as peer:
+        await answered_by_the_client(client, peer, asked)  # type: ignore[arg-type]
+
+
+async def test_a_2026_clients_late_response_is_ignored(served: ServeProcess) -> None:
+    """The page's person answers first; the client's response that comes with its retry changes
+    nothing, and the retry gets the call's result."""
+    asked = Asked(types.ElicitResult(action="accept"))
+    release = asyncio.Event()
+    answer = asked.__call__
+
+    async def late(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        await release.wait()
+        return await answer(context, params)
+
+    async with modern_client(served.port, late) as client, page_peer(served.port) as peer:  # type: ignore[arg-type]
+        call = asyncio.ensure_future(client.call_tool("run_agent_task", {"goal": "Sign in"}))
+        request = await peer.next_request("run_agent_task", timeout=30)
+        await ask(peer, request, "takeover", "Take over: Sign in")
+        await asyncio.sleep(0.5)  # the client has the input request; its user has not answered
+        await peer.send({"id": request["id"], "type": "withdraw", "ask": "ask-1"})
+        release.set()
+        await no_frame(peer)
+        await peer.answer(request, REPORT)
+        with anyio.fail_after(30):
+            result = await call
+    assert result.is_error is not True and len(asked.requests) == 1
+
+
+async def test_a_2026_client_without_the_capability_is_never_asked(served: ServeProcess) -> None:
+    async with modern_client(served.port, None) as client, page_peer(served.port) as peer:
         call = asyncio.ensure_future(client.call_tool("run_agent_task", {"goal": "Sign in"}))
         request = await peer.next_request("run_agent_task", timeout=30)
         await ask(peer, request, "confirm", "Allow it?")
         await no_frame(peer)
         await peer.answer(request, REPORT)
         with anyio.fail_after(30):
-            await call
-    assert asked.requests == []
+            assert (await call).is_error is not True
+
+
+async def test_a_2026_retry_with_an_unknown_request_state_is_refused(served: ServeProcess) -> None:
+    from mcp.shared.exceptions import MCPError
+
+    async with modern_client(served.port, Asked(None)) as client:
+        with pytest.raises(MCPError) as raised:
+            await client.session.call_tool(
+                "run_agent_task", {"goal": "x"}, request_state="made-up", allow_input_required=True
+            )
+    assert raised.value.error.code == -32602 and "requestState" in raised.value.error.message
 
 
 async def test_on_the_stdio_front_the_client_is_asked_or_not(page_root: Path, tmp_path: Path) -> None:
@@ -196,6 +242,18 @@ async def test_on_the_stdio_front_the_client_is_asked_or_not(page_root: Path, tm
                 await withdrawn_and_never_asked(session, peer, asked)
             async with stdio_session(port, page_root, None, errlog) as session, page_peer(port) as peer:
                 await withdrawn_and_never_asked(session, peer, None)
+            # A 2026-07-28 client of the front: input requests.
+            asked = Asked(types.ElicitResult(action="accept"))
+            args = ["mcp", "--port", str(port), "--root", str(page_root), "--self-check-delay", "0"]
+            params = StdioServerParameters(command=PHONE_AGENT, args=args, env=dict(os.environ))
+            async with (
+                Client(
+                    stdio_client(params, errlog=errlog), mode="auto", elicitation_callback=asked
+                ) as client,
+                page_peer(port) as peer,
+            ):
+                assert client.protocol_version == "2026-07-28"
+                await answered_by_the_client(client, peer, asked)  # type: ignore[arg-type]
     finally:
         await asyncio.to_thread(stop_server, port)
     log = (tmp_path / "stderr.txt").read_text(errors="replace")

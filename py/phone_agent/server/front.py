@@ -77,8 +77,8 @@ class Upstream:
         self._ready: asyncio.Future[ClientSession] | None = None
         self._close = asyncio.Event()
         self._lock = asyncio.Lock()
-        # The calls in flight (their request contexts): the server's elicitation goes to the latest one's
-        # client (this front has one client).
+        # The calls in flight (their progress forwarders): the server's elicitation goes to the latest
+        # one's client (this front has one client).
         self.callers: list[Any] = []
 
     async def _elicit(
@@ -211,7 +211,8 @@ def build_front_server(upstream: Upstream, profile: str | ToolProfile) -> Server
             return _failure(name, str(exc))
         except Exception as exc:
             return _failure(name, f"cannot reach it: {exc}")
-        caller = getattr(forward, "ctx", None)  # an MCP task's progress has no request of its own
+        # An MCP task's progress cannot ask its client; a forwarder (or a parked call) can.
+        caller = forward if hasattr(forward, "elicit") else None
         if caller is not None:
             upstream.callers.append(caller)
         try:

@@ -10,17 +10,18 @@ yes unless ``allow`` is false; decline or cancel: no). The message says the reas
 a secret's value (the page never has one in its question). Whoever answers first wins: when the person
 at the page does, the relay cancels the request (``notifications/cancelled``) and a late reply is ignored.
 
-The 2026-07-28 revision has no server-to-client requests on a call's stream; its clients are not asked
-(``can_ask``), the person at the page answers.
+The 2026-07-28 revision has no server-to-client requests on a call's stream: its clients that declared
+``elicitation`` are asked with the revision's input requests instead (``mcp_input``).
 
 ``phone-agent mcp`` (the stdio front) relays the server's elicitation to its own client the same way
-(``relay_elicitation``), or answers an error when its client cannot be asked, which the server takes as
-"no answer".
+(``relay_elicitation``: an elicitation or an input request), or answers an error when its client
+cannot be asked, which the server takes as "no answer".
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import mcp.types as types
@@ -79,25 +80,46 @@ def answer_of(kind: str, result: types.ElicitResult) -> str:
     return no if (result.content or {}).get(field) is False else yes
 
 
-async def ask_client(ctx: ServerRequestContext[Any], kind: str, message: str) -> str | None:
-    """Ask the client of the call ``ctx`` (bounded by the agent: the relay cancels it); None when the
-    client cannot be asked or answered with an error."""
-    if kind not in SCHEMAS or not can_ask(ctx):
+def form_of(kind: str, message: str) -> types.ElicitRequestFormParams:
+    """The page's question as a form-mode elicitation."""
+    return types.ElicitRequestFormParams(message=message, requested_schema=SCHEMAS[kind])
+
+
+async def ask_with(
+    elicit: Callable[[types.ElicitRequestFormParams], Awaitable[types.ElicitResult | None]],
+    kind: str,
+    message: str,
+) -> str | None:
+    """Ask a ``kind`` question through ``elicit`` (an elicitation request, or an input request on
+    2026-07-28: ``mcp_input``); the page's answer, or None when the client cannot be asked."""
+    if kind not in SCHEMAS:
         return None
-    log.info("asking the MCP client too (%s)", kind)
-    result = await ctx.session.elicit_form(message, SCHEMAS[kind], related_request_id=ctx.request_id)
-    return answer_of(kind, result)
+    result = await elicit(form_of(kind, message))
+    return None if result is None else answer_of(kind, result)
+
+
+async def elicit_client(
+    ctx: ServerRequestContext[Any], form: types.ElicitRequestFormParams
+) -> types.ElicitResult | None:
+    """A form-mode ``elicitation/create`` to the client of the call ``ctx``, on the call's stream (the
+    relay cancels it when the question is withdrawn); None when that client cannot be sent one."""
+    if not can_ask(ctx):
+        return None
+    log.info("asking the MCP client too")
+    session = ctx.session
+    return await session.elicit_form(form.message, form.requested_schema, related_request_id=ctx.request_id)
 
 
 async def relay_elicitation(
-    ctx: ServerRequestContext[Any] | None, params: types.ElicitRequestParams
+    caller: Any, params: types.ElicitRequestParams
 ) -> types.ElicitResult | types.ErrorData:
-    """The stdio front: pass the server's form elicitation on to the front's own client (``ctx``: the
-    call it belongs to), or answer an error when that client cannot be asked."""
-    if ctx is None or not can_ask(ctx) or not isinstance(params, types.ElicitRequestFormParams):
-        return types.ErrorData(
-            code=types.INVALID_REQUEST, message="this MCP client did not declare form elicitation"
-        )
-    return await ctx.session.elicit_form(
-        params.message, params.requested_schema, related_request_id=ctx.request_id
-    )
+    """The stdio front: pass the server's form elicitation on to the front's own client (``caller``: the
+    progress forwarder of the call it belongs to, which elicits as its client's revision allows), or
+    answer an error when that client cannot be asked (the server then leaves it to the page)."""
+    elicit = getattr(caller, "elicit", None)
+    result = None
+    if elicit is not None and isinstance(params, types.ElicitRequestFormParams):
+        result = await elicit(params)
+    if result is None:
+        return types.ErrorData(code=types.INVALID_REQUEST, message="this MCP client cannot be asked")
+    return result
