@@ -30,6 +30,8 @@ import mcp.types as types
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS
 
+from .mcp_ask import ask_with
+
 log = logging.getLogger("phone_agent.mcp_input")
 
 # The tools whose calls may ask the caller (their agent may need a person).
@@ -78,8 +80,6 @@ class ParkedCall:
             self.questions.pop(key, None)
 
     async def ask(self, kind: str, message: str) -> str | None:
-        from .mcp_ask import ask_with
-
         return await ask_with(self.elicit, kind, message)
 
     # -- the client's side ----------------------------------------------------------------------
