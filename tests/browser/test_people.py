@@ -4,7 +4,8 @@ environment (Channel A); the value is absent from every model request, answer, r
 activity log and the server's log.
 
 The MCP caller is asked too: a take over answered by the client's user, a confirmation refused by it
-over HTTP, and the person at the page answering first (the client's question withdrawn).
+over HTTP, the person at the page answering first (the client's question withdrawn), and a 2026-07-28
+client answering by input requests.
 
 Shares test_agent_page's rig (a served page with the scripted model, the simulated phone, a relay port).
 """
@@ -18,6 +19,7 @@ import os
 import httpx2
 import mcp.types as types
 import pytest
+from mcp.client.client import Client
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
@@ -462,3 +464,29 @@ async def test_the_person_at_the_page_answers_first_and_the_callers_question_is_
         await asyncio.wait_for(user.withdrawn.wait(), 20)
     assert result_text(result).startswith("## ✅ Agent Task Completed"), result_text(result)
     assert fresh.sim.phone.state()["screen"] == "login/welcome"
+
+
+async def test_a_2026_mcp_caller_takes_over_by_input_requests(fresh: Rig):  # noqa: F811
+    page = fresh.page
+    fresh.model.add(*take_over_script())
+    user = CallerUser(
+        types.ElicitResult(action="accept"),
+        act=lambda: _sign_in_on_the_phone(fresh.sim.phone),
+        before=lambda: page.wait_for_selector("#takeover", state="visible", timeout=20_000),
+    )
+    headers = {"Authorization": f"Bearer {await asyncio.to_thread(token)}"}
+    url = f"http://127.0.0.1:{fresh.relay_port}/mcp"
+    async with mcp_stdio_session(*fresh.relay_args()):  # starts the shared server the page relays to
+        await fresh.relay_connected()
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=None)) as http,
+            Client(
+                streamable_http_client(url, http_client=http), mode="auto", elicitation_callback=user
+            ) as client,
+        ):
+            assert client.protocol_version == "2026-07-28"
+            result = await client.call_tool("run_agent_task", {"goal": "Sign in to Login Demo"})
+    assert result_text(result).startswith("## ✅ Agent Task Completed"), result_text(result)
+    assert len(user.messages) == 1 and "Sign in to Login Demo" in user.messages[0]
+    assert fresh.sim.phone.state()["screen"] == "login/welcome"
+    assert await page.is_hidden("#takeover")

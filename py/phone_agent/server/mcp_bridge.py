@@ -211,7 +211,8 @@ def build_relaying_server(
         if params.name in TASK_TOOLS and declares_tasks(_meta_of(ctx)):
             return start_task(params.name, params.arguments)
         forward = ProgressForwarder(ctx, threshold)
-        if params.name in ASKING_TOOLS and takes_input_requests(ctx):
+        # A retry (requestState) resumes its parked call whatever the retry declares.
+        if params.name in ASKING_TOOLS and (takes_input_requests(ctx) or params.request_state is not None):
             name, arguments = params.name, params.arguments
 
             async def start(call: ParkedCall) -> types.CallToolResult:
