@@ -19,6 +19,7 @@ from tests.support import BOOT_TIMEOUT_MS, PageWatch, ServedPhoneAgent, eventual
 pytestmark = pytest.mark.browser
 
 SERIALS = ("sim-farm-1", "sim-farm-2", "sim-farm-3")
+ROUTED_CALLS = 300  # routed at random; bench/bench_farm.py runs the load at scale
 ALLOWED_CONSOLE = (r"WebSocket connection to .* failed",)
 
 
@@ -81,9 +82,9 @@ async def test_three_tabs_serve_their_phones_to_two_servers(browser, broker: Far
         first_row = tabs[0][0].locator("#activity .activity__row").first
         await first_row.wait_for(timeout=10_000)
         assert "A · farm" in (await first_row.text_content() or "")
-        elapsed, wrong = await routed_calls(servers, SERIALS, 1000, wave=60)
+        elapsed, wrong = await routed_calls(servers, SERIALS, ROUTED_CALLS, wave=60)
         assert wrong == []
-        print(f"1000 calls over 3 pages in {elapsed:.1f}s")
+        print(f"{ROUTED_CALLS} calls over 3 pages in {elapsed:.1f}s")
 
         # A page closed mid-task: its caller gets no_device within the presence TTL; the others serve on.
         model.add(stall())
