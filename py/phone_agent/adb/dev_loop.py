@@ -22,7 +22,7 @@ from phone_agent.adb.client import AdbConnectionLost, AdbError, ServiceOpener, S
 from phone_agent.adb.services import SyncClient
 from phone_agent.adb.sync_protocol import SyncError, SyncStat
 from phone_agent.device.install import install_failure
-from phone_agent.device.interface import FileEntry, file_type
+from phone_agent.device.interface import ChunkStream, ChunkWriter, FileEntry, file_type
 from phone_agent.device.shell_result import ShellResult
 from phone_agent.errors import DeviceError, PhoneDisconnectedError, ToolError
 
@@ -81,11 +81,21 @@ class DevLoopCalls:
             raise DeviceError(f"the transfer of {path} failed: {exc}") from None
 
     async def push_file(
-        self, data: bytes, path: str, mode: int = 0o644, progress: Callable[[int, int], None] | None = None
+        self,
+        data: bytes | ChunkStream,
+        path: str,
+        mode: int = 0o644,
+        progress: Callable[[int, int], None] | None = None,
     ) -> None:
-        await self._sync_call(path, lambda sync: sync.push(data, path, mode, progress=progress))
+        if isinstance(data, bytes | bytearray | memoryview):
+            await self._sync_call(path, lambda sync: sync.push(bytes(data), path, mode, progress=progress))
+        else:
+            stream = data
+            await self._sync_call(
+                path, lambda sync: sync.push_stream(stream.read, stream.size, path, mode, progress=progress)
+            )
 
-    async def pull_file(self, path: str, limit: int) -> bytes:
+    async def pull_file(self, path: str, limit: int, into: ChunkWriter | None = None) -> bytes:
         async def work(sync: SyncClient) -> bytes:
             info = await sync.stat(path)
             failure = _stat_failure(path, info)
@@ -102,6 +112,9 @@ class DevLoopCalls:
                     f"is a file of {info.size} bytes, over the {limit} bytes an answer carries",
                     "Pull it with `path` through phone-agent mcp (stdio), which writes it to a file.",
                 )
+            if into is not None:
+                await sync.pull_into(path, into, limit)
+                return b""
             return await sync.pull(path, limit=limit)
 
         return await self._sync_call(path, work)

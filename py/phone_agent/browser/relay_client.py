@@ -43,6 +43,7 @@ from ..relay.frames import (
 )
 from ..tools.dispatch import ToolDispatcher
 from ..tools.spec import Channel
+from .transfer_http import transfer_end
 
 StatusCallback = Callable[[bool], None]
 ReplacedCallback = Callable[[], None]
@@ -376,6 +377,7 @@ class McpRelayClient:
                 frame.args,
                 Channel.RELAY,
                 progress=lambda message: self._send(self._progress.frame(frame.id, message)),
+                transfer=transfer_end(str(frame.tool), self.url, frame.transfer),
             )
         except asyncio.CancelledError:
             return  # the server gave up on this call (cancel, timeout) or the socket closed

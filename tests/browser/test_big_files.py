@@ -1,0 +1,79 @@
+"""Files of any size through the relay: ``phone-agent mcp`` (stdio) streams a ``path`` in chunks through
+the server's transfers while the page pulls or pushes them over ADB sync — above the 64 MiB an answer
+carries inline — with progress, each result checked with Debian's adb; a transfer the page breaks off
+answers an isError and leaves no file behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.browser.test_device_tools import Rig, fresh, rig  # noqa: F401 (the page, the sim, adb)
+
+pytestmark = pytest.mark.browser
+BIG = int(os.environ.get("BIG_MIB", "100")) * 1024 * 1024  # over the 64 MiB an answer carries inline
+
+
+def md5_of(path: Path) -> str:
+    digest = hashlib.md5()
+    with path.open("rb") as file:
+        while chunk := file.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def big_file(path: Path, size: int) -> Path:
+    block = os.urandom(1 << 20)
+    with path.open("wb") as file:
+        for index in range(size >> 20):
+            file.write(index.to_bytes(8, "big") + block[8:])  # no two MiB alike
+        file.write(block[: size & ((1 << 20) - 1)])
+    return path
+
+
+async def call(ctx: Rig, tool: str, args: dict, progress: list[str]) -> dict:
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        progress.append(message or "")
+
+    answer = await ctx.session.call_tool(tool, args, progress_callback=on_progress)
+    return answer.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+
+async def test_a_100_mib_file_is_pulled_and_pushed_in_chunks(fresh, tmp_path):  # noqa: F811
+    ctx = fresh
+    source = big_file(tmp_path / "big.bin", BIG + 12345)
+    await ctx.adb.output("-s", ctx.serial, "push", str(source), "/sdcard/Download/big.bin", timeout=120)
+
+    progress: list[str] = []
+    started = time.monotonic()
+    pulled = await call(
+        ctx, "pull_file", {"devicePath": "/sdcard/Download/big.bin", "path": str(tmp_path)}, progress
+    )
+    pull_s = time.monotonic() - started
+    assert not pulled.get("isError"), pulled
+    answer = pulled["structuredContent"]
+    assert "contentBase64" not in answer and Path(answer["path"]) == tmp_path / "big.bin"
+    assert answer["size"] == BIG + 12345
+    assert md5_of(Path(answer["path"])) == md5_of(source)
+    assert len(progress) >= 5 and "receiving /sdcard/Download/big.bin: 100%" in progress[-1], progress
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".part")] == []
+
+    progress.clear()
+    started = time.monotonic()
+    pushed = await call(
+        ctx, "push_file", {"devicePath": "/sdcard/Download/up.bin", "path": str(source)}, progress
+    )
+    push_s = time.monotonic() - started
+    assert not pushed.get("isError"), pushed
+    assert pushed["structuredContent"]["size"] == BIG + 12345
+    assert len(progress) >= 5 and "100%" in progress[-1], progress
+    await ctx.adb.output(
+        "-s", ctx.serial, "pull", "/sdcard/Download/up.bin", str(tmp_path / "check.bin"), timeout=120
+    )
+    assert md5_of(tmp_path / "check.bin") == md5_of(source)
+    print(f"100 MiB through the page: pull {pull_s:.1f} s, push {push_s:.1f} s")
