@@ -1,6 +1,7 @@
 """The developer's loop over ADB, as ``AdbDevice`` offers it: files over the sync protocol (push, pull,
 list, with Android's refusals as ``file_not_found`` and ``permission_denied``), APK install (pushed
-over sync to /data/local/tmp, then ``pm install``), the clipboard through Clipper where installed,
+over sync to /data/local/tmp, then ``pm install``; a large one streamed into an install session on the
+shell's stdin, ``cmd package install -S SIZE``), the clipboard through Clipper where installed,
 and screen recording with the phone's own ``screenrecord`` (started in a shell that stays open,
 stopped with SIGINT so the MP4 is finished, pulled back over sync).
 
@@ -28,6 +29,7 @@ from phone_agent.errors import DeviceError, PhoneDisconnectedError, ToolError
 
 TRANSFER_TIMEOUT = 600.0  # a 256 MiB push over USB 2 takes well under this
 INSTALL_TIMEOUT = 180.0
+STREAMED_INSTALL_MIN = 8 * 1024 * 1024  # from this size an APK is streamed into an install session
 SCRATCH_DIR = "/data/local/tmp"
 RECORDING_PATH = f"{SCRATCH_DIR}/phone-agent-recording.mp4"
 RECORDING_STOP_TIMEOUT = 15.0
@@ -144,10 +146,24 @@ class DevLoopCalls:
         grant_permissions: bool = False,
         progress: Callable[[int, int], None] | None = None,
     ) -> None:
-        remote = f"{SCRATCH_DIR}/phone-agent-{secrets.token_hex(6)}.apk"
-        await self.push_file(data, remote, progress=progress)
         flags = " -r" if replace else ""
         flags += " -g" if grant_permissions else ""
+        if len(data) >= STREAMED_INSTALL_MIN and "shell_v2" in self.opener.features:
+            # A large APK goes straight into an install session, fed on stdin (`cmd package install -S`,
+            # as `adb install` does): no copy in /data/local/tmp, no second pass over the bytes.
+            if progress is not None:
+                progress(0, len(data))
+            result = await self._run(
+                f"cmd package install{flags} -S {len(data)}", timeout=INSTALL_TIMEOUT, stdin=data
+            )
+            if progress is not None:
+                progress(len(data), len(data))
+            failure = install_failure((result.stdout + result.stderr).decode("utf-8", "replace"))
+            if failure is not None:
+                raise failure
+            return
+        remote = f"{SCRATCH_DIR}/phone-agent-{secrets.token_hex(6)}.apk"
+        await self.push_file(data, remote, progress=progress)
         try:
             result = await self._run(f"pm install{flags} {remote}", timeout=INSTALL_TIMEOUT)
         finally:
