@@ -93,8 +93,9 @@ async def test_a_push_streams_the_callers_file_to_the_page(front: McpHarness, tm
                 got += answer.content
             assert answer.status_code == 204
         assert got == data
-        await peer.answer(request, {"content": [{"type": "text", "text": "pushed"}], "structuredContent": {
-            "devicePath": "/sdcard/up.bin", "size": SIZE, "sha256": hashlib.sha256(data).hexdigest()}})  # fmt: skip
+        digest = hashlib.sha256(data).hexdigest()
+        pushed = {"devicePath": "/sdcard/up.bin", "size": SIZE, "sha256": digest}
+        await peer.answer(request, {"content": [{"type": "text", "text": "pushed"}], "structuredContent": pushed})
         result = await calling
         assert not result.is_error and result.structured_content["size"] == SIZE
     finally:
