@@ -95,7 +95,8 @@ async def test_a_push_streams_the_callers_file_to_the_page(front: McpHarness, tm
         assert got == data
         digest = hashlib.sha256(data).hexdigest()
         pushed = {"devicePath": "/sdcard/up.bin", "size": SIZE, "sha256": digest}
-        await peer.answer(request, {"content": [{"type": "text", "text": "pushed"}], "structuredContent": pushed})
+        text = [{"type": "text", "text": "pushed"}]
+        await peer.answer(request, {"content": text, "structuredContent": pushed})
         result = await calling
         assert not result.is_error and result.structured_content["size"] == SIZE
     finally:
