@@ -1,11 +1,15 @@
 """The MCP client's own files, for the stdio fronts (``phone-agent mcp``, with or without ``--farm``).
 
 A tool whose catalog entry has ``client_file`` takes ``path``, a file on the client's machine. The
-front runs as the client's user on that machine, so it is the one that touches the file: for an
-"upload" (push_file, install_app) it reads ``path`` and relays ``contentBase64`` instead; for a
-"download" (pull_file, stop_recording) it relays the call without ``path`` and writes the answer's
-``contentBase64`` to ``path``, answering ``path`` in its place. Past a front, a ``path`` is refused
-(the page's handlers say so): the HTTP server never reads or writes its own files for a caller.
+front runs as the client's user on that machine, so it is the one that touches the file. ``phone-agent
+mcp`` streams it (``streamed_call``): it opens a transfer on the server (``server/transfers.py``), names
+it in the call's ``_meta``, and relays the call without ``path``; for an "upload" (push_file,
+install_app) it PUTs the file's bytes as the page takes them, for a "download" (pull_file,
+stop_recording) it reads the bytes the page posts into a temporary file beside ``path``, renamed once
+the answer's size and SHA-256 match (a broken transfer leaves nothing), answering ``path`` in place of
+the bytes. The farm's front (``farm_mcp``) still carries them inline (``outbound``/``inbound``:
+``contentBase64``). Past a front, a ``path`` is refused (the page's handlers say so): the HTTP server
+never reads or writes its own files for a caller.
 """
 
 from __future__ import annotations

@@ -1,12 +1,14 @@
 """Files: the device tools that move files between the caller and the phone over ADB's sync protocol —
 push_file, pull_file and list_files — and how every tool takes or gives a file's bytes.
 
-Bytes travel as base64 (``contentBase64``): in up to 256 MiB, out up to 64 MiB. A ``path`` names a file on
-the MCP client's machine: ``phone-agent mcp`` (the stdio front, running as the client's user) reads it
-into ``contentBase64`` before relaying and writes an answer's ``contentBase64`` to it after
-(``ToolSpec.client_file`` says which way; ``server/client_files.py`` does it). A ``path`` that reaches a
-tool here came some other way (HTTP ``/mcp``, WebMCP) and is refused: the server never reads or writes
-its own files for a caller. Pure: the phone is reached only through the ``Device`` interface.
+Inline, bytes travel as base64 (``contentBase64``): in up to 256 MiB, out up to 64 MiB. A ``path`` names a
+file on the MCP client's machine: ``phone-agent mcp`` (the stdio front, running as the client's user)
+reads or writes it there and streams it in chunks through the server's transfers (``server/transfers.py``;
+``ToolSpec.client_file`` says which way); the handler then gets its end in ``CallEnv.transfer``
+(``tools/transfer.py``) and pushes chunks over ADB sync as they come, or hands the phone's bytes on as
+sync reads them — never the whole file twice. A ``path`` that reaches a tool here came some other way
+(HTTP ``/mcp``, WebMCP) and is refused: the server never reads or writes its own files for a caller.
+Pure: the phone is reached only through the ``Device`` interface.
 """
 
 from __future__ import annotations
