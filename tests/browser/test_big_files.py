@@ -1,7 +1,7 @@
 """Files of any size through the relay: ``phone-agent mcp`` (stdio) streams a ``path`` in chunks through
 the server's transfers while the page pulls or pushes them over ADB sync — above the 64 MiB an answer
-carries inline — with progress, each result checked with Debian's adb; a transfer the page breaks off
-answers an isError and leaves no file behind.
+carries inline — with progress, each result checked with Debian's adb; a large APK from a path goes into
+an install session. (A page that leaves mid-transfer: tests/server/test_transfers.py.)
 """
 
 from __future__ import annotations
@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from phone_agent.adb.dev_loop import STREAMED_INSTALL_MIN
 from phone_agent.tools.files import PUSH_MAX
+from tests.adb_host.test_streamed_files import big_apk
 from tests.browser.test_device_tools import Rig, fresh, rig  # noqa: F401 (the page, the sim, adb)
 
 pytestmark = pytest.mark.browser
@@ -79,3 +81,17 @@ async def test_a_file_over_64_mib_is_pulled_and_pushed_in_chunks(fresh, tmp_path
     )
     assert md5_of(tmp_path / "check.bin") == md5_of(source)
     print(f"\n{SIZE / 2**20:.1f} MiB through the page: pull {pull_s:.1f} s, push {push_s:.1f} s")
+
+
+async def test_a_large_apk_from_a_path_installs_through_an_install_session(fresh, tmp_path):  # noqa: F811
+    ctx = fresh
+    apk = tmp_path / "big.apk"
+    apk.write_bytes(big_apk("com.example.bigapp", STREAMED_INSTALL_MIN + 4096))
+    progress: list[str] = []
+    installed = await call(ctx, "install_app", {"path": str(apk)}, progress)
+    assert not installed.get("isError"), installed
+    assert installed["structuredContent"]["packageName"] == "com.example.bigapp"
+    assert "package:com.example.bigapp" in (await ctx.adb_shell("pm list packages")).split()
+    assert any("receiving the APK: 100%" in line for line in progress), progress
+    assert "phone-agent-" not in await ctx.adb_shell("ls /data/local/tmp")  # streamed, not pushed first
+    await ctx.ok("mcp", "uninstall_app", packageName="com.example.bigapp")

@@ -92,6 +92,7 @@ async def test_a_push_streams_the_callers_file_to_the_page(front: McpHarness, tm
                 assert len(answer.content) <= CHUNK_BYTES
                 got += answer.content
             assert answer.status_code == 204
+            assert answer.headers["access-control-allow-origin"] == origin_of(front.port)
         assert got == data
         digest = hashlib.sha256(data).hexdigest()
         pushed = {"devicePath": "/sdcard/up.bin", "size": SIZE, "sha256": digest}

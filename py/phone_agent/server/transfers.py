@@ -215,8 +215,16 @@ def transfer_routes(
         return StreamingResponse(_stream_download(transfer), media_type="application/octet-stream")
 
     async def page_side(request: Request) -> Response:
-        if not page_origin_ok(request.headers.get("origin")):
+        origin = request.headers.get("origin")
+        if not page_origin_ok(origin):
             return JSONResponse({"error": "origin refused"}, status_code=403)
+        response = await _page_side(request)
+        if origin:  # a page of another origin the relay accepts (--allow-origin) reads the answer too
+            response.headers["Access-Control-Allow-Origin"] = origin
+            response.headers["Vary"] = "Origin"
+        return response
+
+    async def _page_side(request: Request) -> Response:
         transfer = registry.get(request.path_params["id"])
         if transfer is None or not transfer.claimed:
             return gone("no such transfer")

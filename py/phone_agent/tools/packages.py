@@ -50,7 +50,7 @@ async def install_app(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
     if source is None:
         data = content_of("install_app", args)
     else:  # the caller's file, streamed: its manifest is read before anything reaches the phone
-        data = await read_whole(source, PUSH_MAX, "install_app")
+        data = await read_whole(source, PUSH_MAX, "install_app", transfer_progress(env, "receiving the APK"))
     try:
         info = read_apk(data)
     except NotAnApk as exc:

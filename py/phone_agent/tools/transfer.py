@@ -127,7 +127,9 @@ class HashingSource:
         return chunk
 
 
-async def read_whole(source: TransferSource, limit: int, tool: str) -> bytes:
+async def read_whole(
+    source: TransferSource, limit: int, tool: str, progress: Callable[[int, int], None] | None = None
+) -> bytes:
     """All of an upload's bytes (an APK, whose manifest is read before anything reaches the phone)."""
     if source.size > limit:
         raise invalid_argument(
@@ -140,4 +142,6 @@ async def read_whole(source: TransferSource, limit: int, tool: str) -> bytes:
     parts = bytearray()
     while (chunk := await reader.read()) is not None:
         parts += chunk
+        if progress is not None:
+            progress(len(parts), source.size)
     return bytes(parts)
