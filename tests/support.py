@@ -311,7 +311,9 @@ async def eventually(check, timeout_s: float = 10.0, interval_s: float = 0.05):
 
 
 @asynccontextmanager
-async def mcp_stdio_session(*args: str, logging_callback=None, stop_server: bool = True):
+async def mcp_stdio_session(
+    *args: str, logging_callback=None, stop_server: bool = True, elicitation_callback=None
+):
     """The official mcp SDK's stdio client spawning ``phone-agent mcp ARGS`` and an initialized session.
 
     ``phone-agent mcp`` starts the shared server in the background; unless ``stop_server`` is False it
@@ -324,7 +326,9 @@ async def mcp_stdio_session(*args: str, logging_callback=None, stop_server: bool
     )
     try:
         async with stdio_client(params) as (read, write):
-            async with ClientSession(read, write, logging_callback=logging_callback) as session:
+            async with ClientSession(
+                read, write, logging_callback=logging_callback, elicitation_callback=elicitation_callback
+            ) as session:
                 await session.initialize()
                 yield session
     finally:

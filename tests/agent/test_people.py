@@ -127,6 +127,72 @@ async def test_a_sensitive_action_confirmed_refused_and_unanswered(agent, device
         assert task.steps[0].tool_calls[-1].result == error
 
 
+class CallerLink:
+    """A relayed call's progress sink that can ask the caller (the relay client's CallLink, scripted):
+    answers from ``answers`` in turn (None: cannot answer; "never": waits until withdrawn)."""
+
+    def __init__(self, *answers: str | None) -> None:
+        self.answers = list(answers)
+        self.lines: list[str] = []
+        self.asked: list[tuple[str, str]] = []
+        self.withdrawn = 0
+
+    def __call__(self, line: str) -> None:
+        self.lines.append(line)
+
+    async def ask(self, kind: str, message: str) -> str | None:
+        self.asked.append((kind, message))
+        answer = self.answers.pop(0)
+        if answer == "never":
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                self.withdrawn += 1
+                raise
+        return answer
+
+
+async def test_the_caller_is_asked_too_and_the_first_answer_wins(agent, device, model_server):
+    # The caller answers the take over (the person at the page never does: their wait is withdrawn).
+    agent.person = ScriptedPerson(take_over=None)
+    link = CallerLink(DONE)
+    model_server.add(*take_over_script())
+    task = await agent.run(new_task("Sign in"), device, 30_000, link)
+    assert task.status is TaskStatus.FINISHED, task.error
+    assert link.asked[0][0] == "takeover" and "Sign in to Login Demo" in link.asked[0][1]
+    assert "Waiting for you: Sign in to Login Demo" in link.lines
+
+    # The caller refuses a sensitive action: the person's No.
+    agent.person = ScriptedPerson(confirm=None)
+    link = CallerLink(NO)
+    model_server.add(*send_script()[:-1], plan("Give up"), call("finish_task", conclusion="Not sent"))
+    task = await agent.run(new_task("Send it"), device, 30_000, link)
+    assert device.phone.state()["sent"] == []
+    assert task.steps[0].error == "Not confirmed: the person refused"
+    assert link.asked[0][0] == "confirm" and "sending a message" in link.asked[0][1]
+
+    # A caller that cannot be asked (None) leaves the person at the page to answer; a caller that never
+    # answers is withdrawn when the person at the page does.
+    for caller in (CallerLink(None), CallerLink("never")):
+        device.phone.reset()
+        agent.person = person = ScriptedPerson(confirm=YES)
+        model_server.add(*send_script())
+        task = await agent.run(new_task("Send it"), device, 30_000, caller)
+        assert task.status is TaskStatus.FINISHED, task.error
+        assert device.phone.state()["sent"] == [{"to": "Zhang San", "text": "see you tomorrow"}]
+        assert [kind for kind, _ in person.asked] == ["confirm"] and len(caller.asked) == 1
+    assert caller.withdrawn == 1
+
+    # Nobody answers anywhere: the agent's bound still ends the wait, and withdraws the caller's question.
+    device.phone.reset()
+    agent.person = ScriptedPerson(take_over=None)
+    link = CallerLink("never")
+    model_server.add(*take_over_script())
+    task = await agent.run(new_task("Sign in", takeover_timeout_ms=1_000), device, 30_000, link)
+    assert task.status is TaskStatus.ABORTED and task.error == "Nobody took over within 1 s"
+    assert link.withdrawn == 1
+
+
 async def test_the_setting_turns_asking_off_and_reads_words():
     assert sensitive_kind("Send SMS") == "message" and sensitive_kind("Buy now") == "payment"
     assert sensitive_kind("Uninstall") == "install" and sensitive_kind("Allow") == "permissions"

@@ -3,6 +3,10 @@ Demo, from the page's own Settings → Secrets (WebMCP, and the agent by name) a
 environment (Channel A); the value is absent from every model request, answer, report, record, the
 activity log and the server's log.
 
+The MCP caller is asked too: a take over answered by the client's user, a confirmation refused by it
+over HTTP, the person at the page answering first (the client's question withdrawn), and a 2026-07-28
+client answering by input requests.
+
 Shares test_agent_page's rig (a served page with the scripted model, the simulated phone, a relay port).
 """
 
@@ -12,10 +16,16 @@ import asyncio
 import json
 import os
 
+import httpx2
+import mcp.types as types
 import pytest
+from mcp.client.client import Client
+from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
 
 from tests.agent.model_server import Reply, call, plan, tap_on
 from tests.browser.test_agent_page import Rig, fresh, rig  # noqa: F401 (the shared fixtures)
+from tests.server.harness import token
 from tests.support import eventually, mcp_stdio_session, result_text
 
 pytestmark = pytest.mark.browser
@@ -352,3 +362,131 @@ async def test_a_saved_secret_survives_a_reload_and_still_types(fresh: Rig):  # 
         assert fresh.sim.phone.state()["screen"] == "login/welcome"  # decrypted to the very value
     finally:
         await _delete_secret(page, "KEPT_PASSWORD")
+
+
+# -- the MCP caller is asked too (elicitation, 2025-11-25) ------------------------------------------
+
+
+class CallerUser:
+    """The MCP client's elicitation callback: the user behind the caller. ``act`` runs before it answers
+    ``reply``; without a reply it never answers (until the server withdraws the question)."""
+
+    def __init__(self, reply: types.ElicitResult | None, act=None, before=None) -> None:
+        self.reply, self.act, self.before = reply, act, before
+        self.messages: list[str] = []
+        self.withdrawn = asyncio.Event()
+
+    async def __call__(self, _context, params: types.ElicitRequestParams) -> types.ElicitResult:
+        self.messages.append(params.message)
+        if self.reply is None:
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                self.withdrawn.set()
+                raise
+        if self.before is not None:
+            await self.before()
+        if self.act is not None:
+            self.act()
+        return self.reply
+
+
+def _sign_in_on_the_phone(phone) -> None:
+    with phone.locked():
+        phone.drafts["com.phoneagent.login:id/username"] = "mobium"
+        phone.drafts["com.phoneagent.login:id/password"] = VALUE
+        phone._act("sign_in")
+
+
+async def test_the_mcp_caller_takes_over_and_the_page_card_closes(fresh: Rig):  # noqa: F811
+    page = fresh.page
+    fresh.model.add(*take_over_script())
+    user = CallerUser(
+        types.ElicitResult(action="accept", content={"done": True}),
+        act=lambda: _sign_in_on_the_phone(fresh.sim.phone),
+        before=lambda: page.wait_for_selector("#takeover", state="visible", timeout=20_000),
+    )
+    async with mcp_stdio_session(*fresh.relay_args(), elicitation_callback=user) as session:
+        await fresh.relay_connected()
+        result = await session.call_tool("run_agent_task", {"goal": "Sign in to Login Demo"})
+    report = result_text(result)
+    assert report.startswith("## ✅ Agent Task Completed"), report
+    assert len(user.messages) == 1 and "Sign in to Login Demo" in user.messages[0]
+    assert VALUE not in user.messages[0]
+    assert fresh.sim.phone.state()["screen"] == "login/welcome"
+    assert await page.is_hidden("#takeover")
+    assert await page.get_attribute("html", "data-person") is None
+
+
+async def test_over_http_the_mcp_caller_refuses_a_sensitive_action(fresh: Rig):  # noqa: F811
+    page = fresh.page
+    fresh.model.add(*send_script())
+    user = CallerUser(
+        types.ElicitResult(action="decline"),
+        before=lambda: page.wait_for_selector("#confirm", state="visible", timeout=20_000),
+    )
+    headers = {"Authorization": f"Bearer {await asyncio.to_thread(token)}"}
+    url = f"http://127.0.0.1:{fresh.relay_port}/mcp"
+    async with mcp_stdio_session(*fresh.relay_args()):  # starts the shared server the page relays to
+        await fresh.relay_connected()
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=None)) as http,
+            streamable_http_client(url, http_client=http) as (read, write),
+            ClientSession(read, write, elicitation_callback=user) as session,
+        ):
+            await session.initialize()
+            result = await session.call_tool("run_agent_task", {"goal": "Send it to Zhang San"})
+    assert result.is_error is not True, result_text(result)
+    assert len(user.messages) == 1 and "sending a message" in user.messages[0]
+    assert fresh.sim.phone.state()["sent"] == []
+    assert "Not confirmed: the person refused" in result_text(result)
+    assert await page.is_hidden("#confirm")
+
+
+async def test_the_person_at_the_page_answers_first_and_the_callers_question_is_withdrawn(fresh: Rig):  # noqa: F811
+    page = fresh.page
+    fresh.model.add(*take_over_script())
+    user = CallerUser(None)
+
+    async def person() -> None:
+        await page.wait_for_selector("#takeover", state="visible", timeout=20_000)
+        async with asyncio.timeout(20):
+            while not user.messages:  # the caller was asked too
+                await asyncio.sleep(0.05)
+        _sign_in_on_the_phone(fresh.sim.phone)
+        await page.click("#takeover-done")
+
+    async with mcp_stdio_session(*fresh.relay_args(), elicitation_callback=user) as session:
+        await fresh.relay_connected()
+        helper = asyncio.ensure_future(person())
+        result = await session.call_tool("run_agent_task", {"goal": "Sign in to Login Demo"})
+        await helper
+        await asyncio.wait_for(user.withdrawn.wait(), 20)
+    assert result_text(result).startswith("## ✅ Agent Task Completed"), result_text(result)
+    assert fresh.sim.phone.state()["screen"] == "login/welcome"
+
+
+async def test_a_2026_mcp_caller_takes_over_by_input_requests(fresh: Rig):  # noqa: F811
+    page = fresh.page
+    fresh.model.add(*take_over_script())
+    user = CallerUser(
+        types.ElicitResult(action="accept"),
+        act=lambda: _sign_in_on_the_phone(fresh.sim.phone),
+        before=lambda: page.wait_for_selector("#takeover", state="visible", timeout=20_000),
+    )
+    headers = {"Authorization": f"Bearer {await asyncio.to_thread(token)}"}
+    url = f"http://127.0.0.1:{fresh.relay_port}/mcp"
+    async with mcp_stdio_session(*fresh.relay_args()):  # starts the shared server the page relays to
+        await fresh.relay_connected()
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=None)) as http,
+            Client(
+                streamable_http_client(url, http_client=http), mode="auto", elicitation_callback=user
+            ) as client,
+        ):
+            assert client.protocol_version == "2026-07-28"
+            result = await client.call_tool("run_agent_task", {"goal": "Sign in to Login Demo"})
+    assert result_text(result).startswith("## ✅ Agent Task Completed"), result_text(result)
+    assert len(user.messages) == 1 and "Sign in to Login Demo" in user.messages[0]
+    assert fresh.sim.phone.state()["screen"] == "login/welcome"
+    assert await page.is_hidden("#takeover")

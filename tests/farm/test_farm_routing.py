@@ -9,12 +9,21 @@ import time
 from contextlib import AsyncExitStack
 
 import jsonschema
+import mcp.types as types
 
 from phone_agent.farm.frames import farm_envelope
 from phone_agent.relay.frames import call_frame
 from phone_agent.tools.catalog import tools_for_profile
-from tests.farm.support import PAGE_USERS, FarmBroker, PythonPage, farm_mcp, routed_calls, structured
-from tests.support import eventually, result_text
+from tests.farm.support import (
+    PAGE_USERS,
+    FarmBroker,
+    PythonPage,
+    SteppedAgent,
+    farm_mcp,
+    routed_calls,
+    structured,
+)
+from tests.support import eventually, mcp_stdio_session, result_text
 
 SERIALS = ("farm-a", "farm-b", "farm-c")
 
@@ -231,3 +240,35 @@ async def test_the_tool_profile_narrows_the_farm_tools_but_keeps_list_devices(br
         refused = await session.call_tool("run_agent_task", {"goal": "x", "device": "any"})
         assert refused.is_error and refused.structured_content["code"] == "unknown_tool"
         assert not (await session.call_tool("list_devices", {})).is_error
+
+
+class AskingAgent(SteppedAgent):
+    """Hands the phone over as the real agent does: asks the call's caller through its progress sink
+    (``ask``, the farm page's link) and concludes with the caller's answer."""
+
+    async def run(self, task, device, timeout_ms, progress):
+        answer = await progress.ask("takeover", f"Take over {device.serial}: sign in")
+        task = await super().run(task, device, timeout_ms, progress)
+        task.conclusion = f"the caller answered {answer}"
+        return task
+
+
+async def test_an_agent_on_a_farm_page_asks_the_mcp_caller_too(broker: FarmBroker):
+    pages = await start_pages(broker)
+    pages[1].context.agent = AskingAgent(0.05)
+    asked: list[str] = []
+
+    async def elicit(_context, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="decline")
+
+    try:
+        async with mcp_stdio_session("--farm", broker.nats_url(), elicitation_callback=elicit) as session:
+            await eventually(lambda: _three(session), timeout_s=10)
+            report = await session.call_tool("run_agent_task", {"goal": "Sign in", "device": SERIALS[1]})
+            assert not report.is_error, result_text(report)
+            assert "the caller answered cancel" in result_text(report)
+            assert asked == [f"Take over {SERIALS[1]}: sign in"]
+    finally:
+        for page in pages:
+            await page.close()

@@ -195,3 +195,19 @@ def test_a_call_given_up_on_is_forgotten_and_its_late_answer_ignored() -> None:
     assert core.end_call(call.id) is None
     assert isinstance(core.receive_frame(page, frame(id=call.id, result=TEXT_RESULT)), FrameIgnored)
     assert json.loads(cancel_frame(call.id)) == {"id": call.id, "type": "cancel"}
+
+
+def test_the_page_asks_a_calls_client_and_withdraws_the_question() -> None:
+    from phone_agent.relay.core import CallAsks, CallWithdraws
+    from phone_agent.relay.frames import ask_frame, withdraw_frame
+
+    core, page = core_with_page()
+    call = core.start_call("run_agent_task", {"goal": "Sign in"})
+    asked = core.receive_frame(page, ask_frame(call.id, "ask-1", "takeover", "Take over: Sign in"))
+    assert asked == CallAsks(call, "ask-1", "takeover", "Take over: Sign in")
+    assert core.receive_frame(page, withdraw_frame(call.id, "ask-1")) == CallWithdraws(call, "ask-1")
+    assert call.id in core.pending  # a question does not end the call
+    # Another page's question, or one for a call that is over, changes nothing.
+    elsewhere = core.receive_frame(page + 1, ask_frame(call.id, "ask-2", "confirm", "x?"))
+    assert isinstance(elsewhere, FrameIgnored)
+    assert isinstance(core.receive_frame(page, ask_frame("gone", "ask-3", "confirm", "x?")), FrameIgnored)

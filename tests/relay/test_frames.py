@@ -175,3 +175,33 @@ def test_a_relay_off_this_machine_is_refused():
     for fine in ("ws://localhost:7788", "ws://[::1]:7788/relay", "wss://127.0.0.1:8443/relay"):
         settings = relay_settings(f"http://127.0.0.1:9000/?relay={fine}", served)
         assert settings.url == fine and settings.refused == ""
+
+
+def test_ask_withdraw_and_answer_frames_round_trip_and_bad_ones_are_refused() -> None:
+    from phone_agent.relay.frames import (
+        MAX_ASK_CHARS,
+        AnswerFrame,
+        AskFrame,
+        WithdrawFrame,
+        answer_frame,
+        ask_frame,
+        withdraw_frame,
+    )
+
+    assert parse_page_frame(ask_frame("c1", "a1", "confirm", "Allow tap Send?")) == AskFrame(
+        "c1", "a1", "confirm", "Allow tap Send?"
+    )
+    assert parse_page_frame(withdraw_frame("c1", "a1")) == WithdrawFrame("c1", "a1")
+    assert parse_server_frame(answer_frame("a1", "done")) == AnswerFrame("a1", "done")
+    long = parse_page_frame(ask_frame("c1", "a1", "takeover", "x" * (MAX_ASK_CHARS + 50)))
+    assert isinstance(long, AskFrame) and len(long.message) == MAX_ASK_CHARS
+    for bad in (
+        {"id": "c1", "type": "ask", "ask": "a1", "kind": "pay", "message": "m"},
+        {"id": "c1", "type": "ask", "ask": "a1", "kind": "confirm", "message": ""},
+        {"id": "c1", "type": "ask", "kind": "confirm", "message": "m"},
+        {"id": "c1", "type": "withdraw", "ask": 3},
+    ):
+        refused = parse_page_frame(json.dumps(bad))
+        assert isinstance(refused, BadFrame) and refused.id == "c1", bad
+    unknown = json.dumps({"type": "answer", "id": "a1", "answer": "ok"})
+    assert isinstance(parse_server_frame(unknown), BadFrame)

@@ -8,12 +8,16 @@ scripted person); the agent bounds every wait on it (``TaskOptions``: ``takeover
 agent …": sending a message, paying or buying, deleting, installing or uninstalling, changing
 permissions; all on by default). Whether an action is one of them is the model's word
 (``sensitive: true`` on its call) and, as a second guard, the words of what it acts on
-(``sensitive_kind``). Pure: no I/O.
+(``sensitive_kind``). ``AskingCallerToo`` asks the task's MCP caller as well (the relay's ``ask``, an
+elicitation where its client declared it): whoever answers first wins, the other question is
+withdrawn. Pure: no I/O.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -54,6 +58,54 @@ class Person(Protocol):
     async def confirm(self, action: str) -> str:
         """Ask whether the agent may do ``action``; ``yes`` or ``no``."""
         ...
+
+
+# Asks the task's caller (kind "takeover" or "confirm", a message): done/cancel, yes/no, or None when the
+# caller cannot be asked (then only the person at the page answers).
+CallerAsk = Callable[[str, str], Awaitable[str | None]]
+
+
+def takeover_question(reason: str) -> str:
+    """What the caller's user reads when the agent hands the phone over."""
+    return (
+        f"The phone agent needs a person to take over the phone: {reason}. Do it on the phone (or in "
+        "the phone-agent page's live view), then answer Done; Cancel ends the task."
+    )
+
+
+def confirm_question(action: str) -> str:
+    """What the caller's user reads before a sensitive action."""
+    return f"The phone agent asks before a sensitive action. Allow {action}?"
+
+
+class AskingCallerToo:
+    """A ``Person`` that asks the person at the page and the task's caller at once: the first answer
+    wins and the other question is withdrawn (cancelled). A caller that cannot answer (None) leaves the
+    person at the page to answer."""
+
+    def __init__(self, person: Person, ask: CallerAsk) -> None:
+        self.person = person
+        self.ask = ask
+
+    async def take_over(self, reason: str) -> str:
+        return await self._first(self.person.take_over(reason), "takeover", takeover_question(reason))
+
+    async def confirm(self, action: str) -> str:
+        return await self._first(self.person.confirm(action), "confirm", confirm_question(action))
+
+    async def _first(self, at_page: Awaitable[str], kind: str, message: str) -> str:
+        page = asyncio.ensure_future(at_page)
+        caller = asyncio.ensure_future(self.ask(kind, message))
+        try:
+            done, _ = await asyncio.wait({page, caller}, return_when=asyncio.FIRST_COMPLETED)
+            if caller in done and not caller.cancelled() and caller.exception() is None:
+                answer = caller.result()
+                if answer is not None:
+                    return answer
+            return await page  # the caller cannot answer (or failed): the person at the page does
+        finally:
+            for waiting in (page, caller):
+                waiting.cancel()
 
 
 class TaskAborted(Exception):

@@ -27,7 +27,7 @@ from ..tools.spec import ProgressSink
 from .config import AgentConfig
 from .model import ChatModel, ModelError
 from .model_functions import SUBMIT_PLAN, ActionError, PlannedStep, validate_plan
-from .people import REACT, AgentSettings, Person, TaskAborted
+from .people import REACT, AgentSettings, AskingCallerToo, Person, TaskAborted
 from .ports import Clock, ImageCodec, wall_clock_ms
 from .progress import Listener, Listeners, ProgressReporter
 from .prompts import plan_messages, replan_history
@@ -123,7 +123,7 @@ class PlanAndResolveAgent:
             sleep=self.sleep,
             live=self.live,
             secrets=self.secrets,
-            person=self.person,
+            person=_with_caller(self.person, progress),
             settings=self.settings,
         )
         inner = asyncio.ensure_future(self._drive(task, steps, reporter))
@@ -264,3 +264,12 @@ class PlanAndResolveAgent:
         raise _TaskFailure(
             f"The model gave no usable plan after {self.config.plan_attempts} tries: {problem}"
         )
+
+
+def _with_caller(person: Person | None, progress: ProgressSink | None) -> Person | None:
+    """The person at the page, and the task's caller too when its progress sink can ask it (``ask``: the
+    relay's link to an MCP client)."""
+    ask = getattr(progress, "ask", None)
+    if person is None or ask is None:
+        return person
+    return AskingCallerToo(person, ask)

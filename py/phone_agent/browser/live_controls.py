@@ -42,6 +42,7 @@ class LiveViewControls:
         self._proxies: list[Any] = []
         self._queue: asyncio.Queue[CatalogCall] = asyncio.Queue()
         self._press: tuple[float, float, float] | None = None  # x, y (CSS px in the view), time (ms)
+        self._press_view: ViewGeometry | None = None  # the view's geometry when the press began
         self._wheel: tuple[float, float, float] | None = None  # x, y, accumulated delta
         self._wheel_task: asyncio.Task[None] | None = None
         self._size: tuple[int, int] | None = None  # the screen's size in device pixels, last seen
@@ -74,10 +75,12 @@ class LiveViewControls:
             ("wheel", self._on_wheel),
             ("keydown", self._on_key),
             ("focus", lambda _event: self._focus_input()),
+            ("load", lambda _event: self._view()),  # a frame shown: its size is the phone's, kept
             ("dragstart", lambda event: event.preventDefault()),
             ("contextmenu", lambda event: event.preventDefault()),
         ):
             self._listen(screen, event, handler)
+        self._view()  # the size it shows, if it shows a frame already
 
     def _listen(self, node: Any, event: str, handler: Any) -> None:
         proxy = create_proxy(handler)
@@ -130,10 +133,13 @@ class LiveViewControls:
             screen.setPointerCapture(event.pointerId)
         x, y = self._point(event)
         self._press = (x, y, float(js.performance.now()))
+        self._press_view = self._view()
 
     def _on_up(self, event: Any) -> None:
         press, self._press = self._press, None
-        view = self._view()
+        # A frame being replaced (or the <img> swapped for scrcpy's <canvas>) between press and
+        # release has no size for a moment: the press's geometry still says where the finger is.
+        view = self._view() or self._press_view
         if press is None or view is None:
             return
         event.preventDefault()

@@ -8,7 +8,10 @@ ToolDispatcher (the same dispatch WebMCP uses), answers ``{id, result}``, stream
 numbered per request, and cancels a call when the server sends ``{id, type: "cancel"}`` — and cancels
 every call still running when the socket closes or another page replaces this one, since no one can
 receive their answers any more (a run_agent_task started over the relay is aborted with them; one
-started in the page itself does not go through here). Frame parsing and numbering live in the pure
+started in the page itself does not go through here). While a relayed call's agent waits for a person
+(take over, confirmation) it asks the call's MCP client too: ``{id, type: "ask"}`` out, the server's
+``{type: "answer"}`` back, ``{type: "withdraw"}`` when the person at the page answered first (the call's
+progress sink carries ``ask``: ``CallLink``). Frame parsing and numbering live in the pure
 ``relay.frames`` module.
 """
 
@@ -25,6 +28,7 @@ from .. import errors
 from ..relay.frames import (
     CLOSE_REPLACED,
     CLOSE_UNPAIRED,
+    AnswerFrame,
     BadFrame,
     CallFrame,
     CancelFrame,
@@ -34,12 +38,14 @@ from ..relay.frames import (
     SecretNamesFrame,
     SecretValueFrame,
     TaskRecordFrame,
+    ask_frame,
     hello_frame,
     pair_frame,
     parse_server_frame,
     result_frame,
     retry_delay_ms,
     secret_request_frame,
+    withdraw_frame,
 )
 from ..tools.dispatch import ToolDispatcher
 from ..tools.spec import Channel
@@ -173,6 +179,9 @@ class McpRelayClient:
         self.on_confirm_always: Callable[[bool], None] | None = None
         self._secret_waits: dict[str, asyncio.Future[str | None]] = {}
         self._secret_ids = 0
+        # The questions asked of calls' MCP clients, waiting for the server's answer, by ask id.
+        self._asks: dict[str, asyncio.Future[str | None]] = {}
+        self._ask_ids = 0
 
     def connect(self) -> None:
         """Start connecting (and reconnecting) in the background."""
@@ -205,6 +214,7 @@ class McpRelayClient:
             return None
         finally:
             self._secret_waits.pop(request_id, None)
+
     def _say_retry(self, text: str) -> None:
         if self._on_retry is not None:
             self._on_retry(text)
@@ -286,6 +296,10 @@ class McpRelayClient:
             elif isinstance(frame, SecretNamesFrame):
                 if self.on_secret_names is not None:
                     self.on_secret_names(frame.names)
+            elif isinstance(frame, AnswerFrame):
+                asked = self._asks.get(frame.id)
+                if asked is not None and not asked.done():
+                    asked.set_result(frame.answer)
             elif isinstance(frame, SecretValueFrame):
                 waiting = self._secret_waits.get(frame.id)
                 if waiting is not None and not waiting.done():
@@ -311,6 +325,9 @@ class McpRelayClient:
                 socket.removeEventListener(name, proxy)
                 proxy.destroy()
             self._socket = None
+            for asked in self._asks.values():  # nobody can answer them now: the person at the page can
+                if not asked.done():
+                    asked.set_result(None)
             self._cancel_calls()
             if self.on_secret_names is not None:
                 self.on_secret_names([])  # the next server says its own
@@ -376,7 +393,7 @@ class McpRelayClient:
                 frame.tool,
                 frame.args,
                 Channel.RELAY,
-                progress=lambda message: self._send(self._progress.frame(frame.id, message)),
+                progress=CallLink(self, frame.id),
                 transfer=transfer_end(str(frame.tool), self.url, frame.transfer),
             )
         except asyncio.CancelledError:
@@ -385,6 +402,27 @@ class McpRelayClient:
             self._calls.pop(frame.id, None)
             self._progress.forget(frame.id)
         self._send(result_frame(frame.id, result))
+
+    def progress(self, call_id: str, message: str) -> None:
+        self._send(self._progress.frame(call_id, message))
+
+    async def ask(self, call_id: str, kind: str, message: str) -> str | None:
+        """Ask call ``call_id``'s MCP client (through the server); its answer, or None when the relay
+        closed. Waits until answered or cancelled: a cancel (the person at the page answered first, the
+        agent's time ran out) withdraws the question."""
+        if self._socket is None:
+            return None
+        self._ask_ids += 1
+        ask_id = f"ask-{self._ask_ids}"
+        waiting: asyncio.Future[str | None] = asyncio.get_event_loop().create_future()
+        self._asks[ask_id] = waiting
+        try:
+            self._send(ask_frame(call_id, ask_id, kind, message))
+            return await waiting
+        finally:
+            self._asks.pop(ask_id, None)
+            if not waiting.done() or waiting.cancelled():
+                self._send(withdraw_frame(call_id, ask_id))
 
     def _send(self, text: str) -> None:
         """Send if connected; a closed or broken socket loses the frame, never the call."""
@@ -395,3 +433,18 @@ class McpRelayClient:
             socket.send(text)
         except Exception:
             pass
+
+
+class CallLink:
+    """A relayed call's progress sink (``message`` → a numbered progress frame) that can also ask the
+    call's MCP client (``ask``: agent.people.CallerAsk)."""
+
+    def __init__(self, client: McpRelayClient, call_id: str) -> None:
+        self._client = client
+        self._call_id = call_id
+
+    def __call__(self, message: str) -> None:
+        self._client.progress(self._call_id, message)
+
+    async def ask(self, kind: str, message: str) -> str | None:
+        return await self._client.ask(self._call_id, kind, message)

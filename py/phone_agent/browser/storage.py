@@ -17,6 +17,7 @@ DB_NAME = "phone-agent"
 DB_VERSION = 2  # 2: the "flows" store (a new store needs a new version to be created)
 STORES = ("keys", "tasks", "settings", "flows")
 OPEN_TIMEOUT_S = 10.0
+COMMIT_TIMEOUT_S = 10.0
 
 
 def _await_request(request: Any) -> asyncio.Future[Any]:
@@ -34,6 +35,25 @@ def _await_request(request: Any) -> asyncio.Future[Any]:
 
     request.onsuccess = create_once_callable(on_success)
     request.onerror = create_once_callable(on_error)
+    return future
+
+
+def _await_commit(transaction: Any) -> asyncio.Future[None]:
+    """A future settled when a transaction commits (``complete``), or fails when it aborts."""
+    future: asyncio.Future[None] = asyncio.get_event_loop().create_future()
+
+    def on_complete(_event: Any) -> None:
+        if not future.done():
+            future.set_result(None)
+
+    def on_failed(_event: Any) -> None:
+        if not future.done():
+            error = getattr(transaction.error, "message", transaction.error) or "aborted"
+            future.set_exception(OSError(f"IndexedDB: not stored ({error})"))
+
+    transaction.oncomplete = create_once_callable(on_complete)
+    transaction.onabort = create_once_callable(on_failed)
+    transaction.onerror = create_once_callable(on_failed)
     return future
 
 
@@ -72,11 +92,23 @@ class IndexedDbStore:
             return None
         return json.loads(value)
 
+    async def _write(self, write: Any) -> None:
+        """Run ``write(object_store)`` in a readwrite transaction and wait until it commits: a
+        request's success alone is not yet stored (a reload right after it can lose the write)."""
+        db = await self._database()
+        transaction = db.transaction(self.store, "readwrite")
+        committed = _await_commit(transaction)
+        try:
+            await _await_request(write(transaction.objectStore(self.store)))
+        finally:
+            await asyncio.wait_for(committed, COMMIT_TIMEOUT_S)
+
     async def put(self, key: str, value: Any) -> None:
-        await _await_request((await self._object_store("readwrite")).put(json.dumps(value), key))
+        text = json.dumps(value)
+        await self._write(lambda store: store.put(text, key))
 
     async def delete(self, key: str) -> None:
-        await _await_request((await self._object_store("readwrite")).delete(key))
+        await self._write(lambda store: store.delete(key))
 
     async def get_raw(self, key: str) -> Any:
         """A value stored as it is (a structured clone, e.g. a non-extractable CryptoKey), or None."""
@@ -85,7 +117,7 @@ class IndexedDbStore:
 
     async def put_raw(self, key: str, value: Any) -> None:
         """Keep a JavaScript value as it is (IndexedDB clones it: a CryptoKey stays non-extractable)."""
-        await _await_request((await self._object_store("readwrite")).put(value, key))
+        await self._write(lambda store: store.put(value, key))
 
     async def values(self) -> list[Any]:
         found = await _await_request((await self._object_store("readonly")).getAll())

@@ -4,8 +4,11 @@
 function; it opens each call's envelope (``farm.frames``), runs the relay frame inside through the shared
 ``ToolDispatcher`` (the dispatch both channels use), answers with the relay's frames (``relay.frames``) on
 each call's reply subject, refuses calls meant for another phone, and publishes its
-task records to the farm's key-value bucket. The browser adapter (``browser/farm_client``) only moves
-strings between it and the NATS client; tests drive it with a Python client.
+task records to the farm's key-value bucket. While a call's agent waits for a person it asks the call's
+MCP client too, as the relay's page does (``ask`` on the reply subject, the server's ``answer`` on the
+page's subject, ``withdraw`` when the person at the page answered first). The browser adapter
+(``browser/farm_client``) only moves strings between it and the NATS client; tests drive it with a
+Python client.
 """
 
 from __future__ import annotations
@@ -19,12 +22,15 @@ from typing import Any
 
 from .. import errors
 from ..relay.frames import (
+    AnswerFrame,
     BadFrame,
     CallFrame,
     CancelFrame,
     ProgressSequence,
+    ask_frame,
     parse_server_frame,
     result_frame,
+    withdraw_frame,
 )
 from ..tools.dispatch import CallRecord, ToolDispatcher
 from ..tools.spec import Channel
@@ -78,6 +84,9 @@ class FarmPageService:
         self._state: tuple[str, bool] | None = None
         self._since_ms = 0
         self._published_tasks: dict[str, str] = {}
+        # The questions asked of calls' MCP clients, waiting for the server's answer, by ask id.
+        self._asks: dict[str, asyncio.Future[str | None]] = {}
+        self._ask_ids = 0
         self._last_task_publish_ms = 0
         context.add_call_listener(self._call_finished)
 
@@ -135,6 +144,11 @@ class FarmPageService:
             return  # not this page's: never served
         envelope = open_farm_envelope(text)
         frame = parse_server_frame(envelope.frame)
+        if isinstance(frame, AnswerFrame):
+            asked = self._asks.get(frame.id)
+            if asked is not None and not asked.done():
+                asked.set_result(frame.answer)
+            return
         if isinstance(frame, CancelFrame):
             call = self._calls.get(frame.id)
             if call is not None:
@@ -158,12 +172,9 @@ class FarmPageService:
         self._calls[frame.id] = asyncio.ensure_future(self._serve(frame, reply))
 
     async def _serve(self, frame: CallFrame, reply: str) -> None:
-        def progress(message: str) -> None:
-            self._publish_reply(reply, self._progress.frame(frame.id, message))
-            self.publish_tasks(throttle=True)
-
+        link = _CallLink(self, reply, frame.id)
         try:
-            result = await self.context.dispatch(frame.tool, frame.args, Channel.FARM, progress=progress)
+            result = await self.context.dispatch(frame.tool, frame.args, Channel.FARM, progress=link)
         except asyncio.CancelledError:
             self.publish_tasks()
             return  # the server gave up on the call: nobody waits for an answer
@@ -177,6 +188,26 @@ class FarmPageService:
             # Most likely larger than the broker's max_payload: say so rather than leave the caller waiting.
             failure = failures.answer_too_large(frame.tool)
             self._publish_reply(reply, result_frame(frame.id, failure.to_result()))
+
+    def progress(self, reply: str, call_id: str, message: str) -> None:
+        self._publish_reply(reply, self._progress.frame(call_id, message))
+        self.publish_tasks(throttle=True)
+
+    async def ask(self, reply: str, call_id: str, kind: str, message: str) -> str | None:
+        """Ask call ``call_id``'s client through the server; its answer. Waits until answered or
+        cancelled: a cancel withdraws the question."""
+        self._ask_ids += 1
+        ask_id = f"ask-{self._ask_ids}"
+        waiting: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+        self._asks[ask_id] = waiting
+        try:
+            if not self._publish_reply(reply, ask_frame(call_id, ask_id, kind, message)):
+                return None
+            return await waiting
+        finally:
+            self._asks.pop(ask_id, None)
+            if not waiting.done() or waiting.cancelled():
+                self._publish_reply(reply, withdraw_frame(call_id, ask_id))
 
     def _publish_reply(self, reply: str, text: str) -> bool:
         try:
@@ -213,3 +244,16 @@ class FarmPageService:
             self._published_tasks[task.id] = text
             sent += 1
         return sent
+
+
+class _CallLink:
+    """A farm call's progress sink, which can also ask the call's MCP client (agent.people.CallerAsk)."""
+
+    def __init__(self, service: FarmPageService, reply: str, call_id: str) -> None:
+        self._service, self._reply, self._call_id = service, reply, call_id
+
+    def __call__(self, message: str) -> None:
+        self._service.progress(self._reply, self._call_id, message)
+
+    async def ask(self, kind: str, message: str) -> str | None:
+        return await self._service.ask(self._reply, self._call_id, kind, message)

@@ -19,7 +19,7 @@ from typing import Any
 from ..errors import browser_not_connected
 from ..tools.catalog import get_tool
 from ..tools.spec import ToolSpec, validate_arguments
-from .frames import BadFrame, ProgressFrame, parse_page_frame
+from .frames import AskFrame, BadFrame, ProgressFrame, WithdrawFrame, parse_page_frame
 
 
 def new_request_id() -> str:
@@ -59,13 +59,31 @@ class CallProgress:
 
 
 @dataclass(frozen=True)
+class CallAsks:
+    """The page asks ``call``'s client a question (``ask``: its id; ``kind``: takeover or confirm)."""
+
+    call: PendingCall
+    ask: str
+    kind: str
+    message: str
+
+
+@dataclass(frozen=True)
+class CallWithdraws:
+    """The page no longer needs the answer to question ``ask`` of ``call``."""
+
+    call: PendingCall
+    ask: str
+
+
+@dataclass(frozen=True)
 class FrameIgnored:
     """A frame that changes nothing; ``reason`` says why, for a debug log."""
 
     reason: str
 
 
-RelayEvent = CallAnswered | CallProgress | FrameIgnored
+RelayEvent = CallAnswered | CallProgress | CallAsks | CallWithdraws | FrameIgnored
 
 
 @dataclass
@@ -158,5 +176,9 @@ class RelayCore:
                 return FrameIgnored(f"progress seq {frame.seq} for {call.id!r} after seq {call.last_seq}")
             call.last_seq = frame.seq
             return CallProgress(call, frame.seq, frame.message)
+        if isinstance(frame, AskFrame):
+            return CallAsks(call, frame.ask, frame.kind, frame.message)
+        if isinstance(frame, WithdrawFrame):
+            return CallWithdraws(call, frame.ask)
         del self.pending[call.id]
         return CallAnswered(call, frame.result)

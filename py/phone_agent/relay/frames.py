@@ -10,6 +10,13 @@ Secrets by name (tools.named_secrets): once paired, a server that holds secrets
 ``{type: "secret", id, name}`` and the server answers ``{type: "secret", id, value}`` (value null when
 it has none). Names travel freely; a value only in that one answer, on the paired socket.
 
+Asking the caller (people in the loop): while a call's agent waits for a person (take over, a
+confirmation), the page also asks the call's MCP client ``{id, type: "ask", ask, kind, message}`` (id: the
+call's; ask: a fresh id; kind ``takeover`` or ``confirm``). The server answers ``{type: "answer", id: ask,
+answer}`` (``done``/``cancel``, ``yes``/``no``) when the client's user answered; when the client cannot be
+asked it never answers. The person at the page may answer first: the page then sends ``{id, type:
+"withdraw", ask}`` and the server withdraws its question (a late reply is ignored).
+
 Pairing comes first on every connection: the page's first frame is ``{type: "hello", secret}`` (the
 secret from ``/api/config`` or remembered from an earlier pairing) or ``{type: "pair", code}`` (the code
 the server's console shows). The server answers ``{type: "paired"}`` when the page is in (with
@@ -236,8 +243,26 @@ def parse_secret_request(text: str | bytes) -> SecretRequest | None:
     return None
 
 
+def answer_frame(ask_id: str, answer: str) -> str:
+    """server → page: the MCP client's user answered the page's question ``ask_id``."""
+    return json.dumps({"type": "answer", "id": ask_id, "answer": answer})
+
+
+@dataclass(frozen=True)
+class AnswerFrame:
+    """The caller's answer to the page's question ``id``: done, cancel, yes or no."""
+
+    id: str
+    answer: str
+
+
+# What the page may ask a caller: a take over (done/cancel) or a confirmation (yes/no).
+QUESTION_KINDS = ("takeover", "confirm")
+
+
 ServerFrame = (
-    CallFrame
+    AnswerFrame
+    | CallFrame
     | CancelFrame
     | PairedFrame
     | TaskRecordFrame
@@ -274,6 +299,11 @@ def parse_server_frame(text: str) -> ServerFrame:
         return BadFrame("no string id")
     if data.get("type") == "cancel":
         return CancelFrame(frame_id)
+    if data.get("type") == "answer":
+        answer = data.get("answer")
+        if answer not in ("done", "cancel", "yes", "no"):
+            return BadFrame(f"an answer frame with answer {answer!r}")
+        return AnswerFrame(frame_id, answer)
     if data.get("type") == "secret":
         value = data.get("value")
         return SecretValueFrame(frame_id, value if isinstance(value, str) and value else None)
@@ -312,6 +342,18 @@ def result_frame(frame_id: str, result: dict[str, Any]) -> str:
     return json.dumps({"id": frame_id, "result": result}, ensure_ascii=False)
 
 
+def ask_frame(call_id: str, ask_id: str, kind: str, message: str) -> str:
+    """page → server: ask call ``call_id``'s MCP client too (``kind`` takeover or confirm)."""
+    return json.dumps(
+        {"id": call_id, "type": "ask", "ask": ask_id, "kind": kind, "message": message}, ensure_ascii=False
+    )
+
+
+def withdraw_frame(call_id: str, ask_id: str) -> str:
+    """page → server: question ``ask_id`` is answered (or over); stop asking the client."""
+    return json.dumps({"id": call_id, "type": "withdraw", "ask": ask_id})
+
+
 class ProgressSequence:
     """Numbers progress frames per request id, from 1."""
 
@@ -346,7 +388,27 @@ class ProgressFrame:
     message: str
 
 
-PageFrame = ResultFrame | ProgressFrame | BadFrame
+@dataclass(frozen=True)
+class AskFrame:
+    """The page asks call ``id``'s client: question ``ask`` of ``kind`` (takeover, confirm)."""
+
+    id: str
+    ask: str
+    kind: str
+    message: str
+
+
+@dataclass(frozen=True)
+class WithdrawFrame:
+    """The page no longer needs an answer to question ``ask`` of call ``id``."""
+
+    id: str
+    ask: str
+
+
+MAX_ASK_CHARS = 2000
+
+PageFrame = ResultFrame | ProgressFrame | AskFrame | WithdrawFrame | BadFrame
 
 
 def parse_page_frame(text: str | bytes) -> PageFrame:
@@ -370,6 +432,16 @@ def parse_page_frame(text: str | bytes) -> PageFrame:
         if not isinstance(message, str):
             return BadFrame(f"progress for {call_id!r} without a string message", call_id)
         return ProgressFrame(call_id, seq, message)
+    if kind in ("ask", "withdraw"):
+        ask_id = data.get("ask")
+        if not isinstance(ask_id, str) or not ask_id:
+            return BadFrame(f"{kind} for {call_id!r} without a string ask id", call_id)
+        if kind == "withdraw":
+            return WithdrawFrame(call_id, ask_id)
+        ask_kind, message = data.get("kind"), data.get("message")
+        if ask_kind not in QUESTION_KINDS or not isinstance(message, str) or not message:
+            return BadFrame(f"ask for {call_id!r} needs kind {QUESTION_KINDS} and a message", call_id)
+        return AskFrame(call_id, ask_id, ask_kind, message[:MAX_ASK_CHARS])
     if kind is not None:
         return BadFrame(f"unknown frame type {kind!r} for {call_id!r}", call_id)
     if "result" not in data:

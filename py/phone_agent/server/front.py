@@ -10,7 +10,9 @@ chunks through the server's transfers: ``client_files``, ``transfers``).
 The front always asks upstream for progress and turns each report into what its own client
 asked for (``notifications/progress`` with a progressToken, else ``notifications/message``, exactly as
 the server does on its own). Cancelling a call cancels the upstream request, which cancels the call in
-the page. ``--tools`` narrows the tools further for this client alone. If the server goes away (stopped,
+the page. When the agent needs a person, the server's elicitation reaches this front's client the
+same way (``mcp_ask.relay_elicitation``; an error when that client did not declare it). ``--tools``
+narrows the tools further for this client alone. If the server goes away (stopped,
 restarted), the call in flight fails with a clear text and the next call finds or starts a server again.
 When stdin closes, the front ends (its upstream session is closed); the server, the page and the phone
 stay.
@@ -40,6 +42,7 @@ from ..errors import ToolError, server_gone, server_unreachable
 from ..tools.catalog import DEFAULT_TOOL_PROFILE, ToolProfile, tools_for_profile
 from . import background, client_files, credentials
 from .listen import page_link
+from .mcp_ask import relay_elicitation
 from .mcp_bridge import INSTRUCTIONS, ProgressForwarder, build_relaying_server
 from .mcp_http import MCP_PATH
 
@@ -76,6 +79,14 @@ class Upstream:
         self._ready: asyncio.Future[ClientSession] | None = None
         self._close = asyncio.Event()
         self._lock = asyncio.Lock()
+        # The calls in flight (their progress forwarders): the server's elicitation goes to the latest
+        # one's client (this front has one client).
+        self.callers: list[Any] = []
+
+    async def _elicit(
+        self, _context: Any, params: types.ElicitRequestParams
+    ) -> types.ElicitResult | types.ErrorData:
+        return await relay_elicitation(self.callers[-1] if self.callers else None, params)
 
     async def get(self) -> ClientSession:
         """The open session, opening one (and starting the server) when there is none."""
@@ -138,7 +149,7 @@ class Upstream:
             async with (
                 httpx2.AsyncClient(headers=headers, timeout=timeout) as http,
                 streamable_http_client(url, http_client=http) as (read, write),
-                ClientSession(read, write) as session,
+                ClientSession(read, write, elicitation_callback=self._elicit) as session,
             ):
                 result = await session.initialize()
                 self.instructions = getattr(result, "instructions", None)
@@ -211,6 +222,10 @@ def build_front_server(upstream: Upstream, profile: str | ToolProfile) -> Server
             params = types.CallToolRequestParams(name=name, arguments=relayed)
             if meta:
                 params = types.CallToolRequestParams(name=name, arguments=relayed, _meta=meta)
+            # An MCP task's progress cannot ask its client; a forwarder (or a parked call) can.
+            caller = forward if hasattr(forward, "elicit") else None
+            if caller is not None:
+                upstream.callers.append(caller)
             try:
                 # send_request, not call_tool: a relay passes results on as they are; the client at the
                 # other end checks them against the output schemas (call_tool would check them here too).
@@ -227,6 +242,9 @@ def build_front_server(upstream: Upstream, profile: str | ToolProfile) -> Server
                 upstream.broken(session)
                 reason = str(exc) or type(exc).__name__
                 return types.CallToolResult.model_validate(server_gone(name, reason).to_result())
+            finally:
+                if caller is not None:
+                    upstream.callers.remove(caller)
             if not isinstance(result, types.CallToolResult):  # pragma: no cover - we allow no other results
                 return _failure(name, "it answered something other than a tool result")
             return result

@@ -14,6 +14,10 @@ the envelope in ``_meta``, ``resultType``); on 2026-07-28 ``tools/list`` and ``s
 same on every call. A 2026-07-28 client that declares the Tasks extension gets ``run_agent_task`` as an
 MCP task (``mcp_tasks``).
 
+When the agent of a call needs a person (take over, confirmation), the page asks the call's client too
+through ``ProgressForwarder.ask`` (``mcp_ask``: an elicitation where the client declared it; on
+2026-07-28 the revision's input requests, the call parked meanwhile: ``mcp_input``).
+
 About ``notifications/message`` in the SDK 2.3: ``send_log_message`` sends unconditionally to clients on
 a handshake protocol revision (≤ 2025-11-25), but on the 2026-07-28 revision only when the request
 opted in with the ``io.modelcontextprotocol/logLevel`` ``_meta`` key. The specification wants progress
@@ -33,12 +37,15 @@ import mcp.types as types
 from mcp.server.caching import CacheHint
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from .. import __version__, errors
 from ..errors import malformed_result, tool_not_offered
 from ..tools.catalog import DEFAULT_TOOL_PROFILE, TOOLS_BY_NAME, ToolProfile, tools_for_profile
 from ..tools.spec import ToolSpec
+from .mcp_ask import ask_with, elicit_client
+from .mcp_input import ASKING_TOOLS, ParkedCall, ParkedCalls
 from .mcp_tasks import TASK_TOOLS, TASKS_EXTENSION, McpTaskStore, declares_tasks, missing_capability
 from .relay import Relay
 from .transfers import TRANSFER_META
@@ -134,6 +141,14 @@ class ProgressForwarder:
         self._requested_level = meta.get(types.LOG_LEVEL_META_KEY)
         self._threshold = threshold
 
+    async def elicit(self, form: types.ElicitRequestFormParams) -> types.ElicitResult | None:
+        """An elicitation to this call's client (``mcp_ask``); None when it cannot be sent one."""
+        return await elicit_client(self.ctx, form)
+
+    async def ask(self, kind: str, message: str) -> str | None:
+        """Ask this call's client too (a take over, a confirmation: ``mcp_ask``); None when it cannot be."""
+        return await ask_with(self.elicit, kind, message)
+
     async def __call__(self, seq: int, message: str) -> None:
         session = self.ctx.session
         if self.progress_token is not None:
@@ -181,6 +196,7 @@ def build_relaying_server(
     threshold = LogThreshold()
     chosen = ToolProfile(profile)
     tasks = McpTaskStore()
+    parked = ParkedCalls()
 
     async def on_list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -195,7 +211,16 @@ def build_relaying_server(
             return types.CallToolResult.model_validate(failure.to_result())
         if params.name in TASK_TOOLS and declares_tasks(_meta_of(ctx)):
             return start_task(params.name, params.arguments)
-        return await answer(params.name, params.arguments, ProgressForwarder(ctx, threshold))
+        forward = ProgressForwarder(ctx, threshold)
+        # A retry (requestState) resumes its parked call whatever the retry declares.
+        if params.name in ASKING_TOOLS and (takes_input_requests(ctx) or params.request_state is not None):
+            name, arguments = params.name, params.arguments
+
+            async def start(call: ParkedCall) -> types.CallToolResult:
+                return await answer(name, arguments, call)  # type: ignore[arg-type]
+
+            return await parked.run(params.name, params, forward, start)  # type: ignore[return-value]
+        return await answer(params.name, params.arguments, forward)
 
     def start_task(name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
         """The call as an MCP task (the Tasks extension): its handle now, its result by tasks/get."""
@@ -243,6 +268,15 @@ def build_relaying_server(
     server.add_request_handler("tasks/get", types.GetTaskRequestParams, on_get_task)
     server.add_request_handler("tasks/cancel", types.CancelTaskRequestParams, on_cancel_task)
     return server
+
+
+def takes_input_requests(ctx: ServerRequestContext[Any]) -> bool:
+    """Whether the call's client speaks 2026-07-28 and declared ``elicitation``: the page's questions
+    reach it as input requests (``mcp_input``)."""
+    if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+        return False
+    capabilities = ctx.session.client_capabilities
+    return capabilities is not None and capabilities.elicitation is not None
 
 
 def _meta_of(ctx: ServerRequestContext[Any]) -> dict[str, Any]:

@@ -4,8 +4,11 @@
 ``PageLink``, resolves each call's future from the page's answer, enforces the per-tool time limit, hands
 progress to the caller in order, and runs the self-check 3 s after a page connects. A call that finds no
 page waits for one up to ``page_wait_s`` (``--page-wait-ms``) before it answers "Browser not connected".
-Callers get a CallToolResult in wire form (a dict) — failures are ``isError`` results, never exceptions,
-except cancellation.
+While a call's agent waits for a person, the page may ask the call's MCP client too (``ask`` frames): the
+relay hands the question to the call's ``ask`` (the MCP edge's elicitation) and sends the client's answer
+back; the page's ``withdraw`` (the person at the page answered first) or the call's end cancels the
+question. Callers get a CallToolResult in wire form (a dict) — failures are ``isError`` results, never
+exceptions, except cancellation.
 """
 
 from __future__ import annotations
@@ -18,12 +21,13 @@ from typing import Any, Protocol
 
 from .. import errors
 from ..errors import ErrorCode, ToolError, page_disconnected, page_replaced
-from ..relay.core import CallAnswered, CallProgress, PendingCall, RelayCore
+from ..relay.core import CallAnswered, CallAsks, CallProgress, CallWithdraws, PendingCall, RelayCore
 from ..relay.frames import (
     CLOSE_REPLACED,
     CLOSE_REPLACED_REASON,
     CLOSE_SHUTDOWN,
     CLOSE_SHUTDOWN_REASON,
+    answer_frame,
     call_frame,
     cancel_frame,
     parse_secret_request,
@@ -39,6 +43,10 @@ log = logging.getLogger("phone_agent.relay")
 
 # Receives one progress report (seq, message) of a call; may fail — a failure is logged, never fatal.
 ProgressHandler = Callable[[int, str], Awaitable[None]]
+# Asks a call's MCP client (kind "takeover" or "confirm", a message) and answers done/cancel or yes/no, or
+# None when the client cannot be asked or gave no answer. A ProgressHandler that has an ``ask`` attribute
+# of this shape (mcp_bridge.ProgressForwarder) lets the page ask the caller.
+CallerAsk = Callable[[str, str], Awaitable[str | None]]
 
 DEFAULT_SELF_CHECK_DELAY_S = 3.0
 DEFAULT_PAGE_WAIT_S = 10.0
@@ -62,6 +70,9 @@ class PageLink(Protocol):
 class _CallState:
     future: asyncio.Future[dict[str, Any]]
     progress: asyncio.Queue[tuple[int, str] | None] = field(default_factory=asyncio.Queue)
+    ask: CallerAsk | None = None
+    # The page's questions to the client still open, by their ask id.
+    asks: dict[str, asyncio.Task[None]] = field(default_factory=dict)
 
 
 class Relay:
@@ -146,8 +157,41 @@ class Relay:
                 log.debug("progress for %s dropped: the MCP client is not keeping up", event.call.id)
             else:
                 state.progress.put_nowait((event.seq, event.message[:MAX_PROGRESS_CHARS]))
+        elif isinstance(event, CallAsks):
+            self._ask_caller(event)
+        elif isinstance(event, CallWithdraws):
+            asked = event.call.context.asks.pop(event.ask, None) if event.call.context else None
+            if asked is not None:
+                log.info("the person at the page answered first; the question to the client is withdrawn")
+                asked.cancel()
         else:
             log.debug("ignored a frame from the page: %s", event.reason)
+
+    def _ask_caller(self, event: CallAsks) -> None:
+        """Hand the page's question to the call's client; its answer goes back to the page."""
+        state: _CallState | None = event.call.context
+        if state is None or state.ask is None or event.ask in state.asks:
+            log.debug("the page asks the client of %s, which cannot be asked", event.call.id)
+            return
+        ask, page = state.ask, event.call.page
+
+        async def relay_answer() -> None:
+            try:
+                answer = await ask(event.kind, event.message)
+            except Exception as exc:  # the client failed to answer: the person at the page still can
+                log.info("the MCP client could not be asked (%s): %s", event.kind, exc)
+                return
+            finally:
+                state.asks.pop(event.ask, None)
+            link = self._links.get(page)
+            if answer is not None and link is not None:
+                log.info("the MCP client answered the %s question: %s", event.kind, answer)
+                await self._send(link, answer_frame(event.ask, answer))
+
+        task = asyncio.ensure_future(relay_answer())
+        state.asks[event.ask] = task
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     def page_disconnected(self, page: int) -> None:
         """Page ``page`` went away: its pending calls fail at once (they can never be answered)."""
@@ -213,7 +257,7 @@ class Relay:
                 call = self.core.start_call(tool, args)
             except ToolError as again:
                 return again.to_result()
-        state = _CallState(asyncio.get_running_loop().create_future())
+        state = _CallState(asyncio.get_running_loop().create_future(), ask=getattr(on_progress, "ask", None))
         call.context = state
         link = self._links[call.page]
         pump: asyncio.Task[None] | None = None
@@ -247,7 +291,9 @@ class Relay:
                 self._spawn(self._send_cancel(call))
             if pump is not None:
                 pump.cancel()
+            _end_asks(state)
             raise
+        _end_asks(state)
         # Progress that arrived before the answer is delivered before the answer.
         state.progress.put_nowait(None)
         try:
@@ -295,6 +341,8 @@ class Relay:
         state: _CallState | None = call.context
         if state is not None and not state.future.done():
             state.future.set_result(result)
+        if state is not None:
+            _end_asks(state)
 
     async def _pump_progress(
         self, call: PendingCall, state: _CallState, handler: ProgressHandler | None
@@ -350,6 +398,13 @@ class Relay:
         task = asyncio.ensure_future(coro)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
+
+
+def _end_asks(state: _CallState) -> None:
+    """An ended call's questions to its client are over (withdrawn)."""
+    for asked in state.asks.values():
+        asked.cancel()
+    state.asks.clear()
 
 
 def _interrupted(calls: list[PendingCall]) -> str:
