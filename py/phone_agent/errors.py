@@ -496,6 +496,18 @@ def server_gone(tool: str, reason: str) -> ToolError:
     )
 
 
+def transfer_broken(tool: str, reason: str) -> ToolError:
+    """A file streamed between the caller's machine and the page stopped half-way (the page, the server or
+    phone-agent mcp went away, or stalled): nothing half-written is kept."""
+    return ToolError(
+        ErrorCode.BROWSER_NOT_CONNECTED,
+        f'The file transfer of tool "{tool}" broke off: {reason}. No partial file was kept.',
+        remedy="Check that the phone-agent page is open with the phone connected, then call the tool again.",
+        retryable=True,
+        details={"tool": tool},
+    )
+
+
 def server_unreachable(tool: str, reason: str) -> ToolError:
     """phone-agent mcp could not reach (or start) the shared server for a call."""
     return ToolError(

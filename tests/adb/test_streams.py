@@ -68,6 +68,21 @@ def test_a_host_that_ignores_flow_control_loses_the_stream():
     assert sent(device) == [AdbPacket(Command.CLSE, local, 9)]
 
 
+def test_with_delayed_ack_a_peer_may_overshoot_the_window_by_one_packet_and_no_more():
+    # The sender's budget may go negative by one packet (AOSP's sockets.cpp): a reader that takes
+    # nothing for a while (a pull streamed to a slow network) still gets its whole window and that
+    # packet; one byte more loses the stream.
+    device = online_device("shell_v2,delayed_ack")
+    local = open_on(device, window=100)
+    sent(device)
+    packet = device.max_payload
+    for _ in range(DELAYED_ACK_WINDOW // packet + 1):
+        device.receive_data(host(AdbPacket(Command.WRTE, 9, local, b"x" * packet), checksum=False))
+    assert StreamClosed(local, refused=False) not in device.events_received() and sent(device) == []
+    device.receive_data(host(AdbPacket(Command.WRTE, 9, local, b"x"), checksum=False))
+    assert device.events_received()[-1] == StreamClosed(local, refused=False)
+
+
 def test_device_with_delayed_ack_spends_and_regains_a_budget():
     device = online_device("shell_v2,delayed_ack")
     local = open_on(device, window=100)

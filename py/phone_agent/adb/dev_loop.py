@@ -1,6 +1,7 @@
 """The developer's loop over ADB, as ``AdbDevice`` offers it: files over the sync protocol (push, pull,
 list, with Android's refusals as ``file_not_found`` and ``permission_denied``), APK install (pushed
-over sync to /data/local/tmp, then ``pm install``), the clipboard through Clipper where installed,
+over sync to /data/local/tmp, then ``pm install``; a large one streamed into an install session on the
+shell's stdin, ``cmd package install -S SIZE``), the clipboard through Clipper where installed,
 and screen recording with the phone's own ``screenrecord`` (started in a shell that stays open,
 stopped with SIGINT so the MP4 is finished, pulled back over sync).
 
@@ -22,12 +23,13 @@ from phone_agent.adb.client import AdbConnectionLost, AdbError, ServiceOpener, S
 from phone_agent.adb.services import SyncClient
 from phone_agent.adb.sync_protocol import SyncError, SyncStat
 from phone_agent.device.install import install_failure
-from phone_agent.device.interface import FileEntry, file_type
+from phone_agent.device.interface import ChunkStream, ChunkWriter, FileEntry, file_type
 from phone_agent.device.shell_result import ShellResult
 from phone_agent.errors import DeviceError, PhoneDisconnectedError, ToolError
 
 TRANSFER_TIMEOUT = 600.0  # a 256 MiB push over USB 2 takes well under this
 INSTALL_TIMEOUT = 180.0
+STREAMED_INSTALL_MIN = 8 * 1024 * 1024  # from this size an APK is streamed into an install session
 SCRATCH_DIR = "/data/local/tmp"
 RECORDING_PATH = f"{SCRATCH_DIR}/phone-agent-recording.mp4"
 RECORDING_STOP_TIMEOUT = 15.0
@@ -81,11 +83,21 @@ class DevLoopCalls:
             raise DeviceError(f"the transfer of {path} failed: {exc}") from None
 
     async def push_file(
-        self, data: bytes, path: str, mode: int = 0o644, progress: Callable[[int, int], None] | None = None
+        self,
+        data: bytes | ChunkStream,
+        path: str,
+        mode: int = 0o644,
+        progress: Callable[[int, int], None] | None = None,
     ) -> None:
-        await self._sync_call(path, lambda sync: sync.push(data, path, mode, progress=progress))
+        if isinstance(data, bytes | bytearray | memoryview):
+            await self._sync_call(path, lambda sync: sync.push(bytes(data), path, mode, progress=progress))
+        else:
+            stream = data
+            await self._sync_call(
+                path, lambda sync: sync.push_stream(stream.read, stream.size, path, mode, progress=progress)
+            )
 
-    async def pull_file(self, path: str, limit: int) -> bytes:
+    async def pull_file(self, path: str, limit: int, into: ChunkWriter | None = None) -> bytes:
         async def work(sync: SyncClient) -> bytes:
             info = await sync.stat(path)
             failure = _stat_failure(path, info)
@@ -102,6 +114,9 @@ class DevLoopCalls:
                     f"is a file of {info.size} bytes, over the {limit} bytes an answer carries",
                     "Pull it with `path` through phone-agent mcp (stdio), which writes it to a file.",
                 )
+            if into is not None:
+                await sync.pull_into(path, into, limit)
+                return b""
             return await sync.pull(path, limit=limit)
 
         return await self._sync_call(path, work)
@@ -131,10 +146,24 @@ class DevLoopCalls:
         grant_permissions: bool = False,
         progress: Callable[[int, int], None] | None = None,
     ) -> None:
-        remote = f"{SCRATCH_DIR}/phone-agent-{secrets.token_hex(6)}.apk"
-        await self.push_file(data, remote, progress=progress)
         flags = " -r" if replace else ""
         flags += " -g" if grant_permissions else ""
+        if len(data) >= STREAMED_INSTALL_MIN and "shell_v2" in self.opener.features:
+            # A large APK goes straight into an install session, fed on stdin (`cmd package install -S`,
+            # as `adb install` does): no copy in /data/local/tmp, no second pass over the bytes.
+            if progress is not None:
+                progress(0, len(data))
+            result = await self._run(
+                f"cmd package install{flags} -S {len(data)}", timeout=INSTALL_TIMEOUT, stdin=data
+            )
+            if progress is not None:
+                progress(len(data), len(data))
+            failure = install_failure((result.stdout + result.stderr).decode("utf-8", "replace"))
+            if failure is not None:
+                raise failure
+            return
+        remote = f"{SCRATCH_DIR}/phone-agent-{secrets.token_hex(6)}.apk"
+        await self.push_file(data, remote, progress=progress)
         try:
             result = await self._run(f"pm install{flags} {remote}", timeout=INSTALL_TIMEOUT)
         finally:

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import shlex
 import stat as stat_module
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from phone_agent.adb import sync_protocol as sp
 from phone_agent.adb.client import AdbError, AdbTimeoutError, ServiceOpener, ServiceStream
@@ -285,6 +286,37 @@ class SyncClient:
                     progress(min(offset + sp.DATA_MAX, len(view)), len(view))
         batch += sp.encode_done(int(time.time()) if mtime is None else mtime)
         await self.stream.write(bytes(batch))
+        await self._push_answer(path)
+
+    async def push_stream(
+        self,
+        read: Callable[[], Awaitable[bytes | None]],
+        total: int,
+        path: str,
+        mode: int = 0o644,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> int:
+        """Write the chunks ``read()`` answers (None at the end) to ``path`` as they arrive, holding one
+        chunk at a time; ``total`` is for ``progress(sent, total)``. Answers the bytes sent."""
+        self._check_usable()
+        await self.stream.write(sp.encode_send(path, mode))
+        sent = 0
+        while (chunk := await read()) is not None:
+            view = memoryview(chunk)
+            batch = bytearray()
+            for offset in range(0, len(view), sp.DATA_MAX):
+                piece = view[offset : offset + sp.DATA_MAX]
+                batch += sp.encode_data(piece)
+                batch += piece
+            await self.stream.write(bytes(batch))
+            sent += len(view)
+            if progress is not None:
+                progress(sent, max(total, sent))
+        await self.stream.write(sp.encode_done(int(time.time())))
+        await self._push_answer(path)
+        return sent
+
+    async def _push_answer(self, path: str) -> None:
         answer = await self.reader.read_exact(sp.REQUEST.size)
         kind, length = sp.REQUEST.unpack(answer)
         if kind == b"FAIL":
@@ -311,7 +343,9 @@ class SyncClient:
             if kind == b"DATA":
                 if length > sp.DATA_MAX:
                     raise sp.SyncError(f"pull {path}: DATA chunk of {length} bytes")
-                write(await self.reader.read_exact_view(length))
+                written = write(await self.reader.read_exact_view(length))
+                if inspect.isawaitable(written):  # a writer that sets the pace (a network transfer)
+                    await written
                 total += length
                 if total > limit:
                     raise sp.SyncError(f"pull {path}: more than {limit} bytes")

@@ -322,7 +322,8 @@ class Streams:
         stream.unacked.append(size)
         stream.unacked_bytes += size
         if (
-            stream.unacked_bytes > DELAYED_ACK_WINDOW
+            # A sender's budget may go negative by one packet (AOSP's sockets.cpp): allow that much.
+            stream.unacked_bytes > DELAYED_ACK_WINDOW + self.max_payload
             if self.delayed_ack
             else len(stream.unacked) > MAX_UNACKED_WRITES
         ):

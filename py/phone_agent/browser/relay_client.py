@@ -49,6 +49,7 @@ from ..relay.frames import (
 )
 from ..tools.dispatch import ToolDispatcher
 from ..tools.spec import Channel
+from .transfer_http import transfer_end
 
 StatusCallback = Callable[[bool], None]
 ReplacedCallback = Callable[[], None]
@@ -389,7 +390,11 @@ class McpRelayClient:
     async def _serve(self, frame: CallFrame) -> None:
         try:
             result = await self._context.dispatch(
-                frame.tool, frame.args, Channel.RELAY, progress=CallLink(self, frame.id)
+                frame.tool,
+                frame.args,
+                Channel.RELAY,
+                progress=CallLink(self, frame.id),
+                transfer=transfer_end(str(frame.tool), self.url, frame.transfer),
             )
         except asyncio.CancelledError:
             return  # the server gave up on this call (cancel, timeout) or the socket closed

@@ -9,7 +9,7 @@ TCP in CPython); the agent and the tools depend only on this interface. Pure: no
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -198,6 +198,19 @@ def file_type(st_mode: int) -> str:
     return {0o100000: "file", 0o040000: "directory", 0o120000: "symlink"}.get(kind, "other")
 
 
+class ChunkStream(Protocol):
+    """Bytes that arrive in chunks (a file streamed from the MCP client's machine): ``size`` in all,
+    ``read`` answers the next chunk or None at the end."""
+
+    size: int
+
+    async def read(self) -> bytes | None: ...
+
+
+# Receives a pulled file's bytes as they come (may wait: the receiving end sets the pace).
+ChunkWriter = Callable[[bytes | memoryview], Awaitable[None]]
+
+
 class Device(Protocol):
     """What the tools and the agent may ask of a phone. Every call is bounded in time."""
 
@@ -263,14 +276,20 @@ class Device(Protocol):
     # ----- the developer's loop (files over sync, apps, clipboard, multi-touch, recording)
 
     async def push_file(
-        self, data: bytes, path: str, mode: int = 0o644, progress: Callable[[int, int], None] | None = None
+        self,
+        data: bytes | ChunkStream,
+        path: str,
+        mode: int = 0o644,
+        progress: Callable[[int, int], None] | None = None,
     ) -> None:
-        """Write ``data`` to ``path`` on the phone (file_not_found / permission_denied / DeviceError);
-        ``progress(sent, total)`` is told as the bytes go."""
+        """Write ``data`` (bytes, or a ChunkStream pushed as it arrives) to ``path`` on the phone
+        (file_not_found / permission_denied / DeviceError); ``progress(sent, total)`` is told as the
+        bytes go."""
         ...
 
-    async def pull_file(self, path: str, limit: int) -> bytes:
-        """The bytes of the file at ``path``; DeviceError when it is larger than ``limit``."""
+    async def pull_file(self, path: str, limit: int, into: ChunkWriter | None = None) -> bytes:
+        """The bytes of the file at ``path``; DeviceError when it is larger than ``limit``. With ``into``
+        the bytes are handed to it as they arrive (never held whole) and the answer is empty."""
         ...
 
     async def list_files(self, path: str) -> list[FileEntry]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from .interface import Device, FileEntry, UiNode, UiTree, read_ui_tree, wait_settled
+from .interface import ChunkStream, ChunkWriter, Device, FileEntry, UiNode, UiTree, read_ui_tree, wait_settled
 from .shell_result import ShellResult
 
 T = TypeVar("T")
@@ -81,12 +81,16 @@ class DeviceWrapper:
         return await self._around(self.device.shell(command, timeout_ms))
 
     async def push_file(
-        self, data: bytes, path: str, mode: int = 0o644, progress: Callable[[int, int], None] | None = None
+        self,
+        data: bytes | ChunkStream,
+        path: str,
+        mode: int = 0o644,
+        progress: Callable[[int, int], None] | None = None,
     ) -> None:
         await self._around(self.device.push_file(data, path, mode, progress))
 
-    async def pull_file(self, path: str, limit: int) -> bytes:
-        return await self._around(self.device.pull_file(path, limit))
+    async def pull_file(self, path: str, limit: int, into: ChunkWriter | None = None) -> bytes:
+        return await self._around(self.device.pull_file(path, limit, into))
 
     async def list_files(self, path: str) -> list[FileEntry]:
         return await self._around(self.device.list_files(path))

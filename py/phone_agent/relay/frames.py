@@ -1,6 +1,7 @@
 """The relay's wire format, both halves: every frame the server and the page exchange is built and read here.
 
-server → page  ``{id, tool, args}`` (a call) and ``{id, type: "cancel"}``
+server → page  ``{id, tool, args}`` (a call; with ``transfer: {id, direction, size, path}`` when its
+               file streams in chunks, see ``server.transfers``) and ``{id, type: "cancel"}``
 page → server  ``{id, result}`` (result = CallToolResult, wire form) and
                ``{id, type: "progress", seq, message}`` (seq 1, 2, 3 … per id)
 
@@ -120,9 +121,13 @@ def _text(value: object) -> str | None:
 # -- server → page ------------------------------------------------------------------------------
 
 
-def call_frame(call_id: str, tool: str, args: Any) -> str:
-    """server → page: one tool call."""
-    return json.dumps({"id": call_id, "tool": tool, "args": args}, ensure_ascii=False)
+def call_frame(call_id: str, tool: str, args: Any, transfer: dict[str, Any] | None = None) -> str:
+    """server → page: one tool call; ``transfer`` (``{id, direction, size, path}``) when the call's file
+    streams in chunks over HTTP on the relay's origin (``server.transfers``) instead of inline."""
+    frame: dict[str, Any] = {"id": call_id, "tool": tool, "args": args}
+    if transfer is not None:
+        frame["transfer"] = transfer
+    return json.dumps(frame, ensure_ascii=False)
 
 
 def cancel_frame(call_id: str) -> str:
@@ -141,6 +146,17 @@ class CallFrame:
     id: str
     tool: str
     args: Any
+    transfer: TransferRef | None = None
+
+
+@dataclass(frozen=True)
+class TransferRef:
+    """A call's streamed transfer, as the page reads it from the call frame."""
+
+    id: str
+    direction: str  # "upload" (the page reads chunks) or "download" (the page posts them)
+    size: int | None
+    path: str
 
 
 @dataclass(frozen=True)
@@ -296,7 +312,26 @@ def parse_server_frame(text: str) -> ServerFrame:
     tool = data.get("tool")
     if not isinstance(tool, str):
         return BadFrame("no tool name", frame_id)
-    return CallFrame(frame_id, tool, data.get("args"))
+    transfer = data.get("transfer")
+    if transfer is None:
+        return CallFrame(frame_id, tool, data.get("args"))
+    ref = _transfer_ref(transfer)
+    if ref is None:
+        return BadFrame("a call with an unreadable transfer", frame_id)
+    return CallFrame(frame_id, tool, data.get("args"), ref)
+
+
+def _transfer_ref(value: Any) -> TransferRef | None:
+    if not isinstance(value, dict):
+        return None
+    ref_id, direction, size, path = (value.get(key) for key in ("id", "direction", "size", "path"))
+    if not isinstance(ref_id, str) or not ref_id or direction not in ("upload", "download"):
+        return None
+    if not isinstance(path, str) or not path.startswith("/") or path.startswith("//"):
+        return None
+    if size is not None and (not isinstance(size, int) or isinstance(size, bool) or size < 0):
+        return None
+    return TransferRef(ref_id, direction, size, path)
 
 
 # -- page → server ------------------------------------------------------------------------------

@@ -41,6 +41,7 @@ from .relay import Relay
 from .sim_on_demand import SIM_PATH, SimOnDemand
 from .static_files import NO_FRAMING, PageFiles
 from .task_ledger import MAX_RECORD_BYTES, is_record
+from .transfers import transfer_routes
 
 log = logging.getLogger("phone_agent.app")
 
@@ -282,6 +283,14 @@ def build_app(
     lifespan = None
     if mcp is not None:
         routes += mcp_service_routes(mcp)
+        guard = mcp.endpoint.guard
+        # The page's chunk requests: a browser's come with an Origin the relay accepts (a same-origin
+        # GET may come without one); the transfer's id is the key either way.
+        routes += transfer_routes(
+            relay.transfers,
+            lambda request: guard.allows(request.headers),
+            lambda origin: origin is None or policy.origin_allowed(origin),
+        )
         lifespan = mcp_lifespan(mcp.endpoint)
     routes.append(Route("/{path:path}", PageFiles(root).handle, methods=["GET", "HEAD"]))
     app = Starlette(routes=routes, middleware=[Middleware(AccessGuard, policy=policy)], lifespan=lifespan)

@@ -5,7 +5,8 @@ answers, the way the first ``adb`` command starts the adb server) and relays its
 
 To its client the front is an MCP server named ``phone-agent`` (the SDK's low-level ``Server`` on stdio,
 any protocol revision the SDK speaks); each ``tools/list`` and ``tools/call`` becomes the same request
-upstream (a ``path`` of a file tool is read or written here, on the client's machine: ``client_files``).
+upstream (a ``path`` of a file tool is read or written here, on the client's machine, and streamed in
+chunks through the server's transfers: ``client_files``, ``transfers``).
 The front always asks upstream for progress and turns each report into what its own client
 asked for (``notifications/progress`` with a progressToken, else ``notifications/message``, exactly as
 the server does on its own). Cancelling a call cancels the upstream request, which cancels the call in
@@ -72,6 +73,7 @@ class Upstream:
     def __init__(self, options: FrontOptions) -> None:
         self.options = options
         self.session: ClientSession | None = None
+        self.token = ""
         self.instructions: str | None = None
         self._task: asyncio.Task[None] | None = None
         self._ready: asyncio.Future[ClientSession] | None = None
@@ -93,6 +95,7 @@ class Upstream:
                 return self.session
             await self._shut()
             token = await asyncio.to_thread(self._ensure_server)
+            self.token = token
             self._close = asyncio.Event()
             self._ready = asyncio.get_running_loop().create_future()
             self._task = asyncio.create_task(self._hold(token, self._ready))
@@ -182,6 +185,11 @@ class Upstream:
         async with self._lock:
             await self._shut()
 
+    @property
+    def base_url(self) -> str:
+        """The server's HTTP origin (where its file transfers are)."""
+        return f"http://{background.connect_host(self.options.host)}:{self.options.port}"
+
 
 def build_front_server(upstream: Upstream, profile: str | ToolProfile) -> Server[Any]:
     """The stdio MCP server: every request answered by the shared server through ``upstream``."""
@@ -202,42 +210,61 @@ def build_front_server(upstream: Upstream, profile: str | ToolProfile) -> Server
             await forward(int(progress), message or "")
 
         try:
-            arguments, download = await client_files.outbound(name, arguments)
-        except ToolError as exc:  # a path on this machine that cannot be read
-            return types.CallToolResult.model_validate(exc.to_result())
-        try:
             session = await upstream.get()
         except background.ServerProblem as exc:
             return _failure(name, str(exc))
         except Exception as exc:
             return _failure(name, f"cannot reach it: {exc}")
-        # An MCP task's progress cannot ask its client; a forwarder (or a parked call) can.
-        caller = forward if hasattr(forward, "elicit") else None
-        if caller is not None:
-            upstream.callers.append(caller)
-        try:
-            # send_request, not call_tool: a relay passes results on as they are; the client at the
-            # other end checks them against the output schemas (call_tool would check them here too).
-            result = await session.send_request(
-                types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments)),
-                types.CallToolResult,
-                progress_callback=on_progress,
-            )
-        except MCPError as exc:
-            # The transport reports a lost server as a JSON-RPC error of its own making.
-            if exc.error.code not in (INTERNAL_ERROR, INVALID_REQUEST):
-                raise
-            upstream.broken(session)
-            return types.CallToolResult.model_validate(server_gone(name, exc.error.message).to_result())
-        except (httpx2.HTTPError, OSError, *anyio_closed()) as exc:
-            upstream.broken(session)
-            reason = str(exc) or type(exc).__name__
-            return types.CallToolResult.model_validate(server_gone(name, reason).to_result())
-        finally:
+
+        async def call_upstream(
+            relayed: dict[str, Any] | None, meta: dict[str, Any] | None = None
+        ) -> types.CallToolResult:
+            params = types.CallToolRequestParams(name=name, arguments=relayed)
+            if meta:
+                params = types.CallToolRequestParams(name=name, arguments=relayed, _meta=meta)
+            # An MCP task's progress cannot ask its client; a forwarder (or a parked call) can.
+            caller = forward if hasattr(forward, "elicit") else None
             if caller is not None:
-                upstream.callers.remove(caller)
-        if not isinstance(result, types.CallToolResult):  # pragma: no cover - we never allow other results
-            return _failure(name, "it answered something other than a tool result")
+                upstream.callers.append(caller)
+            try:
+                # send_request, not call_tool: a relay passes results on as they are; the client at the
+                # other end checks them against the output schemas (call_tool would check them here too).
+                result = await session.send_request(
+                    types.CallToolRequest(params=params), types.CallToolResult, progress_callback=on_progress
+                )
+            except MCPError as exc:
+                # The transport reports a lost server as a JSON-RPC error of its own making.
+                if exc.error.code not in (INTERNAL_ERROR, INVALID_REQUEST):
+                    raise
+                upstream.broken(session)
+                return types.CallToolResult.model_validate(server_gone(name, exc.error.message).to_result())
+            except (httpx2.HTTPError, OSError, *anyio_closed()) as exc:
+                upstream.broken(session)
+                reason = str(exc) or type(exc).__name__
+                return types.CallToolResult.model_validate(server_gone(name, reason).to_result())
+            finally:
+                if caller is not None:
+                    upstream.callers.remove(caller)
+            if not isinstance(result, types.CallToolResult):  # pragma: no cover - we allow no other results
+                return _failure(name, "it answered something other than a tool result")
+            return result
+
+        if client_files.streams(name, arguments):  # a file of this machine: in chunks, never inline
+
+            async def wire_call(relayed: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
+                answered = await call_upstream(relayed, meta)
+                return answered.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+            assert arguments is not None
+            wire = await client_files.streamed_call(
+                name, arguments, upstream.base_url, upstream.token, wire_call
+            )
+            return types.CallToolResult.model_validate(wire)
+        try:
+            arguments, download = await client_files.outbound(name, arguments)
+        except ToolError as exc:  # a path on this machine that cannot be read
+            return types.CallToolResult.model_validate(exc.to_result())
+        result = await call_upstream(arguments)
         if download is not None:  # the answer's bytes go to the caller's file, not back over stdio
             wire = result.model_dump(by_alias=True, mode="json", exclude_none=True)
             return types.CallToolResult.model_validate(await client_files.inbound(name, download, wire))

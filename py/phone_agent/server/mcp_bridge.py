@@ -40,14 +40,15 @@ from mcp.server.lowlevel import Server
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
-from .. import __version__
+from .. import __version__, errors
 from ..errors import malformed_result, tool_not_offered
-from ..tools.catalog import DEFAULT_TOOL_PROFILE, ToolProfile, tools_for_profile
+from ..tools.catalog import DEFAULT_TOOL_PROFILE, TOOLS_BY_NAME, ToolProfile, tools_for_profile
 from ..tools.spec import ToolSpec
 from .mcp_ask import ask_with, elicit_client
 from .mcp_input import ASKING_TOOLS, ParkedCall, ParkedCalls
 from .mcp_tasks import TASK_TOOLS, TASKS_EXTENSION, McpTaskStore, declares_tasks, missing_capability
 from .relay import Relay
+from .transfers import TRANSFER_META
 
 log = logging.getLogger("phone_agent.mcp")
 
@@ -315,9 +316,27 @@ def build_tool_server(
 
 def build_mcp_server(relay: Relay, profile: str | ToolProfile = DEFAULT_TOOL_PROFILE) -> Server[Any]:
     """The MCP server named ``phone-agent`` whose tools (those of ``profile``) are forwarded to the page."""
+
+    async def call(name: str, arguments: dict[str, Any] | None, forward: ProgressForwarder) -> dict[str, Any]:
+        wanted = _meta_of(forward.ctx).get(TRANSFER_META) if isinstance(forward, ProgressForwarder) else None
+        if wanted is None:
+            return await relay.call(name, arguments, forward)
+        spec = TOOLS_BY_NAME.get(name)
+        transfer = relay.transfers.claim(wanted)
+        if spec is None or transfer is None or spec.client_file != transfer.direction:
+            if transfer is not None:
+                await relay.transfers.finish(transfer, False, "the call cannot stream a file")
+            return errors.invalid_argument(
+                name,
+                "_meta",
+                f"names a transfer ({TRANSFER_META}) that is unknown, taken, or not of this tool's direction",
+                "Open a new transfer for each call of push_file, pull_file, install_app or stop_recording.",
+            ).to_result()
+        return await relay.call(name, arguments, forward, transfer)
+
     return build_tool_server(
         [mcp_tool(spec) for spec in tools_for_profile(profile)],
-        relay.call,
+        call,
         INSTRUCTIONS,
         profile,
     )

@@ -37,6 +37,7 @@ from ..relay.frames import (
     task_record_frame,
 )
 from .task_ledger import TaskLedger
+from .transfers import Transfer, TransferRegistry
 
 log = logging.getLogger("phone_agent.relay")
 
@@ -98,6 +99,8 @@ class Relay:
         self.secrets: dict[str, str] = {}
         # --confirm always: the page asks the person before its clients' sensitive calls too.
         self.confirm_always = False
+        # Files streamed between phone-agent mcp and the page (server.transfers), by id.
+        self.transfers = TransferRegistry()
         # Set by close(): the server is stopping, and a page that comes back now is turned away.
         self.closing = False
         # Tasks nobody awaits (self-checks, cancel frames, closing replaced pages) are kept here so the
@@ -221,8 +224,30 @@ class Relay:
 
     # -- the caller side ------------------------------------------------------------------------
 
-    async def call(self, tool: Any, args: Any, on_progress: ProgressHandler | None = None) -> dict[str, Any]:
-        """Forward one tool call to the page and answer its result (wire form); never raises but on cancel."""
+    async def call(
+        self,
+        tool: Any,
+        args: Any,
+        on_progress: ProgressHandler | None = None,
+        transfer: Transfer | None = None,
+    ) -> dict[str, Any]:
+        """Forward one tool call to the page and answer its result (wire form); never raises but on cancel.
+        With ``transfer`` (a file streamed in chunks, ``server.transfers``) the page is told of it, and it
+        ends with the call."""
+        if transfer is None:
+            return await self._call(tool, args, on_progress, None)
+        result: dict[str, Any] | None = None
+        try:
+            result = await self._call(tool, args, on_progress, transfer.descriptor())
+            return result
+        finally:
+            failed = result is None or bool(result.get("isError"))
+            why = "the call ended" if result is None else f"the call answered: {_result_text(result, 300)}"
+            await self.transfers.finish(transfer, not failed, why)
+
+    async def _call(
+        self, tool: Any, args: Any, on_progress: ProgressHandler | None, transfer: dict[str, Any] | None
+    ) -> dict[str, Any]:
         try:
             call = self.core.start_call(tool, args)
         except ToolError as exc:
@@ -240,7 +265,7 @@ class Relay:
             try:
                 # A page whose socket stopped draining must not hold the call past its own limit.
                 async with asyncio.timeout(call.timeout_ms / 1000):
-                    await link.send_text(call_frame(call.id, call.tool, call.args))
+                    await link.send_text(call_frame(call.id, call.tool, call.args, transfer))
             except Exception as exc:
                 log.info("could not send %s to the page: %s", call.tool, exc)
                 self.core.end_call(call.id)

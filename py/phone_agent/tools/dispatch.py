@@ -194,7 +194,12 @@ class ToolDispatcher:
     # -- the one dispatch -----------------------------------------------------------------------
 
     async def dispatch(
-        self, tool_name: Any, args: Any, channel: Channel, progress: ProgressSink | None = None
+        self,
+        tool_name: Any,
+        args: Any,
+        channel: Channel,
+        progress: ProgressSink | None = None,
+        transfer: Any = None,
     ) -> dict[str, Any]:
         """Run one tool call and answer its MCP result; failures are ``isError`` results, never raised.
 
@@ -211,7 +216,7 @@ class ToolDispatcher:
             if self.before_call is not None:
                 await self.before_call(tool.name, clean, channel)
             acted = await self._before_recorded(tool.name, clean)
-            env = CallEnv(channel, service=self, progress=progress, secrets=self.secrets)
+            env = CallEnv(channel, service=self, progress=progress, secrets=self.secrets, transfer=transfer)
             try:
                 result = await tool.run(env, clean)
             finally:

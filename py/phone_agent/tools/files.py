@@ -1,12 +1,14 @@
 """Files: the device tools that move files between the caller and the phone over ADB's sync protocol —
 push_file, pull_file and list_files — and how every tool takes or gives a file's bytes.
 
-Bytes travel as base64 (``contentBase64``): in up to 256 MiB, out up to 64 MiB. A ``path`` names a file on
-the MCP client's machine: ``phone-agent mcp`` (the stdio front, running as the client's user) reads it
-into ``contentBase64`` before relaying and writes an answer's ``contentBase64`` to it after
-(``ToolSpec.client_file`` says which way; ``server/client_files.py`` does it). A ``path`` that reaches a
-tool here came some other way (HTTP ``/mcp``, WebMCP) and is refused: the server never reads or writes
-its own files for a caller. Pure: the phone is reached only through the ``Device`` interface.
+Inline, bytes travel as base64 (``contentBase64``): in up to 256 MiB, out up to 64 MiB. A ``path`` names a
+file on the MCP client's machine: ``phone-agent mcp`` (the stdio front, running as the client's user)
+reads or writes it there and streams it in chunks through the server's transfers (``server/transfers.py``;
+``ToolSpec.client_file`` says which way); the handler then gets its end in ``CallEnv.transfer``
+(``tools/transfer.py``) and pushes chunks over ADB sync as they come, or hands the phone's bytes on as
+sync reads them — never the whole file twice. A ``path`` that reaches a tool here came some other way
+(HTTP ``/mcp``, WebMCP) and is refused: the server never reads or writes its own files for a caller.
+Pure: the phone is reached only through the ``Device`` interface.
 """
 
 from __future__ import annotations
@@ -21,9 +23,11 @@ from .. import errors
 from ..errors import ToolError
 from .results import action_result
 from .spec import INTEGER, STRING, CallEnv, ToolSpec, object_schema, result_schema
+from .transfer import Batcher, HashingSource, sink_of, source_of
 
 INLINE_MAX = 64 * 1024 * 1024  # bytes an answer carries inline
 PUSH_MAX = 256 * 1024 * 1024  # bytes a call may send
+STREAM_MAX = 1 << 40  # a pull streamed to the caller's file has no limit of its own
 TRANSFER_TIMEOUT_MS = 900_000
 
 DEVICE_PATH = {
@@ -136,13 +140,22 @@ def _absolute(tool: str, path: str) -> str:
 
 async def push_file(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
     device_path = _absolute("push_file", args["devicePath"])
-    data = content_of("push_file", args)
+    source = source_of(env)
+    data = content_of("push_file", args) if source is None else b""
     phone = env.session()
     if device_path.endswith("/"):
         raise errors.invalid_argument(
             "push_file", "devicePath", "names a directory", "Give the file's full path, e.g. /sdcard/a.txt."
         )
-    await phone.device.push_file(data, device_path, progress=transfer_progress(env, f"sending {device_path}"))
+    sending = transfer_progress(env, f"sending {device_path}")
+    if source is not None:  # streamed from the caller's file: pushed over sync as it arrives
+        streamed = HashingSource(source)
+        await phone.device.push_file(streamed, device_path, progress=sending)
+        return action_result(
+            f"pushed {streamed.read_bytes} bytes to {device_path}",
+            {"devicePath": device_path, "size": streamed.read_bytes, "sha256": streamed.sha256},
+        )
+    await phone.device.push_file(data, device_path, progress=sending)
     return file_answer(f"pushed {len(data)} bytes to {device_path}", device_path, data, inline=False)
 
 
@@ -170,6 +183,18 @@ async def pull_file(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
         raise path_refused("pull_file")
     device_path = _absolute("pull_file", args["devicePath"])
     phone = env.session()
+    sink = sink_of(env)
+    if sink is not None:  # streamed to the caller's file: never held whole here
+        listed = await phone.device.list_files(device_path)  # a file lists itself: its size, for progress
+        total = listed[0].size if len(listed) == 1 and listed[0].type == "file" else 0
+        receiving = transfer_progress(env, f"receiving {device_path}")
+        out = Batcher(sink, None if receiving is None else lambda done: receiving(done, max(total, done)))
+        await phone.device.pull_file(device_path, STREAM_MAX, into=out.write)
+        await out.flush()
+        return action_result(
+            f"pulled {device_path} ({out.size} bytes)",
+            {"devicePath": device_path, "size": out.size, "sha256": out.sha256},
+        )
     data = await phone.device.pull_file(device_path, INLINE_MAX)
     return file_answer(f"pulled {device_path} ({len(data)} bytes)", device_path, data, inline=True)
 

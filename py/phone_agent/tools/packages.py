@@ -16,10 +16,11 @@ from typing import Any
 from .. import errors
 from ..errors import DeviceError
 from .apk import NotAnApk, read_apk
-from .files import CLIENT_PATH, CONTENT_BASE64, TRANSFER_TIMEOUT_MS, content_of, transfer_progress
+from .files import CLIENT_PATH, CONTENT_BASE64, PUSH_MAX, TRANSFER_TIMEOUT_MS, content_of, transfer_progress
 from .results import action_result
 from .session import DeviceSession
 from .spec import BOOLEAN, INTEGER, STRING, CallEnv, ToolSpec, object_schema, result_schema
+from .transfer import read_whole, source_of
 
 PACKAGE_NAME = {
     "type": "string",
@@ -45,7 +46,11 @@ async def installed_package(phone: DeviceSession, tool: str, name: str) -> str:
 
 
 async def install_app(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
-    data = content_of("install_app", args)
+    source = source_of(env)
+    if source is None:
+        data = content_of("install_app", args)
+    else:  # the caller's file, streamed: its manifest is read before anything reaches the phone
+        data = await read_whole(source, PUSH_MAX, "install_app", transfer_progress(env, "receiving the APK"))
     try:
         info = read_apk(data)
     except NotAnApk as exc:

@@ -14,6 +14,7 @@ from .. import errors
 from .files import CLIENT_PATH, FILE_RESULT, INLINE_MAX, file_answer, path_refused
 from .results import action_result
 from .spec import BOOLEAN, INTEGER, STRING, CallEnv, ToolSpec, object_schema, result_schema
+from .transfer import sink_of, write_all
 
 MAX_SECONDS = 180  # screenrecord's own limit
 
@@ -59,6 +60,13 @@ async def stop_recording(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
         raise path_refused("stop_recording")
     phone = env.session()
     data = await phone.device.stop_recording()
+    sink = sink_of(env)
+    if sink is not None:  # to the caller's file, in chunks
+        await write_all(sink, data)
+        answer = file_answer(f"recorded {len(data)} bytes of MP4", "", data, inline=False)
+        answer["structuredContent"].pop("devicePath")
+        answer["structuredContent"]["mimeType"] = "video/mp4"
+        return answer
     if len(data) > INLINE_MAX:
         raise errors.invalid_argument(
             "stop_recording",

@@ -74,6 +74,9 @@ class CallEnv:
     device_session: DeviceSession | None = None
     # The secrets type_secret may type (tools.named_secrets.SecretBook); None: the service's, if it has one.
     secrets: Any = None
+    # A streamed transfer's end (tools.transfer: a TransferSink or TransferSource), when the channel
+    # moves this call's file in chunks instead of inline (a ``path`` through phone-agent mcp).
+    transfer: Any = None
 
     def session(self) -> DeviceSession:
         if self.device_session is not None:
