@@ -41,7 +41,10 @@ async def _save_secret(page, name: str, value: str) -> None:
     await page.click("#secret-save")
 
     async def saved() -> bool:
-        return await page.get_attribute("#secrets-state", "data-state") == "saved"
+        # this save's own word: the kept page may still say "saved" from an earlier test's save
+        said = (await page.text_content("#secrets-state") or "").strip()
+        state = await page.get_attribute("#secrets-state", "data-state")
+        return state == "saved" and said.startswith(f"Saved {name}.")
 
     await eventually(saved)
 

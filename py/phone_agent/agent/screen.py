@@ -147,6 +147,11 @@ async def observe(
     """
     nodes_task = asyncio.ensure_future(device.ui_nodes()) if with_nodes else None
     app_task = asyncio.ensure_future(device.current_app()) if with_app else None
+    for side in (nodes_task, app_task):
+        if side is not None:
+            # Pyodide's loop reports a task that fails with no callback but its own as unhandled, at
+            # once: a side read can fail (the link dropped) before the look awaits it.
+            side.add_done_callback(_retrieve)
     try:
         look = await take_look(device, live)
         png = look.png
