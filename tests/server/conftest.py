@@ -23,10 +23,13 @@ def page_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="session")
-async def mcp_server(page_root: Path, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[McpHarness]:
+async def mcp_server(
+    request: pytest.FixtureRequest, page_root: Path, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[McpHarness]:
+    """One ``phone-agent mcp`` per test module; a module's ``MCP_SERVER_ARGS`` adds flags to it."""
     harness = McpHarness(
         port=free_port(),
-        args=[*SHARED_MCP_ARGS, "--root", str(page_root)],
+        args=[*SHARED_MCP_ARGS, *getattr(request.module, "MCP_SERVER_ARGS", ()), "--root", str(page_root)],
         stderr_path=tmp_path_factory.mktemp("mcp") / "stderr.txt",
     )
     await harness.start()
@@ -44,3 +47,4 @@ def restored_logging() -> Iterator[None]:
     yield
     root.handlers[:], root.level = saved[0], saved[1]
     logging.getLogger("phone_agent").setLevel(saved[2])
+

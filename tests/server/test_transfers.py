@@ -9,32 +9,19 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx2
 import pytest
-import pytest_asyncio
 
 from phone_agent.server.transfers import CHUNK_BYTES, TRANSFERS_PATH
-from tests.server.harness import SHARED_MCP_ARGS, McpHarness, Peer, free_port, origin_of, token
+from tests.server.harness import McpHarness, Peer, origin_of, token
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 SIZE = 3 * CHUNK_BYTES + 1234
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="session")
-async def front(page_root: Path, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[McpHarness]:
-    harness = McpHarness(
-        port=free_port(),
-        args=[*SHARED_MCP_ARGS, "--tools", "all", "--root", str(page_root)],
-        stderr_path=tmp_path_factory.mktemp("mcp") / "stderr.txt",
-    )
-    await harness.start()
-    try:
-        yield harness
-    finally:
-        await harness.stop()
+MCP_SERVER_ARGS = ("--tools", "all")
 
 
 def page_http(port: int) -> httpx2.AsyncClient:
@@ -44,18 +31,18 @@ def page_http(port: int) -> httpx2.AsyncClient:
     )
 
 
-async def test_a_pull_streams_in_chunks_to_the_callers_file(front: McpHarness, tmp_path: Path) -> None:
+async def test_a_pull_streams_in_chunks_to_the_callers_file(mcp_server: McpHarness, tmp_path: Path) -> None:
     data = os.urandom(SIZE)
-    peer = await Peer.connect(front.port)
+    peer = await Peer.connect(mcp_server.port)
     try:
         calling = asyncio.create_task(
-            front.call("pull_file", {"devicePath": "/sdcard/a.bin", "path": str(tmp_path / "a.bin")})
+            mcp_server.call("pull_file", {"devicePath": "/sdcard/a.bin", "path": str(tmp_path / "a.bin")})
         )
         request = await peer.next_request("pull_file")
         assert request["args"] == {"devicePath": "/sdcard/a.bin"}  # the path stays on the caller's side
         transfer = request["transfer"]
         assert transfer["direction"] == "download" and transfer["path"].startswith(TRANSFERS_PATH)
-        async with page_http(front.port) as http:
+        async with page_http(mcp_server.port) as http:
             for offset in range(0, SIZE, CHUNK_BYTES):
                 answer = await http.post(transfer["path"], content=data[offset : offset + CHUNK_BYTES])
                 assert answer.status_code == 204, answer.text
@@ -76,23 +63,23 @@ async def test_a_pull_streams_in_chunks_to_the_callers_file(front: McpHarness, t
         await peer.close()
 
 
-async def test_a_push_streams_the_callers_file_to_the_page(front: McpHarness, tmp_path: Path) -> None:
+async def test_a_push_streams_the_callers_file_to_the_page(mcp_server: McpHarness, tmp_path: Path) -> None:
     data = os.urandom(SIZE)
     (tmp_path / "up.bin").write_bytes(data)
-    peer = await Peer.connect(front.port)
+    peer = await Peer.connect(mcp_server.port)
     try:
         calling = asyncio.create_task(
-            front.call("push_file", {"devicePath": "/sdcard/up.bin", "path": str(tmp_path / "up.bin")})
+            mcp_server.call("push_file", {"devicePath": "/sdcard/up.bin", "path": str(tmp_path / "up.bin")})
         )
         request = await peer.next_request("push_file")
         assert request["args"] == {"devicePath": "/sdcard/up.bin"} and request["transfer"]["size"] == SIZE
         got = bytearray()
-        async with page_http(front.port) as http:
+        async with page_http(mcp_server.port) as http:
             while (answer := await http.get(request["transfer"]["path"])).status_code == 200:
                 assert len(answer.content) <= CHUNK_BYTES
                 got += answer.content
             assert answer.status_code == 204
-            assert answer.headers["access-control-allow-origin"] == origin_of(front.port)
+            assert answer.headers["access-control-allow-origin"] == origin_of(mcp_server.port)
         assert got == data
         digest = hashlib.sha256(data).hexdigest()
         pushed = {"devicePath": "/sdcard/up.bin", "size": SIZE, "sha256": digest}
@@ -104,13 +91,13 @@ async def test_a_push_streams_the_callers_file_to_the_page(front: McpHarness, tm
         await peer.close()
 
 
-async def test_a_page_that_goes_away_mid_pull_leaves_no_file(front: McpHarness, tmp_path: Path) -> None:
-    peer = await Peer.connect(front.port)
+async def test_a_page_that_goes_away_mid_pull_leaves_no_file(mcp_server: McpHarness, tmp_path: Path) -> None:
+    peer = await Peer.connect(mcp_server.port)
     calling = asyncio.create_task(
-        front.call("pull_file", {"devicePath": "/sdcard/b.bin", "path": str(tmp_path / "b.bin")})
+        mcp_server.call("pull_file", {"devicePath": "/sdcard/b.bin", "path": str(tmp_path / "b.bin")})
     )
     request = await peer.next_request("pull_file")
-    async with page_http(front.port) as http:
+    async with page_http(mcp_server.port) as http:
         answer = await http.post(request["transfer"]["path"], content=os.urandom(CHUNK_BYTES))
         assert answer.status_code == 204
         await peer.close()  # the tab closes half-way
@@ -123,8 +110,8 @@ async def test_a_page_that_goes_away_mid_pull_leaves_no_file(front: McpHarness, 
         assert late.status_code == 410  # the transfer ended with its call
 
 
-async def test_the_routes_want_the_token_or_the_pages_origin(front: McpHarness) -> None:
-    base = f"http://127.0.0.1:{front.port}"
+async def test_the_routes_want_the_token_or_the_pages_origin(mcp_server: McpHarness) -> None:
+    base = f"http://127.0.0.1:{mcp_server.port}"
     async with httpx2.AsyncClient(base_url=base, timeout=30) as http:
         refused = await http.post(TRANSFERS_PATH, json={"direction": "download"})
         assert refused.status_code == 401
@@ -138,7 +125,7 @@ async def test_the_routes_want_the_token_or_the_pages_origin(front: McpHarness) 
         chunk = f"{TRANSFERS_PATH}/{opened.json()['id']}/chunk"
         foreign = await http.get(chunk, headers={"Origin": "https://evil.example"})
         assert foreign.status_code == 403
-        unclaimed = await http.get(chunk, headers={"Origin": origin_of(front.port)})
+        unclaimed = await http.get(chunk, headers={"Origin": origin_of(mcp_server.port)})
         assert unclaimed.status_code == 410  # no call took it: the page cannot read it
         bad = await http.post(TRANSFERS_PATH, json={"direction": "upload"}, headers=bearer)
         assert bad.status_code == 400  # an upload says its size

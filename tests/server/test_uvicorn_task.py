@@ -1,6 +1,6 @@
 """``uvicorn_task``: a real uvicorn serving a small ASGI app on a socket bound beforehand (started,
-answering, stopped, the socket closed), a server that fails, the server record, the identity, the idle
-watch."""
+answering, stopped, the socket closed), a server that fails (its app's lifespan ended), the server
+record, the identity, the idle watch."""
 
 from __future__ import annotations
 
@@ -17,12 +17,15 @@ from phone_agent.server.options import ServerOptions
 from phone_agent.server.uvicorn_task import ServerRecord, UvicornTask, server_identity, watch_idle
 from tests.server.harness import port_is_free
 
+LIFESPAN: list[str] = []  # the lifespan messages ``hello`` received, in order
+
 
 async def hello(scope, receive, send) -> None:
     """An ASGI app: every HTTP request is answered ``hello``; the lifespan starts and stops."""
     if scope["type"] == "lifespan":
         while True:
             message = await receive()
+            LIFESPAN.append(message["type"])
             await send({"type": message["type"] + ".complete"})
             if message["type"] == "lifespan.shutdown":
                 return
@@ -52,9 +55,11 @@ async def test_a_server_that_cannot_serve_fails_its_start_and_says_so_when_stopp
     sock = bind_socket("127.0.0.1", 0)
     sock.close()  # uvicorn cannot listen on it
     served = UvicornTask(hello, sock, access_log=False)
+    LIFESPAN.clear()
     with pytest.raises(OSError):
         await served.start()
     assert served.failed  # it ended by itself
+    assert LIFESPAN == ["lifespan.startup", "lifespan.shutdown"]  # the app's tasks did not outlive it
     await served.stop()
     assert "the web server failed: OSError" in caplog.text
 

@@ -39,23 +39,21 @@ def _bad_path(tool: str, problem: str, remedy: str) -> ToolError:
     return errors.invalid_argument(tool, "path", problem, remedy)
 
 
+def _unreadable(tool: str, exc: OSError) -> ToolError:
+    return _bad_path(
+        tool,
+        f"names no file this machine can read ({exc.strerror or exc})",
+        "Check the path (absolute, or relative to the MCP client's working directory) and whether "
+        "you may read it.",
+    )
+
+
 def _read(tool: str, path: Path) -> bytes:
+    _size_of(tool, path)
     try:
-        size = path.stat().st_size
-        if path.is_dir():
-            raise _bad_path(tool, f"is a directory ({path})", "Give the path of a file.")
-        if size > PUSH_MAX:
-            raise _bad_path(
-                tool, f"is a file of {size} bytes, over the limit of {PUSH_MAX}", "Send a smaller file."
-            )
         return path.read_bytes()
     except OSError as exc:
-        raise _bad_path(
-            tool,
-            f"names no file this machine can read ({exc.strerror or exc})",
-            "Check the path (absolute, or relative to the MCP client's working directory) and whether "
-            "you may read it.",
-        ) from None
+        raise _unreadable(tool, exc) from None
 
 
 def _target(path: Path, structured: dict[str, Any], tool: str) -> Path:
@@ -182,12 +180,7 @@ def _size_of(tool: str, path: Path) -> int:
         with path.open("rb"):  # readable?
             pass
     except OSError as exc:
-        raise _bad_path(
-            tool,
-            f"names no file this machine can read ({exc.strerror or exc})",
-            "Check the path (absolute, or relative to the MCP client's working directory) and whether "
-            "you may read it.",
-        ) from None
+        raise _unreadable(tool, exc) from None
     if size > PUSH_MAX:
         raise _bad_path(
             tool, f"is a file of {size} bytes, over the limit of {PUSH_MAX}", "Send a smaller file."

@@ -37,6 +37,17 @@ class QuietUvicorn(uvicorn.Server):
     def capture_signals(self) -> contextlib.AbstractContextManager[None]:  # type: ignore[override]
         return contextlib.nullcontext()
 
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        """uvicorn's start; one that cannot listen on the given socket ends the app's lifespan first
+        (uvicorn does that only for a host and port), so the app's tasks do not outlive the failure."""
+        try:
+            await super().startup(sockets)
+        except OSError:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(SHUTDOWN_S):
+                    await self.lifespan.shutdown()
+            raise
+
 
 class UvicornTask:
     """``app`` served on the listening ``sock`` by uvicorn, as a task; ``stop`` closes the socket."""
