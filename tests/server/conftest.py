@@ -47,4 +47,3 @@ def restored_logging() -> Iterator[None]:
     yield
     root.handlers[:], root.level = saved[0], saved[1]
     logging.getLogger("phone_agent").setLevel(saved[2])
-

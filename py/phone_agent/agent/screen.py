@@ -150,7 +150,8 @@ async def observe(
     for side in (nodes_task, app_task):
         if side is not None:
             # Pyodide's loop reports a task that fails with no callback but its own as unhandled, at
-            # once: a side read can fail (the link dropped) before the look awaits it.
+            # once: a side read can fail (the link dropped) before the look awaits it, or after the
+            # look gave up on it.
             side.add_done_callback(_retrieve)
     try:
         look = await take_look(device, live)
@@ -181,17 +182,12 @@ async def observe(
                 observation.current_app = None
         return observation
     finally:
-        # Reached with work still pending only when something raised (or the task was cancelled).
+        # Work is still pending here only when something raised (or the look was cancelled). A
+        # cancelled read can still end in an error (a transport that turns the cancel into
+        # "disconnected"): the callback above retrieves it, whenever it ends.
         for pending in (nodes_task, app_task):
-            if pending is None:
-                continue
-            if pending.done():
-                _retrieve(pending)
-            else:
-                # A cancelled read can still end in an error (a transport that turns the cancel into
-                # "disconnected"): retrieve it when it ends, so asyncio does not log it as unhandled.
+            if pending is not None:
                 pending.cancel()
-                pending.add_done_callback(_retrieve)
 
 
 def _retrieve(task: asyncio.Future) -> None:
