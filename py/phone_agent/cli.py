@@ -350,14 +350,19 @@ def add_call_command(commands: argparse._SubParsersAction) -> None:
 
 
 def add_flow_command(commands: argparse._SubParsersAction) -> None:
-    parser = commands.add_parser("flow", help="Maestro flows: `phone-agent flow run FILE…`")
+    from .server.flow_options import add_reading_options
+
+    parser = commands.add_parser("flow", help="Maestro flows: `phone-agent flow run|check FILE|DIR…`")
     actions = parser.add_subparsers(dest="flow_command", required=True, metavar="ACTION")
     run = actions.add_parser(
         "run",
-        help="run Maestro flows on the page's phone through the shared server; exit 0 all passed, 1 a step "
-        "failed, 2 a flow could not be read",
+        help="run Maestro flows (files, or folders run as Maestro workspaces) on the page's phone through "
+        "the shared server; exit 0 all passed, 1 a step failed, 2 a flow could not be read",
     )
-    run.add_argument("files", metavar="FILE", nargs="+", type=Path, help="flow files (Maestro YAML)")
+    run.add_argument(
+        "files", metavar="FILE|DIR", nargs="+", type=Path,
+        help="flow files (Maestro YAML), or folders of flows with an optional config.yaml",
+    )
     _client_port_options(run)
     run.add_argument(
         "--device", metavar="SERIAL", default=None, help="run only if the page's phone is this one"
@@ -366,10 +371,25 @@ def add_flow_command(commands: argparse._SubParsersAction) -> None:
         "--env", dest="env", metavar="NAME=VALUE", type=_env_pair, action="append", default=[],
         help="a value for ${NAME} in the flows (repeatable; wins over the flow's env)",
     )
+    run.add_argument(
+        "--allow-http", dest="allow_http", metavar="HOST[:PORT]", action="append", default=[],
+        help="a host the flows' scripts may reach with Maestro's http object (repeatable; none by default)",
+    )
     run.add_argument("--format", dest="report_format", choices=["text", "junit"], default="text",
                      help="the report's format (default text)")
     run.add_argument("--output", type=Path, default=None, help="write the report to this file")
+    add_reading_options(run)
     run.set_defaults(run=run_flow_files)
+    check = actions.add_parser(
+        "check",
+        help="read flows (files or folders) without a phone and list every problem as FILE:LINE:COL: "
+        "error: …; exit 0 when every flow can run, 2 when one cannot",
+    )
+    check.add_argument(
+        "files", metavar="FILE|DIR", nargs="+", type=Path, help="flow files or folders of flows"
+    )
+    add_reading_options(check)
+    check.set_defaults(run=check_flow_files)
 
 
 def _client_options(args: argparse.Namespace) -> Any:  # server.front.FrontOptions
@@ -389,12 +409,26 @@ def run_call(args: argparse.Namespace) -> int:
 
 def run_flow_files(args: argparse.Namespace) -> int:
     from .server.flow_cli import run_flow_command
+    from .server.flow_options import reading_of
     from .server.log_setup import configure_logging
 
     configure_logging(False)
     return run_flow_command(
-        _client_options(args), list(args.files), dict(args.env), args.device, args.report_format, args.output
+        _client_options(args),
+        list(args.files),
+        dict(args.env),
+        args.device,
+        args.report_format,
+        args.output,
+        reading=reading_of(args, list(args.allow_http)),
     )
+
+
+def check_flow_files(args: argparse.Namespace) -> int:
+    from .server.flow_cli import check_flows
+    from .server.flow_options import reading_of
+
+    return check_flows(list(args.files), reading_of(args))
 
 
 def build_parser() -> argparse.ArgumentParser:

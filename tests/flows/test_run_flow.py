@@ -170,9 +170,9 @@ async def test_a_malformed_flow_is_refused_with_its_line_and_column_and_nothing_
     assert result["isError"] and error["code"] == "invalid_flow"
     assert error["details"] == {"line": 4, "column": 16}
     assert "line 4, column 16" in error["message"]
-    result = await call(dispatcher, "run_flow", yaml="appId: a\n---\n- launchApp\n- travel: {to: Mars}\n")
+    result = await call(dispatcher, "run_flow", yaml="appId: a\n---\n- launchApp\n- teleport: {to: Mars}\n")
     assert result["structuredContent"]["details"] == {"line": 4, "column": 3}
-    assert "unsupported command 'travel'" in result["structuredContent"]["message"]
+    assert "unsupported command 'teleport'" in result["structuredContent"]["message"]
     assert await by_adb.focused_package() == before
 
 

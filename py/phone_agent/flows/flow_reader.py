@@ -1,184 +1,33 @@
-"""Reading a Maestro flow: its header (``appId``, ``name``, ``env``), ``---``, and its commands, each
-checked against the command table when the flow is read — an unknown command, an unknown key or a value
-of the wrong kind is a ``FlowError`` naming it and its line and column, never a step skipped later.
+"""Reading a Maestro flow: its header (``appId`` or ``url``, ``name``, ``tags``, ``env``, ``onFlowStart``,
+``onFlowComplete``; any other key is accepted, as Maestro accepts it), ``---``, and its commands, each
+checked against the grammar (``grammar.COMMANDS``) when the flow is read: an unknown command, an unknown
+key or a value of the wrong kind is a ``FlowError`` naming its line and column, never a step skipped
+later. Every problem is collected (``FlowError.problems``), so ``flow check`` can list them all.
 
-``COMMANDS`` is the table: every command phone-agent runs, with its shorthand (``tapOn: Settings`` is
-``tapOn: {text: Settings}``), its keys and which of them are selectors. ``runFlow: file.yaml`` is
-resolved while reading, from the files the caller sent (the command line sends the files it read) or
-from the page's saved flows by name. Pure: text in, a ``Flow`` out.
+Files a flow names (``runFlow: file.yaml``, ``retry``'s file, ``runScript``, ``addMedia``) are resolved
+relative to the folder of the flow naming them, from the files the caller sent (``files``: text;
+``media``: base64) — never from the disk — and a path that leaves the flows' folder is refused. A
+``runFlow`` name that is no file is looked for among the page's saved flows. Pure: text in, a ``Flow`` out.
 """
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
-from .yaml_reader import Node, YamlError, parse_all, scalar_value, split_documents
+from . import grammar as g
+from .flow_checks import CHECKS
+from .model import Flow, FlowCommand, FlowError
+from .yaml_nodes import Node, YamlError, parse_all, scalar_value
 
-MAX_INCLUDE_DEPTH = 8
-
-SELECTOR_KEYS = (
-    "text",
-    "id",
-    "index",
-    "enabled",
-    "checked",
-    "focused",
-    "selected",
-    "below",
-    "above",
-    "leftOf",
-    "rightOf",
-    "containsChild",
-    "childOf",
-    "containsDescendants",
-    "width",
-    "height",
-    "tolerance",
+MAX_INCLUDE_DEPTH = 16
+SELECTOR_KEYS = g.MATCHING_KEYS
+COMMANDS = g.COMMANDS
+_TWO_SECTIONS = (
+    'a flow has two sections separated by "---": the header (appId: …), then the commands '
+    "(for example: appId: com.example, ---, - launchApp)"
 )
-_NESTED_SELECTORS = ("below", "above", "leftOf", "rightOf", "containsChild", "childOf")
-_BOOL, _INT, _STR, _SEL, _ANY = "boolean", "integer", "string", "selector", "any"
-_SELECTOR_TYPES = {
-    "text": _STR,
-    "id": _STR,
-    "index": _INT,
-    "enabled": _BOOL,
-    "checked": _BOOL,
-    "focused": _BOOL,
-    "selected": _BOOL,
-    "width": _INT,
-    "height": _INT,
-    "tolerance": _INT,
-    **{key: _SEL for key in _NESTED_SELECTORS},
-}
-COMMON_KEYS = {"optional": _BOOL, "label": _STR}
-
-
-class FlowError(ValueError):
-    """A flow that cannot be run as written: what is wrong, and where (``line``, ``column`` from 1)."""
-
-    def __init__(self, message: str, line: int, column: int, source: str = "") -> None:
-        where = f"{source}: " if source else ""
-        super().__init__(f"{where}line {line}, column {column}: {message}")
-        self.reason, self.line, self.column, self.source = message, line, column, source
-
-
-@dataclass(frozen=True)
-class CommandSpec:
-    """One command of the table: its shorthand key (the value when a scalar is given), whether it
-    may be given bare (``- back``), its keys and their kinds, and which key is required."""
-
-    shorthand: str | None = None
-    bare: bool = False
-    keys: dict[str, str] = field(default_factory=dict)
-    selector: bool = False  # the command's own keys include a selector's (tapOn, assertVisible …)
-    required: tuple[str, ...] = ()
-
-
-_TAP_KEYS = {
-    "point": _STR,
-    "retryTapIfNoChange": _BOOL,
-    "waitToSettleTimeoutMs": _INT,
-    "repeat": _INT,
-    "delay": _INT,
-}
-COMMANDS: dict[str, CommandSpec] = {
-    "launchApp": CommandSpec(
-        "appId",
-        True,
-        {"appId": _STR, "clearState": _BOOL, "stopApp": _BOOL, "clearKeychain": _BOOL, "permissions": _ANY},
-    ),
-    "stopApp": CommandSpec("appId", True, {"appId": _STR}),
-    "clearState": CommandSpec("appId", True, {"appId": _STR}),
-    "tapOn": CommandSpec("text", False, _TAP_KEYS, selector=True),
-    "longPressOn": CommandSpec("text", False, {"point": _STR}, selector=True),
-    "doubleTapOn": CommandSpec("text", False, {"point": _STR, "delay": _INT}, selector=True),
-    "inputText": CommandSpec("text", False, {"text": _STR}, required=("text",)),
-    "eraseText": CommandSpec("charactersToErase", True, {"charactersToErase": _INT}),
-    "pressKey": CommandSpec("key", False, {"key": _STR}, required=("key",)),
-    "back": CommandSpec(None, True),
-    "hideKeyboard": CommandSpec(None, True),
-    "scroll": CommandSpec(None, True),
-    "scrollUntilVisible": CommandSpec(
-        "element",
-        False,
-        {
-            "element": _SEL,
-            "direction": _STR,
-            "timeout": _INT,
-            "speed": _INT,
-            "visibilityPercentage": _INT,
-            "centerElement": _BOOL,
-        },
-        required=("element",),
-    ),
-    "swipe": CommandSpec(
-        None, False, {"direction": _STR, "start": _STR, "end": _STR, "duration": _INT, "from": _SEL}
-    ),
-    "assertVisible": CommandSpec("text", False, {"timeout": _INT}, selector=True),
-    "assertNotVisible": CommandSpec("text", False, {"timeout": _INT}, selector=True),
-    "extendedWaitUntil": CommandSpec(None, False, {"visible": _SEL, "notVisible": _SEL, "timeout": _INT}),
-    "waitForAnimationToEnd": CommandSpec(None, True, {"timeout": _INT}),
-    "openLink": CommandSpec(
-        "link", False, {"link": _STR, "autoVerify": _BOOL, "browser": _BOOL}, required=("link",)
-    ),
-    "takeScreenshot": CommandSpec("path", False, {"path": _STR}, required=("path",)),
-    "copyTextFrom": CommandSpec("text", False, {}, selector=True),
-    "pasteText": CommandSpec(None, True),
-    "runFlow": CommandSpec("file", False, {"file": _STR, "commands": _ANY, "when": _ANY, "env": _ANY}),
-    "repeat": CommandSpec(
-        None, False, {"times": _INT, "while": _ANY, "commands": _ANY}, required=("commands",)
-    ),
-}
-SWIPE_DIRECTIONS = ("UP", "DOWN", "LEFT", "RIGHT")
-
-
-@dataclass
-class FlowCommand:
-    """One command as read: its name, its arguments (strings may still hold ``${NAME}``), where it
-    stands, and for runFlow and repeat the commands inside."""
-
-    name: str
-    args: dict[str, Any]
-    line: int
-    column: int
-    source: str = ""
-    commands: list[FlowCommand] = field(default_factory=list)
-    env: dict[str, str] = field(default_factory=dict)
-    optional: bool = False
-    label: str = ""
-
-    def describe(self) -> str:
-        """``tapOn: Settings`` — the command as a person reads it in a report."""
-        if self.label:
-            return self.label
-        args = {key: value for key, value in self.args.items() if key not in ("optional", "label")}
-        if not args:
-            return self.name
-        shorthand = COMMANDS[self.name].shorthand
-        if list(args) == [shorthand] and not isinstance(args[shorthand], dict):
-            return f"{self.name}: {_short(args[shorthand])}"
-        shown = ", ".join(f"{key}: {_short(value)}" for key, value in args.items() if key != "commands")
-        return f"{self.name}: {{{shown}}}"
-
-
-def _short(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{key}: {_short(inner)}" for key, inner in value.items()) + "}"
-    return str(value)
-
-
-@dataclass
-class Flow:
-    """A whole flow: the header's appId, name and env, and the commands in order."""
-
-    app_id: str
-    name: str
-    env: dict[str, str]
-    commands: list[FlowCommand]
 
 
 FlowLookup = Callable[[str], str | None]
@@ -189,76 +38,122 @@ def read_flow(
     files: dict[str, str] | None = None,
     saved: FlowLookup | None = None,
     source: str = "",
+    media: dict[str, str] | None = None,
+    path: str = "",
 ) -> Flow:
-    """The flow ``text`` holds; FlowError (line and column) when it cannot be run as written.
+    """The flow ``text`` holds; FlowError (line and column; ``problems`` every one) when it cannot be run
+    as written.
 
-    ``files`` maps the paths ``runFlow`` may name to their text; ``saved`` finds a saved flow's text by
-    name (for ``runFlow: name``)."""
-    return _FlowReading(files or {}, saved, 0).flow(text, source)
+    ``files`` maps the paths ``runFlow``, ``retry`` and ``runScript`` may name (relative to the flows'
+    folder) to their text, ``media`` the paths ``addMedia`` names to their bytes in base64; ``path`` is
+    this flow's own path in that folder (``source`` names it in errors when given); ``saved`` finds a
+    saved flow's text by name (for ``runFlow: name``)."""
+    reading = FlowReading(files or {}, media or {}, saved, [])
+    own = _normal(path or posixpath.basename(source.replace("\\", "/")) or "flow.yaml")
+    reading.root_source, reading.root_path = source, own
+    flow = reading.flow(text, source or path, own)
+    if reading.problems:
+        first = reading.problems[0]
+        first.problems = list(reading.problems)
+        raise first
+    return flow
 
 
-class _FlowReading:
-    def __init__(self, files: dict[str, str], saved: FlowLookup | None, depth: int) -> None:
-        self.files, self.saved, self.depth = files, saved, depth
+class FlowReading:
+    """One reading of a flow and the files it includes; problems are collected, not raised."""
+
+    def __init__(
+        self, files: dict[str, str], media: dict[str, str], saved: FlowLookup | None, stack: list[str]
+    ) -> None:
+        self.files, self.media, self.saved, self.stack = files, media, saved, stack
         self.source = ""
-        self.key_nodes: dict[str, Node] = {}  # the command being read: each key's value node
+        self.path = ""
+        self.problems: list[FlowError] = []
+        self.app_id = ""
+        self.root_source = ""  # the top flow's name as the caller gave it (a file path, perhaps)
+        self.root_path = ""  # and its path in the flows' folder
+
+    # -- errors ---------------------------------------------------------------------------------
 
     def error(self, message: str, node: Node | None, line: int = 1, column: int = 1) -> FlowError:
         if node is not None:
             line, column = node.line, node.column
         return FlowError(message, line, column, self.source)
 
-    def flow(self, text: str, source: str) -> Flow:
-        self.source = source
+    def note(self, problem: FlowError) -> None:
+        self.problems.append(problem)
+
+    # -- the document ---------------------------------------------------------------------------
+
+    def flow(self, text: str, source: str, path: str) -> Flow:
+        self.source, self.path = source, _normal(path)
         try:
             documents = parse_all(text)
         except YamlError as exc:
-            raise FlowError(exc.reason, exc.line, exc.column, source) from None
-        raw = split_documents(text)
-        present = [(doc, lines) for doc, lines in zip(documents, raw, strict=True) if doc is not None]
-        if not present:
-            raise self.error(
-                "the flow is empty: write the header (appId: …), then ---, then the commands", None
-            )
-        if len(present) > 2:
-            raise self.error(
-                "a flow has two parts: the header, ---, then the commands; a third --- follows", present[2][0]
-            )
-        header: Node | None = present[0][0] if len(present) == 2 else None
-        body = present[-1][0]
-        if header is None and body.kind == "map":
-            raise self.error(
-                "the header has no commands after it: add a line --- and then the commands", body
-            )
-        app_id, name, env = self.header(header)
+            self.note(FlowError(exc.reason, exc.line, exc.column, source))
+            return Flow("", "", {}, [], path=self.path)
+        present = [doc for doc in documents if doc is not None]
+        if len(present) != 2:
+            at = present[2] if len(present) > 2 else present[0] if present else None
+            self.note(self.error(_TWO_SECTIONS, at))
+            return Flow("", "", {}, [], path=self.path)
+        header, body = present
+        flow = self.header(header)
+        flow.path = self.path
         if body.kind != "seq":
-            raise self.error("the commands must be a list, one `- command` a line", body)
-        return Flow(app_id, name, env, self.commands(body, app_id))
+            self.note(self.error("the commands must be a list, one `- command` a line", body))
+        else:
+            flow.commands = self.commands(body)
+        return flow
 
-    def header(self, node: Node | None) -> tuple[str, str, dict[str, str]]:
-        if node is None:
-            return "", "", {}
+    def header(self, node: Node) -> Flow:
+        flow = Flow("", "", {}, [])
         if node.kind != "map":
-            raise self.error("the header must be `appId: …` lines (then ---, then the commands)", node)
-        app_id, name, env = "", "", {}
+            self.note(self.error("the header must be `appId: …` lines (then ---, then the commands)", node))
+            return flow
+        app_node = node.get("appId") or node.get("url")
+        if app_node is None or app_node.is_null or app_node.kind != "scalar":
+            self.note(
+                self.error("the header needs an appId (the app's package, e.g. appId: com.example)", node)
+            )
+        else:
+            flow.app_id = self.app_id = str(app_node.value)
         for key, value in node.pairs:
-            if key.value == "appId":
-                app_id = self.string(value, "appId")
-            elif key.value == "name":
-                name = self.string(value, "name")
-            elif key.value == "env":
-                env = self.env(value)
-            elif key.value in ("tags", "onFlowStart", "onFlowComplete", "jsEngine", "url", "properties"):
-                if key.value in ("onFlowStart", "onFlowComplete"):
-                    raise self.error(f"the header key {key.value} is not supported by phone-agent", key)
+            name = str(key.value)
+            if name in ("appId", "url"):
+                continue
+            if name == "name":
+                flow.name = "" if value.is_null else self.text(value, "name")
+            elif name == "env":
+                flow.env = self.env(value)
+            elif name == "tags":
+                flow.tags = self.strings(value, "tags")
+            elif name in ("onFlowStart", "onFlowComplete"):
+                hooks = self.commands(value) if value.kind == "seq" else []
+                if value.kind != "seq":
+                    self.note(self.error(f"{name} must be a list of commands", value))
+                setattr(flow, "on_start" if name == "onFlowStart" else "on_complete", hooks)
             else:
-                raise self.error(
-                    f"unknown header key {key.value!r} (the header takes appId, name, env, tags)", key
-                )
-        return app_id, name, env
+                why = g.KNOWN_NOOP_HEADER_KEYS.get(name, "phone-agent does not use it")
+                where = f"{self.source or 'flow'}:{key.line}:{key.column}"
+                flow.notes.append(f"{where}: note: header key {name!r} "
+                                  f"changes nothing here ({why})")  # fmt: skip
+        return flow
+
+    # -- values ---------------------------------------------------------------------------------
+
+    def text(self, node: Node, what: str) -> str:
+        if node.kind != "scalar" or node.value is None:
+            raise self.error(f"{what} must be a text value", node)
+        return str(node.value)
+
+    def strings(self, node: Node, what: str) -> list[str]:
+        if node.kind != "seq":
+            raise self.error(f"{what} must be a list (- item lines, or [a, b])", node)
+        return [self.text(item, f"each of {what}") for item in node.value]
 
     def env(self, node: Node) -> dict[str, str]:
-        if node.kind == "scalar" and node.value is None:
+        if node.is_null:
             return {}
         if node.kind != "map":
             raise self.error("env must be NAME: value lines", node)
@@ -269,205 +164,283 @@ class _FlowReading:
             found[str(key.value)] = "" if value.value is None else str(value.value)
         return found
 
-    def string(self, node: Node, what: str) -> str:
-        if node.kind != "scalar" or node.value is None:
-            raise self.error(f"{what} must be a text value", node)
-        return str(node.value)
+    def typed(self, node: Node, kind: str, what: str) -> Any:
+        """A key's value as its kind says (see ``grammar``)."""
+        if kind in _STRUCTURED:
+            return _STRUCTURED[kind](self, node, what)
+        if node.kind != "scalar":
+            raise self.error(
+                f"{what} must be {_A.get(kind, 'a')} {kind}, not a {_KIND_WORD[node.kind]}", node
+            )
+        value = scalar_value(node)
+        text = "" if node.value is None else str(node.value)
+        if kind == g.STR:
+            return text
+        if kind == g.BOOL:
+            if isinstance(value, bool):
+                return value
+            if text.lower() in ("true", "false"):
+                return text.lower() == "true"
+            raise self.error(f"{what} must be true or false, not {text!r}", node)
+        if kind == g.NUMSTR and "${" in text:
+            return text  # known once its expression is evaluated
+        number = _number(value, text)
+        if number is None or (kind == g.INT and not float(number).is_integer()):
+            raise self.error(f"{what} must be a number, not {text!r}", node)
+        return float(number) if kind == g.DOUBLE else int(number) if float(number).is_integer() else number
 
-    def commands(self, node: Node, app_id: str) -> list[FlowCommand]:
+    def selector(self, node: Node, what: str) -> dict[str, Any]:
+        if node.kind == "scalar":
+            if node.value is None:
+                raise self.error(f"{what} needs a selector (a text, or keys such as id)", node)
+            return {"text": str(node.value)}
+        if node.kind != "map":
+            raise self.error(f"{what} must be a selector: a text, or keys such as id, text, index", node)
+        found: dict[str, Any] = {}
+        for key, inner in node.pairs:
+            kind = g.SELECTOR_KEYS.get(str(key.value))
+            if kind is None:
+                keys = ", ".join(g.SELECTOR_KEYS)
+                raise self.error(f"a selector has no key {key.value!r} (it takes {keys})", key)
+            if inner.is_null:
+                continue
+            found[str(key.value)] = self.typed(inner, kind, str(key.value))
+        _check_traits(self, found, node)
+        return found
+
+    def condition(self, node: Node, what: str) -> dict[str, Any]:
+        if node.kind != "map":
+            raise self.error(f"{what} takes visible, notVisible, platform or true", node)
+        found: dict[str, Any] = {}
+        for key, inner in node.pairs:
+            kind = g.CONDITION_KEYS.get(str(key.value))
+            if kind is None:
+                raise self.error(
+                    f"the condition has no key {key.value!r} (it takes visible, notVisible, platform, true)",
+                    key,
+                )
+            found[str(key.value)] = self.typed(inner, kind, str(key.value))
+        platform = found.get("platform")
+        if platform is not None and platform.lower() not in g.PLATFORMS:
+            raise self.error(f"platform must be Android, iOS or Web, not {platform!r}", node.get("platform"))
+        return found
+
+    # -- commands -------------------------------------------------------------------------------
+
+    def commands(self, node: Node) -> list[FlowCommand]:
         if node.kind != "seq":
             raise self.error("commands must be a list, one `- command` a line", node)
-        return [self.command(item, app_id) for item in node.value]
+        found = []
+        for item in node.value:
+            try:
+                found.append(self.command(item))
+            except FlowError as problem:
+                self.note(problem)
+        return found
 
-    def command(self, node: Node, app_id: str) -> FlowCommand:
+    def command(self, node: Node) -> FlowCommand:
         if node.kind == "scalar":
-            name, value = str(node.value), None
+            name = g.BARE_ALIASES.get(str(node.value), str(node.value))
+            value: Node | None = None
+            spec = g.COMMANDS.get(name)
+            if spec is None or not spec.bare:
+                known = ", ".join(n for n, s in g.COMMANDS.items() if s.bare)
+                raise self.error(
+                    f"invalid command {node.value!r}: alone on a line, a command is one of {known}", node
+                )
         elif node.kind == "map":
             if len(node.pairs) != 1:
                 names = ", ".join(str(key.value) for key, _ in node.pairs)
                 raise self.error(f"one command per `-` item, this one has {names}", node)
             key, value = node.pairs[0]
             name = str(key.value)
+            if name == "action":
+                name = self.action(value)
+                value = None
+            spec = g.COMMANDS.get(name)
+            if spec is None:
+                known = ", ".join(g.COMMANDS)
+                raise self.error(f"unsupported command {name!r}: Maestro's commands are {known}", node)
+            if value is not None and value.is_null:
+                raise self.error(
+                    f"{name}: has nothing after the colon: write `- {name}` alone"
+                    if spec.bare
+                    else f"{name} needs a value (see Maestro's documentation of {name})",
+                    key,
+                )
         else:
             raise self.error("a command is `- name` or `- name: …`", node)
-        spec = COMMANDS.get(name)
-        if spec is None:
-            known = ", ".join(COMMANDS)
-            raise self.error(f"unsupported command {name!r}: phone-agent runs {known}", node)
-        args = self.arguments(name, spec, value, node)
-        command = FlowCommand(name, args, node.line, node.column, self.source)
-        command.optional = bool(args.pop("optional", False))
-        command.label = str(args.pop("label", "") or "")
-        self.complete(command, value, app_id)
+        command = FlowCommand(
+            name, self.arguments(name, spec, value, node), node.line, node.column, self.source
+        )
+        command.optional = bool(command.args.pop("optional", False))
+        command.label = str(command.args.pop("label", "") or "")
+        CHECKS.get(name, _no_check)(self, command, value)
         return command
 
-    def arguments(self, name: str, spec: CommandSpec, value: Node | None, at: Node) -> dict[str, Any]:
-        self.key_nodes = {}
-        if value is None or (value.kind == "scalar" and value.value is None):
+    def action(self, value: Node) -> str:
+        word = str(value.value) if value.kind == "scalar" else ""
+        if word not in g.ACTION_ALIASES:
+            raise self.error(f"unknown action {word!r} (action: takes {', '.join(g.ACTION_ALIASES)})", value)
+        return word
+
+    def arguments(self, name: str, spec: g.CommandSpec, value: Node | None, at: Node) -> dict[str, Any]:
+        if value is None:
             if not spec.bare:
                 raise self.error(f"{name} needs a value (see Maestro's documentation of {name})", at)
             return {}
         if value.kind == "scalar":
-            if spec.shorthand is None:
+            if spec.scalar is None:
                 raise self.error(f"{name} takes keys, not a single value", value)
-            if spec.shorthand == "element":
-                return {"element": {"text": str(value.value)}}
-            kind = spec.keys.get(spec.shorthand, _STR)
-            self.key_nodes[spec.shorthand] = value
-            return {spec.shorthand: self.typed(value, kind, spec.shorthand)}
-        if value.kind != "map":
-            raise self.error(f"{name} takes a value or keys, not a list", value)
-        allowed = {**spec.keys, **COMMON_KEYS, **(_SELECTOR_TYPES if spec.selector else {})}
+            if spec.scalar == "selector":
+                return {"text": str(value.value)}
+            return {spec.scalar: self.typed(value, spec.all_keys().get(spec.scalar, g.STR), spec.scalar)}
+        if value.kind == "seq":
+            if spec.listed is None:
+                raise self.error(f"{name} takes a value or keys, not a list", value)
+            return {spec.listed: self.strings(value, spec.listed)}
+        allowed = spec.all_keys()
         args: dict[str, Any] = {}
         for key, inner in value.pairs:
             kind = allowed.get(str(key.value))
             if kind is None:
-                keys = ", ".join(allowed)
-                raise self.error(f"{name} has no key {key.value!r} (it takes {keys})", key)
+                if spec.loose:
+                    continue  # Maestro reads only its own keys from this mapping
+                raise self.error(f"{name} has no key {key.value!r} (it takes {', '.join(allowed)})", key)
+            if inner.is_null and kind not in (g.SEL,):
+                continue  # `key:` with no value is the key left out
             args[str(key.value)] = self.typed(inner, kind, str(key.value))
-            self.key_nodes[str(key.value)] = inner
+        if spec.selector:
+            _check_traits(self, args, value)
         for key in spec.required:
             if key not in args:
                 raise self.error(f"{name} needs {key}", value)
         return args
 
-    def typed(self, node: Node, kind: str, what: str) -> Any:
-        if kind == _ANY:
-            return node
-        if kind == _SEL:
-            return self.selector(node, what)
-        if node.kind != "scalar":
-            raise self.error(f"{what} must be {'a' if kind != _INT else 'an'} {kind}", node)
-        value = scalar_value(node.value, node.quoted)
-        if isinstance(value, str) and "${" in value:
-            return value  # known once the run's env is
-        if kind == _BOOL and not isinstance(value, bool):
-            raise self.error(f"{what} must be true or false, not {node.value!r}", node)
-        if kind == _INT:
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise self.error(f"{what} must be a number, not {node.value!r}", node)
-            return int(value)
-        if kind == _STR:
-            return "" if node.value is None else str(node.value)
-        return value
+    # -- files ------------------------------------------------------------------------------------
 
-    def selector(self, node: Node, what: str) -> dict[str, Any]:
-        if node.kind == "scalar":
-            if node.value is None:
-                raise self.error(f"{what} needs a selector (text, or keys such as id)", node)
-            return {"text": str(node.value)}
-        if node.kind != "map":
-            raise self.error(f"{what} must be a selector: a text, or keys such as id, text, index", node)
-        found: dict[str, Any] = {}
-        for key, inner in node.pairs:
-            kind = _SELECTOR_TYPES.get(str(key.value))
-            if kind is None:
-                raise self.error(
-                    f"a selector has no key {key.value!r} (it takes {', '.join(_SELECTOR_TYPES)})", key
-                )
-            found[str(key.value)] = self.typed(inner, kind, str(key.value))
-        return found
-
-    def complete(self, command: FlowCommand, value: Node | None, app_id: str) -> None:
-        """What only some commands need: runFlow's and repeat's inner commands, and checks of values."""
-        args = command.args
-        at = value if value is not None else None
-        if command.name in ("launchApp", "stopApp", "clearState") and not args.get("appId"):
-            if not app_id:
-                raise self.error(
-                    f"{command.name} needs an appId (in the header or here)", at, command.line, command.column
-                )
-            args["appId"] = app_id
-        if command.name == "launchApp" and "permissions" in args:
-            args["permissions"] = self.permissions(args["permissions"])
-        if command.name == "swipe" and "direction" not in args and not ("start" in args and "end" in args):
-            raise self.error("swipe needs a direction, or start and end", at, command.line, command.column)
-        direction = args.get("direction")
-        if isinstance(direction, str) and "${" not in direction and direction.upper() not in SWIPE_DIRECTIONS:
+    def resolve(self, name: str, at: Node | None, line: int, column: int) -> str:
+        """``name`` (as a flow wrote it) as a path in the flows' folder, relative to this flow's folder."""
+        if posixpath.isabs(name) or name.startswith("~") or "\\" in name:
+            raise self.error(f"{name!r}: write a path relative to the flow's folder", at, line, column)
+        resolved = _normal(posixpath.join(posixpath.dirname(self.path), name))
+        if resolved == ".." or resolved.startswith("../"):
             raise self.error(
-                f"direction must be one of UP, DOWN, LEFT, RIGHT, not {direction!r}",
-                self.key_nodes.get("direction", at),
+                f"{name!r} is outside the flows' folder (a flow reads no file outside it)", at, line, column
             )
-        if command.name == "extendedWaitUntil" and ("visible" in args) == ("notVisible" in args):
+        return resolved
+
+    def include(self, name: str, at: Node | None, command: FlowCommand) -> Flow:
+        """The flow a runFlow or retry ``file`` names, read (its problems are this reading's)."""
+        line, column = command.line, command.column
+        if "${" in name:
             raise self.error(
-                "extendedWaitUntil needs one of visible or notVisible", at, command.line, command.column
+                f"{name!r}: a flow's file is found when it is read, before any ${{…}}", at, line, column
             )
-        if command.name == "pressKey":
-            from .keys import maestro_key  # the table of key names
-
-            key = args["key"]
-            if "${" not in key and maestro_key(key) is None:
-                raise self.error(f"unknown key {key!r} for pressKey", self.key_nodes.get("key", at))
-        if command.name == "runFlow":
-            self.run_flow(command, args, app_id, at)
-        if command.name == "repeat":
-            commands = args.pop("commands")
-            command.commands = self.commands(commands, app_id)
-            if "while" in args:
-                args["while"] = self.condition(args["while"], "while")
-            if "times" not in args and "while" not in args:
-                raise self.error("repeat needs times or while", at, command.line, command.column)
-
-    def permissions(self, node: Node) -> dict[str, str]:
-        """``permissions: {all: allow, android.permission.CAMERA: deny}`` — each allow, deny or unset."""
-        if node.kind != "map":
-            raise self.error("permissions must be `name: allow | deny | unset` lines", node)
-        found: dict[str, str] = {}
-        for key, value in node.pairs:
-            state = str(value.value) if value.kind == "scalar" else ""
-            if state not in ("allow", "deny", "unset"):
-                raise self.error(f"the permission {key.value} must be allow, deny or unset", value)
-            found[str(key.value)] = state
-        return found
-
-    def condition(self, node: Node, what: str) -> dict[str, Any]:
-        if node.kind != "map":
-            raise self.error(f"{what} takes visible, notVisible or platform", node)
-        found: dict[str, Any] = {}
-        for key, inner in node.pairs:
-            if key.value in ("visible", "notVisible"):
-                found[str(key.value)] = self.selector(inner, str(key.value))
-            elif key.value == "platform":
-                found["platform"] = self.string(inner, "platform")
-            else:
-                raise self.error(
-                    f"the condition {key.value!r} is not supported (use visible, notVisible or platform)", key
-                )
-        return found
-
-    def run_flow(self, command: FlowCommand, args: dict[str, Any], app_id: str, at: Node | None) -> None:
-        if "when" in args:
-            args["when"] = self.condition(args["when"], "when")
-        if "env" in args:
-            command.env = self.env(args.pop("env"))
-        if "commands" in args:
-            if "file" in args:
-                raise self.error("runFlow takes a file or commands, not both", at)
-            command.commands = self.commands(args.pop("commands"), app_id)
-            return
-        name = args.get("file")
-        if not name:
-            raise self.error("runFlow needs a file or commands", at, command.line, command.column)
-        text = self.files.get(name)
+        key = self.resolve(name, at, line, column)
+        text = self.files.get(key)
+        source = self.source_of(key)
         if text is None and self.saved is not None:
-            stem = name.rsplit("/", 1)[-1]
-            stem = stem[: -len(".yaml")] if stem.endswith(".yaml") else stem
-            stem = stem[: -len(".yml")] if stem.endswith(".yml") else stem
+            stem = posixpath.basename(name)
+            for suffix in (".yaml", ".yml"):
+                stem = stem[: -len(suffix)] if stem.endswith(suffix) else stem
             text = self.saved(name) or self.saved(stem)
+            source = stem
         if text is None:
             raise self.error(
                 f"runFlow: the flow {name!r} was not sent with this flow and is not a saved flow",
                 at,
-                command.line,
-                command.column,
+                line,
+                column,
             )
-        if self.depth >= MAX_INCLUDE_DEPTH:
+        if key in self.stack or key == self.path:
+            cycle = " → ".join([*self.stack, self.path, key])
+            raise self.error(f"runFlow cycle: {cycle} (a flow may not run itself)", at, line, column)
+        if len(self.stack) >= MAX_INCLUDE_DEPTH:
+            raise self.error(f"runFlow nests deeper than {MAX_INCLUDE_DEPTH} flows", at, line, column)
+        inner = FlowReading(self.files, self.media, self.saved, [*self.stack, self.path])
+        inner.root_source, inner.root_path = self.root_source, self.root_path
+        flow = inner.flow(text, source, key)
+        self.problems.extend(inner.problems)
+        return flow
+
+    def source_of(self, key: str) -> str:
+        """How errors name the file at ``key``: under the same folder as the top flow's own name (a file
+        path the caller gave, perhaps), else as its path in the flows' folder."""
+        top, own = self.root_source.replace("\\", "/"), self.root_path
+        if own and top.endswith(own) and top != own:
+            return top[: len(top) - len(own)] + key
+        return key
+
+    def file_text(self, name: str, at: Node | None, command: FlowCommand) -> tuple[str, str]:
+        """A runScript file's path in the folder and its text."""
+        key = self.resolve(name, at, command.line, command.column)
+        text = self.files.get(key)
+        if text is None:
             raise self.error(
-                f"runFlow nests deeper than {MAX_INCLUDE_DEPTH} flows (does {name!r} run itself?)",
-                at,
-                command.line,
-                command.column,
+                f"the file {name!r} was not sent with this flow", at, command.line, command.column
             )
-        inner = _FlowReading(self.files, self.saved, self.depth + 1).flow(text, name)
-        command.commands = inner.commands
-        command.env = {**inner.env, **command.env}
+        return key, text
+
+    def media_data(self, name: str, at: Node | None, command: FlowCommand) -> tuple[str, str]:
+        """An addMedia file's path in the folder and its bytes (base64)."""
+        key = self.resolve(name, at, command.line, command.column)
+        data = self.media.get(key)
+        if data is None:
+            raise self.error(f"the media file {name!r} was not found", at, command.line, command.column)
+        return key, data
+
+
+def _normal(path: str) -> str:
+    normal = posixpath.normpath(path) if path else ""
+    return "" if normal == "." else normal
+
+
+def _number(value: Any, text: str) -> float | int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return value
+    try:
+        return int(text.strip())
+    except ValueError:
+        try:
+            return float(text.strip())
+        except ValueError:
+            return None
+
+
+def _check_traits(reading: FlowReading, found: dict[str, Any], node: Node) -> None:
+    traits = found.get("traits")
+    if traits is None:
+        return
+    words = [word for word in str(traits).split(" ") if word]
+    for word in words:
+        if word.lower().replace("_", "-") not in g.TRAITS:
+            raise reading.error(
+                f"unknown trait {word!r} (traits are {', '.join(g.TRAITS)})", node.get("traits") or node
+            )
+    found["traits"] = [word.lower().replace("_", "-") for word in words]
+
+
+def _no_check(reading: FlowReading, command: FlowCommand, value: Node | None) -> None:
+    return None
+
+
+def _selectors(reading: FlowReading, node: Node, what: str) -> list[dict[str, Any]]:
+    if node.kind != "seq":
+        raise reading.error(f"{what} must be a list of selectors", node)
+    return [reading.selector(item, what) for item in node.value]
+
+
+_STRUCTURED: dict[str, Callable[[FlowReading, Node, str], Any]] = {
+    g.SEL: lambda reading, node, what: reading.selector(node, what),
+    g.SELS: _selectors,
+    g.ENV: lambda reading, node, what: reading.env(node),
+    g.CMDS: lambda reading, node, what: node,  # read by the command's check, once its env is known
+    g.COND: lambda reading, node, what: reading.condition(node, what),
+    g.STRS: lambda reading, node, what: reading.strings(node, what),
+    g.MAP: lambda reading, node, what: node,
+}
+_A = {g.INT: "an", g.BOOL: "a", g.NUMSTR: "a", g.DOUBLE: "a", g.STR: "a"}
+_KIND_WORD = {"seq": "list", "map": "mapping", "scalar": "value"}

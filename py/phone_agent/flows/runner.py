@@ -1,40 +1,46 @@
 """Running a flow: each command, in order, through the catalog's device tools — no model.
 
 ``FlowRunner`` acts through a ``FlowPhone``: ``call`` runs a device tool of the catalog by name (tap,
-long_press, swipe, type_text, press_key, open_app, stop_app, open_url …) and raises its ``ToolError``;
-``nodes`` reads the screen's UI tree, on which Maestro's selectors are matched (``selectors``). Commands are
-run by a table (``ACTIONS``), one function a command. Every wait is bounded (Maestro's: 7 s for an assertion,
-10 s to find what a tap names, a command's own ``timeout``) and the whole run by its deadline. The run stops
-at the first failed step; the steps after it are reported skipped. Pure.
+long_press, swipe, type_text, press_key, open_app, stop_app, open_url, push_file …) and raises its
+``ToolError``; ``nodes`` reads the screen's UI tree, on which Maestro's selectors are matched
+(``selectors``); ``shell`` runs a shell line on the phone. Commands are run by a table of actions
+(``actions.ACTIONS``, one function a command), handed to the runner. ``${…}`` are expanded when a
+command runs (``variables``), through the run's JavaScript session when they are more than a name.
+
+A run is Maestro's: the header's ``onFlowStart`` commands, the flow's, then ``onFlowComplete``'s, which run
+even when a command failed. Every wait is bounded (Maestro's: 7 s for an assertion, 10 s to find what a
+tap names, a command's own ``timeout``) and the whole run by its deadline. The run stops at the first failed
+step; the steps after it are reported skipped. Pure.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
-import re
+import posixpath
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..device.interface import UiNode
 from ..errors import ToolError
-from .flow_reader import SELECTOR_KEYS, Flow, FlowCommand
-from .keys import maestro_key
+from .grammar import MATCHING_KEYS
+from .model import Flow, FlowCommand
+from .scripts import ScriptSession, truthy
 from .selectors import UiScreen, describe, find
-from .variables import SECRET_TEXT, StepFailed, expand
+from .variables import StepFailed, Variables
 
 ASSERT_WAIT_MS = 7_000  # Maestro's fluent wait for assertVisible / assertNotVisible
 LOOKUP_WAIT_MS = 10_000  # how long tapOn and its kin look for the element they name
 OPTIONAL_LOOKUP_WAIT_MS = 3_000
-EXTENDED_WAIT_MS = 10_000
-SCROLL_UNTIL_VISIBLE_MS = 20_000  # Maestro's default timeout
-ANIMATION_WAIT_MS = 15_000
 POLL_S = 0.3
 SETTLE_S = 0.4  # after an action, before the next command looks at the screen
-ERASE_DEFAULT = 50
-MAX_REPEAT = 1_000
+MAX_SETTLE_MS = 30_000  # Maestro's ceiling on waitToSettleTimeoutMs
+# Keys whose ``${…}`` are not expanded before a command runs: conditions are evaluated when they are
+# checked (a repeat's while each round), runScript's env by the script's own scope.
+_RAW_KEYS = ("when", "while")
+
 
 class FlowPhone(Protocol):
     """What a flow needs of the phone: the catalog's device tools by name, the UI tree, a screenshot,
@@ -55,19 +61,34 @@ class FlowPhone(Protocol):
 
 @dataclass
 class FlowRun:
-    """The state of one run: its variables, what copyTextFrom copied, screenshots taken, the deadline."""
+    """The state of one run: its variables and scripts, the screenshots and recordings it made, the
+    flow's path (runScript's and takeScreenshot's names), the deadline."""
 
-    env: dict[str, str]
+    variables: Variables
     deadline: float
-    copied: str = ""
+    path: str = ""
     screenshots: list[dict[str, str]] = field(default_factory=list)
+    recordings: list[dict[str, str]] = field(default_factory=list)
+    recording: str = ""  # the path of the recording startRecording began, until stopRecording
+    prepared: set[str] = field(default_factory=set)  # what the phone was set up for once a run (location)
+
+    @property
+    def env(self) -> dict[str, str]:
+        return self.variables.env
+
+    @property
+    def copied(self) -> str:
+        return self.variables.copied
+
+
+Action = Callable[["FlowRunner", FlowCommand, dict[str, Any], FlowRun], Awaitable[None]]
 
 
 def _monotonic_ms() -> float:
     return time.monotonic() * 1000
 
 
-def _point(
+def point_of(
     text: str, width: int, height: int, within: tuple[int, int, int, int] | None = None
 ) -> tuple[int, int]:
     """``"50%,50%"`` (of the screen, or of ``within``) or ``"100, 200"`` (pixels) as a point."""
@@ -89,29 +110,45 @@ def _point(
     return x, y
 
 
-def _fingerprint(nodes: list[UiNode]) -> tuple[Any, ...]:
+def fingerprint(nodes: list[UiNode]) -> tuple[Any, ...]:
+    """What a screen shows, to tell whether it changed."""
     return tuple((n.class_name, n.text, n.content_desc, n.bounds, n.checked, n.focused) for n in nodes)
 
 
-Action = Callable[["FlowRunner", FlowCommand, dict[str, Any], FlowRun], Awaitable[None]]
+async def settle_screen(runner: FlowRunner, limit: float, run: FlowRun) -> None:
+    """Wait until two looks in a row see the same screen, at most ``limit`` ms."""
+    started = runner.now()
+    last = fingerprint(await runner.phone.nodes())
+    while runner.now() - started < limit and runner.now() < run.deadline:
+        await runner.sleep(POLL_S)
+        now = fingerprint(await runner.phone.nodes())
+        if now == last:
+            return
+        last = now
+
+
 def selector_of(args: dict[str, Any]) -> dict[str, Any]:
-    found = {key: value for key, value in args.items() if key in SELECTOR_KEYS}
-    if "tolerance" in args and found:
-        found["tolerance"] = args["tolerance"]
-    return found
+    """The keys of a command's arguments that choose an element."""
+    return {key: value for key, value in args.items() if key in MATCHING_KEYS}
+
+
+class SkipStep(Exception):
+    """A command that did not run because its condition was false (Maestro reports it skipped)."""
 
 
 class FlowRunner:
-    """Runs flows on one phone. ``progress`` hears one line a step."""
+    """Runs flows on one phone with a table of actions. ``progress`` hears one line a step."""
 
     def __init__(
         self,
         phone: FlowPhone,
+        actions: Mapping[str, Action],
         progress: Callable[[str], None] | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         monotonic_ms: Callable[[], float] = _monotonic_ms,
     ) -> None:
-        self.phone, self.progress, self.sleep, self.now = phone, progress, sleep, monotonic_ms
+        self.phone, self.actions, self.progress = phone, actions, progress
+        self.sleep, self.now = sleep, monotonic_ms
 
     # -- the screen ---------------------------------------------------------------------------
 
@@ -149,42 +186,69 @@ class FlowRunner:
     # -- running ------------------------------------------------------------------------------
 
     async def run(
-        self, flow: Flow, env: dict[str, str] | None = None, timeout_ms: int = 600_000
+        self,
+        flow: Flow,
+        env: dict[str, str] | None = None,
+        timeout_ms: int = 600_000,
+        scripts: ScriptSession | None = None,
     ) -> dict[str, Any]:
         """Run ``flow``; ``{passed, durationMs, steps, screenshots}``, and ``failure`` (the failed step's
         index, command and error, and the screen's PNG then, base64) when a step failed."""
         started = self.now()
-        run = FlowRun({**flow.env, **(env or {})}, started + timeout_ms)
+        filename = posixpath.splitext(posixpath.basename(flow.path))[0] if flow.path else ""
+        variables = Variables(
+            {**({"MAESTRO_FILENAME": filename} if filename else {}), **flow.env, **(env or {})}
+        )
+        variables.scripts = scripts
+        run = FlowRun(variables, started + timeout_ms, flow.path)
+        hooks = [("onFlowStart", command) for command in flow.on_start]
+        body = [("", command) for command in flow.commands]
+        after = [("onFlowComplete", command) for command in flow.on_complete]
         steps: list[dict[str, Any]] = []
         failed: dict[str, Any] | None = None
-        total = len(flow.commands)
-        for index, command in enumerate(flow.commands, 1):
-            step = {"index": index, "command": command.describe(), "line": command.line}
-            if failed is not None:
+        total = len(hooks) + len(body) + len(after)
+        for index, (hook, command) in enumerate([*hooks, *body, *after], 1):
+            step: dict[str, Any] = {"index": index, "command": command.describe(), "line": command.line}
+            if hook:
+                step["hook"] = hook
+            if failed is not None and hook != "onFlowComplete":
                 steps.append({**step, "status": "skipped", "durationMs": 0})
                 continue
             began = self.now()
-            error = await self.attempt(command, run)
+            error, skipped = await self.attempt(command, run)
             step["durationMs"] = round(self.now() - began)
+            logs = variables.take_logs()
+            if logs:
+                step["logs"] = logs
             if error is None:
-                step["status"] = "passed"
+                step["status"] = "skipped" if skipped else "passed"
             elif command.optional:
                 step.update(status="skipped", error=f"optional command failed: {error}")
             else:
                 step.update(status="failed", error=error)
-                failed = {"index": index, "command": step["command"], "line": command.line, "error": error}
+                if failed is None:
+                    failed = {
+                        "index": index,
+                        "command": step["command"],
+                        "line": command.line,
+                        "error": error,
+                    }
             steps.append(step)
-            if self.progress is not None:
-                mark = {"passed": "✅", "failed": "❌", "skipped": "⏭️"}[step["status"]]
-                self.progress(
-                    f"[{index}/{total}] {mark} {step['command']} ({step['durationMs']} ms)"
-                    + (f": {step['error']}" if "error" in step else "")
+            self.report(step, total)
+        if run.recording:  # Maestro closes a recording the flow left running
+            try:
+                answer_data = await self.phone.call("stop_recording", {})
+                run.recordings.append(
+                    {"path": run.recording, "data": str(answer_data.get("contentBase64", ""))}
                 )
+            except ToolError:
+                pass
         answer: dict[str, Any] = {
             "passed": failed is None,
             "durationMs": round(self.now() - started),
             "steps": steps,
             "screenshots": run.screenshots,
+            "recordings": run.recordings,
         }
         if flow.name:
             answer["name"] = flow.name
@@ -196,355 +260,74 @@ class FlowRunner:
             answer["failure"] = failed
         return answer
 
-    async def attempt(self, command: FlowCommand, run: FlowRun) -> str | None:
-        """Run one command; None when it did what it says, else why not."""
+    def report(self, step: dict[str, Any], total: int) -> None:
+        if self.progress is None:
+            return
+        for line in step.get("logs", []):
+            self.progress(f"console.log: {line}")
+        mark = {"passed": "✅", "failed": "❌", "skipped": "⏭️"}[step["status"]]
+        self.progress(
+            f"[{step['index']}/{total}] {mark} {step['command']} ({step['durationMs']} ms)"
+            + (f": {step['error']}" if "error" in step else "")
+        )
+
+    async def attempt(self, command: FlowCommand, run: FlowRun) -> tuple[str | None, bool]:
+        """Run one command: (None, skipped?) when it did what it says, else (why not, False)."""
         if self.now() >= run.deadline:
-            return "the flow ran out of time (timeoutMs) before this command"
+            return "the flow ran out of time (timeoutMs) before this command", False
         try:
-            args = expand(command.args, run.env, run.copied)
-            await ACTIONS[command.name](self, command, args, run)
+            raw = {key: value for key, value in command.args.items() if key in _RAW_KEYS}
+            cooked = {key: value for key, value in command.args.items() if key not in _RAW_KEYS}
+            args = {**await run.variables.expand(cooked, command.source, command.line), **raw}
+            await self.actions[command.name](self, command, args, run)
+        except SkipStep:
+            return None, True
         except StepFailed as exc:
-            return str(exc)
+            return str(exc), False
         except ToolError as exc:
-            return f"{exc.message} ({exc.code})"
-        return None
+            return f"{exc.message} ({exc.code})", False
+        return None, False
 
-    async def run_inner(self, commands: list[FlowCommand], run: FlowRun, where: str) -> None:
-        """runFlow's and repeat's commands; the first failure fails the outer step, saying which."""
-        for command in commands:
-            error = await self.attempt(command, run)
-            if error is not None and not command.optional:
-                source = f"{command.source} " if command.source else ""
-                raise StepFailed(
-                    f"{where}: {source}line {command.line} `{command.describe()}` failed: {error}"
-                )
+    async def run_inner(
+        self,
+        commands: list[FlowCommand],
+        run: FlowRun,
+        where: str,
+        on_start: list[FlowCommand] | None = None,
+        on_complete: list[FlowCommand] | None = None,
+    ) -> None:
+        """runFlow's, retry's and repeat's commands (a subflow's own hooks around them); the first failure
+        fails the outer step, saying which."""
+        try:
+            for command in [*(on_start or []), *commands]:
+                await self.inner_step(command, run, where)
+        finally:
+            for command in on_complete or []:
+                await self.inner_step(command, run, where)
 
-    async def condition(self, condition: dict[str, Any], run: FlowRun) -> bool:
-        condition = expand(condition, run.env, run.copied)
-        if "platform" in condition and str(condition["platform"]).lower() != "android":
+    async def inner_step(self, command: FlowCommand, run: FlowRun, where: str) -> None:
+        error, _ = await self.attempt(command, run)
+        if error is not None and not command.optional:
+            source = f"{command.source} " if command.source else ""
+            raise StepFailed(f"{where}: {source}line {command.line} `{command.describe()}` failed: {error}")
+
+    async def condition(self, condition: dict[str, Any] | None, run: FlowRun, command: FlowCommand) -> bool:
+        """Maestro's condition: the platform, a selector visible or not, a script's value true."""
+        if not condition:
+            return True
+        if "platform" in condition and str(condition["platform"]).lower() != run.variables.platform:
             return False
-        screen = await self.screen()
-        if "visible" in condition and not find(condition["visible"], screen):
-            return False
-        return not ("notVisible" in condition and find(condition["notVisible"], screen))
-
-
-# -- the commands, one function each ------------------------------------------------------------
-
-
-async def _launch_app(runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
-    package = args["appId"]
-    if args.get("stopApp", True):
-        await runner.phone.call("stop_app", {"packageName": package})
-    if args.get("clearState"):
-        await _clear(runner, package)
-    if args.get("permissions"):
-        await _set_permissions(runner, package, args["permissions"])
-    await runner.phone.call("open_app", {"packageName": package})
-    await runner.settle()
-
-
-async def _clear(runner: FlowRunner, package: str) -> None:
-    answer = await runner.phone.shell(f"pm clear {package}")
-    if "Success" not in answer:
-        raise StepFailed(f"the phone did not clear {package}'s data: {answer.strip() or 'no answer'}")
-
-
-async def _set_permissions(runner: FlowRunner, package: str, wanted: dict[str, str]) -> None:
-    """launchApp's permissions: ``all`` means every permission the app requests (``dumpsys package``);
-    a named one wins over ``all``. allow grants, deny and unset revoke (pm grant / pm revoke)."""
-    states: dict[str, str] = {}
-    if "all" in wanted:
-        listing = await runner.phone.shell(f"dumpsys package {package}")
-        requested, inside = [], False
-        for line in listing.splitlines():
-            stripped = line.strip()
-            if stripped.startswith("requested permissions:"):
-                inside = True
-            elif inside and re.fullmatch(r"[A-Za-z0-9_.]+", stripped or "-") and "." in stripped:
-                requested.append(stripped)
-            elif inside:
-                inside = False
-        states = dict.fromkeys(requested, wanted["all"])
-    states.update({name: state for name, state in wanted.items() if name != "all"})
-    for name, state in states.items():
-        verb = "grant" if state == "allow" else "revoke"
-        answer = await runner.phone.shell(f"pm {verb} {package} {name}")
-        if "Exception" in answer or "Unknown" in answer:
-            raise StepFailed(f"the phone would not {verb} {name} for {package}: {answer.strip()}")
-
-
-async def _stop_app(runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
-    await runner.phone.call("stop_app", {"packageName": args["appId"]})
-
-
-async def _clear_state(runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
-    await _clear(runner, args["appId"])
-
-
-async def _target_point(
-    runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun
-) -> tuple[int, int]:
-    selector = selector_of(args)
-    if not selector:
-        if "point" not in args:
-            raise StepFailed(f"{command.name} needs a selector (text, id …) or a point")
-        screen = await runner.screen()
-        return _point(args["point"], screen.width, screen.height)
-    node, screen = await runner.element(selector, run, command.optional)
-    if "point" in args:
-        b = node.bounds
-        return _point(args["point"], screen.width, screen.height, (b.left, b.top, b.right, b.bottom))
-    return node.bounds.center
-
-
-async def _tap_on(runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
-    x, y = await _target_point(runner, command, args, run)
-    before = _fingerprint(await runner.phone.nodes()) if args.get("retryTapIfNoChange") else None
-    for time_index in range(max(1, int(args.get("repeat", 1)))):
-        if time_index:
-            await runner.sleep(int(args.get("delay", 100)) / 1000)
-        await runner.phone.call("tap", {"x": x, "y": y})
-    await runner.settle()
-    if before is not None and _fingerprint(await runner.phone.nodes()) == before:
-        await runner.phone.call("tap", {"x": x, "y": y})  # nothing changed: Maestro taps once more
-        await runner.settle()
-    if "waitToSettleTimeoutMs" in args:
-        await _settle_screen(runner, int(args["waitToSettleTimeoutMs"]), run)
-
-
-async def _long_press_on(
-    runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun
-) -> None:
-    x, y = await _target_point(runner, command, args, run)
-    await runner.phone.call("long_press", {"x": x, "y": y})
-    await runner.settle()
-
-
-async def _double_tap_on(
-    runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun
-) -> None:
-    x, y = await _target_point(runner, command, args, run)
-    await runner.phone.call("tap", {"x": x, "y": y, "double": True})
-    await runner.settle()
-
-
-async def _input_text(runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
-    secret = SECRET_TEXT.fullmatch(str(args["text"]))  # a recorded type_secret: typed by name again
-    if secret is not None:
-        await runner.phone.call("type_secret", {"name": secret[1]})
-    else:
-        await runner.phone.call("type_text", {"text": str(args["text"])})
-    await runner.settle()
-
-
-async def _erase_text(runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
-    await runner.phone.delete_chars(int(args.get("charactersToErase", ERASE_DEFAULT)))
-
-
-async def _press_key(runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
-    key = maestro_key(str(args["key"]))
-    if key is None:
-        raise StepFailed(f"unknown key {args['key']!r}")
-    await runner.phone.call("press_key", {"key": key})
-    await runner.settle()
-
-
-async def _back(runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
-    await runner.phone.call("press_key", {"key": "back"})
-    await runner.settle()
-
-
-async def _hide_keyboard(
-    runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun
-) -> None:
-    state = await runner.phone.shell("dumpsys input_method")
-    if "mInputShown=true" in state:
-        await runner.phone.call("press_key", {"key": "back"})
-        await runner.settle()
-
-
-async def _scroll(runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
-    await runner.phone.call("swipe", {"direction": "up"})  # the finger goes up: the content scrolls down
-    await runner.settle()
-
-
-_SCROLL_FINGER = {"DOWN": "up", "UP": "down", "LEFT": "right", "RIGHT": "left"}
-
-
-async def _scroll_until_visible(
-    runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun
-) -> None:
-    selector = args["element"]
-    direction = str(args.get("direction", "DOWN")).upper()
-    limit = int(args.get("timeout", SCROLL_UNTIL_VISIBLE_MS))
-    started = runner.now()
-    while True:
-        screen = await runner.screen()
-        if find(selector, screen):
-            return
-        if runner.now() - started >= limit or runner.now() >= run.deadline:
-            raise StepFailed(
-                f"Element not found after scrolling {direction.lower()} for {limit} ms: "
-                f"{describe(selector)}. "
-                f"The screen shows {screen.summary()}"
-            )
-        await runner.phone.call("swipe", {"direction": _SCROLL_FINGER[direction]})
-        await runner.settle()
-
-
-async def _swipe(runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
-    duration = int(args.get("duration", 400))
-    if "direction" in args:
-        call: dict[str, Any] = {"direction": str(args["direction"]).lower(), "durationMs": duration}
-        if "from" in args:
-            node, _ = await runner.element(args["from"], run, command.optional)
-            b = node.bounds
-            x, y = b.center
-            dx = {"left": -1, "right": 1}.get(call["direction"], 0) * max(b.width // 2 - 1, 1)
-            dy = {"up": -1, "down": 1}.get(call["direction"], 0) * max(b.height // 2 - 1, 1)
-            call = {
-                "startX": x,
-                "startY": y,
-                "endX": max(x + dx, 0),
-                "endY": max(y + dy, 0),
-                "durationMs": duration,
-            }
-        await runner.phone.call("swipe", call)
-    else:
-        screen = await runner.screen()
-        x1, y1 = _point(args["start"], screen.width, screen.height)
-        x2, y2 = _point(args["end"], screen.width, screen.height)
-        await runner.phone.call(
-            "swipe", {"startX": x1, "startY": y1, "endX": x2, "endY": y2, "durationMs": duration}
-        )
-    await runner.settle()
-
-
-async def _assert(
-    runner: FlowRunner, selector: dict[str, Any], visible: bool, limit: int, run: FlowRun
-) -> None:
-    node, screen = await runner.wait_for(selector, visible, limit, run)
-    if (node is not None) != visible:
-        verb = "is visible" if visible else "is not visible"
-        raise StepFailed(
-            f"Assertion is false: {describe(selector)} {verb} (waited {limit} ms). "
-            f"The screen shows {screen.summary()}"
-        )
-
-
-async def _assert_visible(
-    runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun
-) -> None:
-    await _assert(runner, selector_of(args), True, int(args.get("timeout", ASSERT_WAIT_MS)), run)
-
-
-async def _assert_not_visible(
-    runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun
-) -> None:
-    await _assert(runner, selector_of(args), False, int(args.get("timeout", ASSERT_WAIT_MS)), run)
-
-
-async def _extended_wait(
-    runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun
-) -> None:
-    visible = "visible" in args
-    selector = args["visible"] if visible else args["notVisible"]
-    await _assert(runner, selector, visible, int(args.get("timeout", EXTENDED_WAIT_MS)), run)
-
-
-async def _settle_screen(runner: FlowRunner, limit: int, run: FlowRun) -> None:
-    started = runner.now()
-    last = _fingerprint(await runner.phone.nodes())
-    while runner.now() - started < limit and runner.now() < run.deadline:
-        await runner.sleep(POLL_S)
-        now = _fingerprint(await runner.phone.nodes())
-        if now == last:
-            return
-        last = now
-
-
-async def _wait_for_animation(
-    runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun
-) -> None:
-    await _settle_screen(runner, int(args.get("timeout", ANIMATION_WAIT_MS)), run)
-
-
-async def _open_link(runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
-    await runner.phone.call("open_url", {"url": str(args["link"])})
-    await runner.settle()
-
-
-async def _take_screenshot(
-    runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun
-) -> None:
-    path = str(args["path"])
-    path = path if path.lower().endswith(".png") else f"{path}.png"
-    png = await runner.phone.screenshot()
-    run.screenshots.append({"path": path, "data": base64.b64encode(png).decode("ascii")})
-
-
-async def _copy_text_from(
-    runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun
-) -> None:
-    node, _ = await runner.element(selector_of(args), run, command.optional)
-    text = ("" if node.password else node.text) or node.content_desc
-    if not text:
-        raise StepFailed(f"the element {describe(selector_of(args))} has no text to copy")
-    run.copied = text
-
-
-async def _paste_text(runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
-    if not run.copied:
-        raise StepFailed("nothing was copied: pasteText needs a copyTextFrom before it")
-    await runner.phone.call("type_text", {"text": run.copied})
-    await runner.settle()
-
-
-async def _run_flow(runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
-    if "when" in command.args and not await runner.condition(command.args["when"], run):
-        return
-    saved = run.env
-    run.env = {**saved, **{key: expand(value, saved, run.copied) for key, value in command.env.items()}}
-    try:
-        await runner.run_inner(command.commands, run, f"runFlow {args.get('file', '')}".rstrip())
-    finally:
-        run.env = saved
-
-
-async def _repeat(runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
-    times = int(args["times"]) if "times" in args else MAX_REPEAT
-    for round_index in range(min(times, MAX_REPEAT)):
-        if "while" in command.args and not await runner.condition(command.args["while"], run):
-            return
-        if runner.now() >= run.deadline:
-            raise StepFailed(f"repeat ran out of time after {round_index} rounds")
-        await runner.run_inner(command.commands, run, f"repeat (round {round_index + 1})")
-
-
-ACTIONS: dict[str, Action] = {
-    "launchApp": _launch_app,
-    "stopApp": _stop_app,
-    "clearState": _clear_state,
-    "tapOn": _tap_on,
-    "longPressOn": _long_press_on,
-    "doubleTapOn": _double_tap_on,
-    "inputText": _input_text,
-    "eraseText": _erase_text,
-    "pressKey": _press_key,
-    "back": _back,
-    "hideKeyboard": _hide_keyboard,
-    "scroll": _scroll,
-    "scrollUntilVisible": _scroll_until_visible,
-    "swipe": _swipe,
-    "assertVisible": _assert_visible,
-    "assertNotVisible": _assert_not_visible,
-    "extendedWaitUntil": _extended_wait,
-    "waitForAnimationToEnd": _wait_for_animation,
-    "openLink": _open_link,
-    "takeScreenshot": _take_screenshot,
-    "copyTextFrom": _copy_text_from,
-    "pasteText": _paste_text,
-    "runFlow": _run_flow,
-    "repeat": _repeat,
-}
+        if "visible" in condition or "notVisible" in condition:
+            screen = await self.screen()
+            if "visible" in condition:
+                selector = await run.variables.expand(condition["visible"], command.source, command.line)
+                if not find(selector, screen):
+                    return False
+            if "notVisible" in condition:
+                selector = await run.variables.expand(condition["notVisible"], command.source, command.line)
+                if find(selector, screen):
+                    return False
+        if "true" in condition:
+            value = await run.variables.expand(str(condition["true"]), command.source, command.line)
+            return truthy(value)
+        return True

@@ -1,20 +1,23 @@
-"""``phone-agent flow run FILE…``: Maestro flows from files, run on the page's phone through the shared
-server (``run_flow``), reported as text or JUnit XML, for CI.
+"""``phone-agent flow run FILE|DIR…`` and ``flow check``: Maestro flows from files, or folders of flows run
+as Maestro workspaces (``config.yaml``: flows, include/exclude tags, executionOrder), run on the page's
+phone through the shared server (``run_flow``) and reported as text or one JUnit XML report, for CI; or
+read without a phone, every problem listed as ``FILE:LINE:COL: error: …``.
 
-The files are read here (the page has no file system): each flow's text and the flows its ``runFlow``
-commands name (paths relative to the file naming them) are sent with the call. Every flow is read before
-any runs; one that cannot be read stops the command with exit 2 and ``FILE:LINE:COLUMN: message``. A
-``runFlow`` name that is no file here is left to the page's saved flows. Exit 0 when every flow passed,
-1 when a step failed (or a flow could not be run), 2 when a flow could not be read. Screenshots
-(``takeScreenshot`` and the one taken when a step fails) are written as files: ``takeScreenshot`` paths
-relative to the working directory, a failure's next to the report (``--output``) or in the working
-directory, named after the flow.
+The files are read here (the page has no file system): each flow's text and the files it names
+(``server/flow_files.py``: runFlow's flows, runScript's scripts, addMedia's media, from the flows' folder
+only) are sent with the call. Every flow is read before any runs; one that cannot be read stops the command
+with exit 2 and ``FILE:LINE:COLUMN: error: message``. A ``runFlow`` name that is no file here is left to the
+page's saved flows. Exit 0 when every flow passed, 1 when a step failed (or a flow could not be run), 2
+when a flow could not be read. Screenshots and recordings (``takeScreenshot``, ``startRecording``, and the
+screenshot taken when a step fails) are written as files: the flow's paths relative to the working
+directory, a failure's next to the report (``--output``) or in the working directory, named after the flow.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -22,24 +25,25 @@ from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
 
-from ..flows.flow_reader import FlowError, read_flow
-from ..flows.yaml_reader import Node, YamlError, parse_all
+from ..flows.flow_reader import FlowError
+from ..flows.workspace import WorkspaceError
 from . import background
+from .flow_files import FlowFile, load_flow, load_workspace
 from .front import FrontOptions
 from .tool_client import ToolClient, error_line
 
-# What a runFlow name not found as a file stands for while the flow is checked here.
-_SAVED_ELSEWHERE = "appId: saved.flow\n---\n- back\n"
+__all__ = ["FlowFile", "FlowOutcome", "Reading", "check_flows", "load_flow", "run_flow_command"]
 
 
 @dataclass
-class FlowFile:
-    """One flow to run: where it came from, its text, the files its runFlow commands name."""
+class Reading:
+    """How flows are found and read: a folder's tags, the root a flow file may read from, and the hosts
+    its scripts may reach."""
 
-    path: Path
-    text: str
-    files: dict[str, str] = field(default_factory=dict)
-    name: str = ""
+    include_tags: list[str] = field(default_factory=list)
+    exclude_tags: list[str] = field(default_factory=list)
+    root: Path | None = None
+    allow_http: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -57,65 +61,75 @@ class FlowOutcome:
         return self.report is not None and bool(self.report.get("passed"))
 
 
-def _run_flow_files(node: Node | None) -> list[str]:
-    """The file names ``runFlow`` commands in a parsed document name (nested ones too)."""
-    found: list[str] = []
-    if node is None:
-        return found
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if current.kind == "seq":
-            stack.extend(current.value)
-        elif current.kind == "map":
-            for key, value in current.pairs:
-                if key.value == "runFlow":
-                    if value.kind == "scalar" and value.value:
-                        found.append(str(value.value))
-                    elif value.kind == "map" and (file := value.get("file")) is not None and file.value:
-                        found.append(str(file.value))
-                stack.append(value)
-    return found
+@dataclass
+class Planned:
+    """The flows to run, in order: ``sequence`` (a workspace's executionOrder) may stop early."""
+
+    flows: list[FlowFile] = field(default_factory=list)
+    sequence: list[FlowFile] = field(default_factory=list)
+    continue_on_failure: bool = True
+    problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
 
-def load_flow(path: Path) -> FlowFile:
-    """The flow at ``path`` and every file its runFlow commands name; FlowError when it cannot be read."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise FlowError(f"cannot read the file: {exc}", 1, 1, str(path)) from None
-    flow = FlowFile(path, text)
-    pending = [(path, text)]
-    seen = {path.resolve()}
-    while pending:
-        where, body = pending.pop()
-        try:
-            documents = parse_all(body)
-        except YamlError as exc:
-            raise FlowError(exc.reason, exc.line, exc.column, str(where)) from None
-        for name in (ref for doc in documents for ref in _run_flow_files(doc)):
-            if name in flow.files or "${" in name:
-                continue
-            candidate = (where.parent / name).resolve()
-            if not candidate.is_file():
-                continue  # perhaps a saved flow's name: the page knows
+def plan_flows(paths: list[Path], reading: Reading, saved_elsewhere: bool = True) -> Planned:
+    """Every flow the paths name, read: files as they are, folders as workspaces."""
+    planned = Planned()
+    for path in paths:
+        if path.is_dir():
             try:
-                flow.files[name] = candidate.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
-                raise FlowError(f"cannot read {name}: {exc}", 1, 1, str(where)) from None
-            if candidate not in seen:
-                seen.add(candidate)
-                pending.append((candidate, flow.files[name]))
-    read = read_flow(text, flow.files, lambda name: _SAVED_ELSEWHERE, str(path))
-    flow.name = read.name or path.stem
-    return flow
+                workspace = load_workspace(path, reading.include_tags, reading.exclude_tags, saved_elsewhere)
+            except WorkspaceError as exc:
+                where = f"{exc.source}:{exc.line}:{exc.column}" if exc.source else str(path)
+                planned.problems.append(f"{where}: error: {exc.reason}")
+                continue
+            planned.problems += [problem.location(str(path)) for problem in workspace.problems]
+            planned.sequence += [workspace.flows[name] for name in workspace.plan.sequence]
+            planned.flows += [workspace.flows[name] for name in workspace.plan.flows]
+            planned.continue_on_failure = planned.continue_on_failure and workspace.plan.continue_on_failure
+            continue
+        try:
+            planned.flows.append(load_flow(path, reading.root, saved_elsewhere))
+        except FlowError as exc:
+            planned.problems += [problem.location(str(path)) for problem in exc.problems]
+    for flow in [*planned.sequence, *planned.flows]:
+        planned.notes += flow.notes
+    return planned
+
+
+def check_flows(paths: list[Path], reading: Reading) -> int:
+    """``phone-agent flow check``: every problem of every flow, and the notes; exit 0 or 2."""
+    planned = plan_flows(paths, reading, saved_elsewhere=False)
+    problems = planned.problems
+    for line in [*problems, *planned.notes]:
+        print(line)
+    count = len(planned.flows) + len(planned.sequence)
+    print(
+        f"phone-agent: {count} flow{'s' if count != 1 else ''} read, "
+        f"{len(problems)} problem{'s' if len(problems) != 1 else ''}",
+        file=sys.stderr,
+    )
+    return 2 if problems else 0
+
+
+def maestro_env() -> dict[str, str]:
+    """The caller's MAESTRO_… environment variables, which Maestro hands its flows too."""
+    return {key: value for key, value in os.environ.items() if key.startswith("MAESTRO_") and value}
 
 
 async def run_flows(
-    options: FrontOptions, flows: list[FlowFile], env: dict[str, str], device: str | None, report_dir: Path
+    options: FrontOptions,
+    flows: list[FlowFile] | Planned,
+    env: dict[str, str],
+    device: str | None,
+    report_dir: Path,
+    allow_http: list[str] | None = None,
 ) -> list[FlowOutcome]:
-    """Run each flow on the page's phone, in order; a flow that cannot be run does not stop the rest."""
-    outcomes = []
+    """Run each flow on the page's phone, in order (a workspace's sequence first); a flow that cannot be
+    run does not stop the rest."""
+    planned = flows if isinstance(flows, Planned) else Planned(flows=list(flows))
+    flows = [*planned.sequence, *planned.flows]
+    outcomes: list[FlowOutcome] = []
     async with ToolClient(options) as client:
         if device:
             status = await client.call("get_device_status", {})
@@ -131,16 +145,31 @@ async def run_flows(
                     )
                 )
                 return [FlowOutcome(flow, problem=problem) for flow in flows]
+        stopped = False
         for flow in flows:
-            outcomes.append(await _run_one(client, flow, env, report_dir))
+            if stopped and flow in planned.sequence:
+                outcomes.append(
+                    FlowOutcome(flow, problem="not run: an earlier flow of executionOrder failed")
+                )
+                continue
+            outcome = await _run_one(client, flow, env, report_dir, allow_http or [])
+            outcomes.append(outcome)
+            if flow in planned.sequence and not outcome.passed and not planned.continue_on_failure:
+                stopped = True
     return outcomes
 
 
-async def _run_one(client: ToolClient, flow: FlowFile, env: dict[str, str], report_dir: Path) -> FlowOutcome:
+async def _run_one(
+    client: ToolClient, flow: FlowFile, env: dict[str, str], report_dir: Path, allow_http: list[str]
+) -> FlowOutcome:
     started = time.monotonic()
-    arguments: dict[str, Any] = {"yaml": flow.text, "env": env}
+    arguments: dict[str, Any] = {"yaml": flow.text, "env": env, "path": flow.relative or flow.path.name}
     if flow.files:
         arguments["files"] = flow.files
+    if flow.media:
+        arguments["media"] = flow.media
+    if allow_http:
+        arguments["allowHttp"] = allow_http
     print(f"phone-agent: running {flow.path} ({flow.name})", file=sys.stderr, flush=True)
     answer = await client.call(
         "run_flow", arguments, lambda line: print(f"  {line}", file=sys.stderr, flush=True)
@@ -154,6 +183,8 @@ async def _run_one(client: ToolClient, flow: FlowFile, env: dict[str, str], repo
     content = answer.get("content", [])
     for shot in report.get("screenshots", []):
         _write_image(content, shot.get("image"), Path(shot["path"]))
+    for recording in report.get("recordings", []):
+        _write_resource(content, recording.get("resource"), Path(recording["path"]))
     failure = report.get("failure") or {}
     if "image" in failure:
         target = report_dir / f"{_safe(flow.name)}-failure.png"
@@ -171,6 +202,21 @@ def _write_image(content: list[dict[str, Any]], index: Any, path: Path) -> bool:
         return False
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(base64.b64decode(content[index]["data"]))
+    return True
+
+
+def _write_resource(content: list[dict[str, Any]], index: Any, path: Path) -> bool:
+    if (
+        not isinstance(index, int)
+        or not 0 <= index < len(content)
+        or content[index].get("type") != "resource"
+    ):
+        return False
+    blob = (content[index].get("resource") or {}).get("blob")
+    if not isinstance(blob, str):
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(base64.b64decode(blob))
     return True
 
 
@@ -240,9 +286,13 @@ def junit_report(outcomes: list[FlowOutcome]) -> str:
             )
             or message
         )
-        if outcome.failure_png is not None:
+        logs = [line for step in steps for line in step.get("logs", [])]
+        if outcome.failure_png is not None or logs:
             out = ElementTree.SubElement(case, "system-out")
-            out.text = f"[[ATTACHMENT|{outcome.failure_png.resolve()}]]"
+            lines = [f"console.log: {line}" for line in logs]
+            if outcome.failure_png is not None:
+                lines.append(f"[[ATTACHMENT|{outcome.failure_png.resolve()}]]")
+            out.text = "\n".join(lines)
     ElementTree.indent(suites)
     return (
         '<?xml version="1.0" encoding="UTF-8"?>\n' + ElementTree.tostring(suites, encoding="unicode") + "\n"
@@ -256,20 +306,19 @@ def run_flow_command(
     device: str | None,
     report_format: str,
     output: Path | None,
+    reading: Reading | None = None,
 ) -> int:
     """``phone-agent flow run``: the exit code (0 passed, 1 a step failed, 2 a flow unreadable)."""
-    flows, unreadable = [], False
-    for path in paths:
-        try:
-            flows.append(load_flow(path))
-        except FlowError as exc:
-            unreadable = True
-            print(f"{exc.source or path}:{exc.line}:{exc.column}: error: {exc.reason}", file=sys.stderr)
-    if unreadable:
+    reading = reading or Reading()
+    planned = plan_flows(paths, reading)
+    for problem in planned.problems:
+        print(problem, file=sys.stderr)
+    if planned.problems:
         return 2
     report_dir = output.parent if output is not None else Path.cwd()
+    variables = {**maestro_env(), **env}
     try:
-        outcomes = asyncio.run(run_flows(options, flows, env, device, report_dir))
+        outcomes = asyncio.run(run_flows(options, planned, variables, device, report_dir, reading.allow_http))
     except background.ServerProblem as exc:
         print(f"phone-agent: error: {exc}", file=sys.stderr)
         return 1

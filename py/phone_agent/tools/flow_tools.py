@@ -8,13 +8,15 @@ phone is reached only through the ``Device`` interface.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from .. import errors
 from ..device.interface import UiNode
+from ..flows.actions import flow_runner
 from ..flows.flow_reader import FlowError, read_flow
 from ..flows.library import FlowLibrary, MemoryFlowLibrary
-from ..flows.runner import FlowRunner
+from ..flows.scripts import ScriptEngine, ScriptOptions, ScriptSession
 from .device_tools import DEVICE_TOOLS
 from .locators import ScreenSnapshot
 from .results import action_result
@@ -32,6 +34,7 @@ from .spec import (
 from .targets import ELEMENT_SCHEMA, TARGET, parse_tool_target
 
 _DEVICE_TOOLS_BY_NAME: dict[str, ToolSpec] = {tool.name: tool for tool in DEVICE_TOOLS}
+_HOST = re.compile(r"(\[[0-9a-f:.]+\]|[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?)(:[0-9]{1,5})?")
 DEFAULT_FLOW_TIMEOUT_MS = 600_000
 MAX_FLOW_TIMEOUT_MS = 3_600_000
 DEFAULT_ASSERT_MS = 3_000
@@ -110,6 +113,31 @@ def check_env(tool: str, env: Any) -> dict[str, str]:
     return {str(key): str(value) for key, value in env.items()}
 
 
+def _text_map(field: str, value: Any, example: str) -> dict[str, str]:
+    found = value or {}
+    if any(not isinstance(key, str) or not isinstance(text, str) for key, text in found.items()):
+        raise errors.invalid_argument(
+            "run_flow", field, "must map paths to text", f"Give {field} as {example}."
+        )
+    return found
+
+
+def _allowed_hosts(value: Any) -> tuple[str, ...]:
+    hosts = tuple(str(host).strip().lower() for host in value or ())
+    for host in hosts:
+        if not _HOST.fullmatch(host):
+            raise errors.invalid_argument(
+                "run_flow", "allowHttp", f"holds {host!r}, which is not a host or host:port",
+                'Give allowHttp as ["api.example.com", "127.0.0.1:8080"].',
+            )  # fmt: skip
+    return hosts
+
+
+def script_engine(env: CallEnv) -> ScriptEngine | None:
+    """The JavaScript engine flows run their scripts in (the page's Worker; Node in CPython), if any."""
+    return getattr(env.service, "script_engine", None)
+
+
 async def run_flow(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
     library = flow_library(env)
     if ("yaml" in args) == ("name" in args):
@@ -120,27 +148,36 @@ async def run_flow(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
             "Call run_flow with yaml (the flow's text) or name (a saved flow).",
         )
     variables = check_env("run_flow", args.get("env"))
-    files = args.get("files") or {}
-    if any(not isinstance(value, str) for value in files.values()):
-        raise errors.invalid_argument(
-            "run_flow",
-            "files",
-            "must map paths to the flows' text",
-            'Give files as {"path.yaml": "appId: …"}.',
-        )
+    files = _text_map("files", args.get("files"), '{"path.yaml": "appId: …"}')
+    media = _text_map("media", args.get("media"), '{"photos/cat.png": "<base64>"}')
+    hosts = _allowed_hosts(args.get("allowHttp"))
     saved = await saved_flows(library)
-    source = args.get("name", "")
-    text = args.get("yaml") or saved.get(source)
+    source = args.get("name", "") or args.get("path", "")
+    text = args.get("yaml") or saved.get(args.get("name", ""))
     if text is None:
-        raise errors.flow_not_found(source, sorted(saved))
+        raise errors.flow_not_found(args.get("name", ""), sorted(saved))
     try:
-        flow = read_flow(text, files=files, saved=saved.get, source=source)
+        flow = read_flow(
+            text, files=files, saved=saved.get, source=source, media=media, path=args.get("path", "")
+        )
     except FlowError as exc:
         raise errors.invalid_flow(str(exc), exc.line, exc.column, exc.source) from None
     session = env.session()
-    runner = FlowRunner(ToolPhone(env, session), env.progress, session.sleep, session.monotonic_ms)
-    answer = await runner.run(flow, variables, args["timeoutMs"])
-    return flow_answer(answer, flow.name or source)
+    runner = flow_runner(ToolPhone(env, session), env.progress, session.sleep, session.monotonic_ms)
+    scripts = await _open_scripts(env, hosts)
+    try:
+        answer = await runner.run(flow, variables, args["timeoutMs"], scripts)
+    finally:
+        if scripts is not None:
+            await scripts.close()
+    return flow_answer(answer, flow.name or args.get("name", ""))
+
+
+async def _open_scripts(env: CallEnv, hosts: tuple[str, ...]) -> ScriptSession | None:
+    engine = script_engine(env)
+    if engine is None:
+        return None
+    return await engine.open(ScriptOptions(allowed_hosts=hosts))
 
 
 def flow_answer(answer: dict[str, Any], name: str) -> dict[str, Any]:
@@ -172,6 +209,21 @@ def flow_answer(answer: dict[str, Any], name: str) -> dict[str, Any]:
         shots.append({"path": shot["path"], "image": len(content)})
         content.append({"type": "image", "data": shot["data"], "mimeType": "image/png"})
     structured["screenshots"] = shots
+    recordings = []
+    for recording in answer.get("recordings", []):
+        recordings.append({"path": recording["path"], "resource": len(content)})
+        content.append(
+            {
+                "type": "resource",
+                "resource": {
+                    "uri": "flow-recording:" + recording["path"],
+                    "mimeType": "video/mp4",
+                    "blob": recording["data"],
+                },
+            }
+        )
+    if recordings:
+        structured["recordings"] = recordings
     failure = answer.get("failure")
     if failure is not None:
         report = {key: failure[key] for key in ("index", "command", "line", "error")}
@@ -256,6 +308,8 @@ STEP_SCHEMA: dict[str, Any] = {
         "status": {"type": "string", "enum": ["passed", "failed", "skipped"]},
         "durationMs": INTEGER,
         "error": STRING,
+        "hook": {"type": "string", "enum": ["onFlowStart", "onFlowComplete"]},
+        "logs": {"type": "array", "items": STRING},
     },
     "required": ["index", "command", "status", "durationMs"],
 }
@@ -264,9 +318,11 @@ RUN_FLOW = ToolSpec(
     name="run_flow",
     title="Run a flow",
     description="Run a Maestro flow (YAML: appId header, ---, commands such as launchApp, tapOn, inputText, "
-    "assertVisible, scrollUntilVisible, runFlow, repeat) on the phone, deterministically and without a "
-    "model: give its text as yaml or a saved flow's name. Stops at the first failed step (the answer then "
-    "carries the screen at that moment); answers passed, durationMs and every step's status.",
+    "assertVisible, scrollUntilVisible, runFlow, repeat, retry, runScript) on the phone, deterministically "
+    "and without a model: give its text as yaml or a saved flow's name. JavaScript (${…}, evalScript, "
+    "runScript) runs in a sandboxed engine; its http object reaches only the allowHttp hosts. Stops at the "
+    "first failed step (the answer then carries the screen at that moment); answers passed, durationMs and "
+    "every step's status.",
     input_schema=object_schema(
         {
             "yaml": FLOW_YAML,
@@ -279,8 +335,26 @@ RUN_FLOW = ToolSpec(
             "files": {
                 "type": "object",
                 "additionalProperties": {"type": "string"},
-                "description": "Flows that runFlow: FILE names, by path, with their "
-                "text (phone-agent flow run sends the files it read).",
+                "description": "The flows (runFlow, retry) and scripts (runScript) the flow names, by path "
+                "in the flows' folder, with their text (phone-agent flow run sends the files it read).",
+            },
+            "media": {
+                "type": "object",
+                "additionalProperties": {"type": "string"},
+                "description": "The media files addMedia names, by path in the flows' folder, as base64.",
+            },
+            "path": {
+                "type": "string",
+                "maxLength": 1000,
+                "description": "The flow's own path in the flows' folder: the paths it names are relative to "
+                "its folder, and MAESTRO_FILENAME is its name.",
+            },
+            "allowHttp": {
+                "type": "array",
+                "items": {"type": "string", "maxLength": 260},
+                "maxItems": 50,
+                "description": "Hosts (host or host:port) the flow's scripts may reach with Maestro's http "
+                "object; any other is refused.",
             },
             "timeoutMs": {
                 "type": "integer",
@@ -306,6 +380,14 @@ RUN_FLOW = ToolSpec(
                 "items": {
                     "type": "object",
                     "properties": {"path": STRING, "image": INTEGER},
+                    "required": ["path"],
+                },
+            },
+            "recordings": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {"path": STRING, "resource": INTEGER},
                     "required": ["path"],
                 },
             },
