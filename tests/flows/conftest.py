@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from phone_agent.adb.device import AdbDevice
+from phone_agent.server.node_scripts import NodeScriptEngine
 from phone_agent.sim.server import SimulatedPhoneServer
 from phone_agent.tools.dispatch import ToolDispatcher
 
@@ -24,6 +25,7 @@ async def sim(make_sim, host_key) -> SimulatedPhoneServer:
 def dispatcher(client) -> ToolDispatcher:
     service = ToolDispatcher()
     service.device = AdbDevice(client, transport="tcp")
+    service.script_engine = NodeScriptEngine()  # the page's QuickJS engine, run by Node
     return service
 
 

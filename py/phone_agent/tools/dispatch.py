@@ -21,6 +21,7 @@ from ..device.interface import Device
 from ..errors import ErrorCode, ToolError
 from ..flows.library import FlowLibrary, MemoryFlowLibrary
 from ..flows.recorder import FlowRecorder
+from ..flows.scripts import ScriptEngine
 from ..tasks import AgentTask, TaskOptions, TaskStatus
 from .catalog import DEFAULT_TOOL_PROFILE, ToolProfile, get_tool
 from .flow_keeping import acted_before
@@ -78,6 +79,9 @@ class ToolDispatcher:
         # Saved flows (the page: IndexedDB) and the flow recording every channel's calls feed.
         self.flow_library: FlowLibrary = MemoryFlowLibrary()
         self.flow_recorder = FlowRecorder()
+        # Where flows run their JavaScript (flows.scripts.ScriptEngine: the page's QuickJS Worker; in
+        # CPython the same engine through Node); None: a flow with scripts fails saying so.
+        self.script_engine: ScriptEngine | None = None
         # The secrets type_secret types (tools.named_secrets.SecretBook: the page's own and the server's).
         self.secrets: Any = None
         # Asked before every call runs (after its arguments are checked); raises ToolError to refuse it

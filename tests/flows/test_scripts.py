@@ -1,0 +1,178 @@
+"""JavaScript in flows, as Maestro runs it, in the page's own sandboxed engine (QuickJS as WebAssembly, run
+by Node here): runScript files with env, evalScript, ${…} anywhere, output shared, assertTrue, when and
+while conditions, console.log into the flow's log, json(), Maestro's http object to allowed hosts only;
+and the sandbox's bounds: a loop stopped by its time limit naming the script, no document, no fetch."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from phone_agent.flows.scripts import ScriptError, ScriptOptions
+from phone_agent.server.node_scripts import NodeScriptEngine
+from tests.flows.test_run_flow import call
+
+LOGIN = "com.phoneagent.login"
+
+
+async def test_a_flow_with_scripts_logs_in_with_what_the_scripts_computed(dispatcher, by_adb):
+    flow = """\
+appId: com.phoneagent.login
+env:
+  PREFIX: mob
+---
+- runScript:
+    file: scripts/user.js
+    env:
+      SUFFIX: ium
+- evalScript: ${output.password = 'hun' + 'ter' + (1 + 1)}
+- launchApp:
+    clearState: true
+- tapOn: {id: username}
+- inputText: ${output.user}
+- tapOn: {id: password}
+- inputText: ${output.password}
+- tapOn: Sign in
+- assertVisible: Welcome, ${output.user}
+- assertTrue: ${output.user.length == 6 && MAESTRO_FILENAME == 'login'}
+- runFlow:
+    when:
+      true: ${output.user == 'nobody'}
+    commands:
+      - tapOn: Nothing here
+"""
+    script = "// computes the user\nconst user = PREFIX + SUFFIX;\n"
+    script += "output.user = user;\nconsole.log('user is', user);\n"
+    result = await call(
+        dispatcher, "run_flow", yaml=flow, path="login.yaml", files={"scripts/user.js": script}
+    )
+    report = result["structuredContent"]
+    assert report["passed"], report
+    steps = report["steps"]
+    assert steps[0]["logs"] == ["user is mobium"]
+    assert steps[-1]["status"] == "skipped"  # its condition was false: nothing ran
+    assert "Welcome, mobium" in await by_adb.screen_texts()
+
+
+async def test_repeat_while_a_script_condition_holds_and_assert_true_fails_naming_the_value(dispatcher):
+    flow = """\
+appId: com.android.settings
+---
+- evalScript: ${output.rounds = 0}
+- repeat:
+    while:
+      true: ${output.rounds < 3}
+    commands:
+      - evalScript: ${output.rounds = output.rounds + 1}
+- assertTrue: ${output.rounds == 3}
+- assertTrue: ${output.rounds > 3}
+"""
+    report = (await call(dispatcher, "run_flow", yaml=flow))["structuredContent"]
+    assert not report["passed"]
+    assert [step["status"] for step in report["steps"]] == ["passed", "passed", "passed", "failed"]
+    assert "Assertion is false" in report["failure"]["error"] and "'false'" in report["failure"]["error"]
+
+
+async def test_a_looping_script_is_stopped_by_its_time_limit_naming_the_script(dispatcher):
+    engine = NodeScriptEngine()
+    session = await engine.open(ScriptOptions(timeout_ms=300))
+    try:
+        with pytest.raises(ScriptError) as caught:
+            await session.evaluate(
+                "let n = 0;\nwhile (true) { n++; }\n",
+                kind="script",
+                source="spin.js",
+                line=1,
+                env={},
+                copied_text="",
+            )
+        assert caught.value.kind == "timeout" and "spin.js" in str(caught.value)
+        assert (
+            await session.evaluate(
+                "1 + 1", kind="expression", source="f.yaml", line=3, env={}, copied_text=""
+            )
+        ).value == "2"
+    finally:
+        await session.close()
+    flow = "appId: com.android.settings\n---\n- runScript: spin.js\n"
+    report = (await call(dispatcher, "run_flow", yaml=flow, files={"spin.js": "while (true) {}\n"}))[
+        "structuredContent"
+    ]
+    assert (
+        not report["passed"]
+        and "spin.js" in report["failure"]["error"]
+        and "timeout" in report["failure"]["error"]
+    )
+
+
+async def test_a_script_sees_no_page_and_no_network_but_allowed_hosts(dispatcher):
+    flow = "appId: com.android.settings\n---\n- runScript: page.js\n"
+    files = {"page.js": "// the page is not there\n\nconst title = document.title;\n"}
+    report = (await call(dispatcher, "run_flow", yaml=flow, files=files))["structuredContent"]
+    assert "page.js:3" in report["failure"]["error"] and "title" in report["failure"]["error"]
+    files = {"page.js": "output.kind = typeof window + typeof indexedDB + typeof XMLHttpRequest\n"}
+    flow = (
+        "appId: com.android.settings\n---\n- runScript: page.js\n"
+        "- assertTrue: ${output.kind == 'undefinedundefinedundefined'}\n"
+    )
+    assert (await call(dispatcher, "run_flow", yaml=flow, files=files))["structuredContent"]["passed"]
+    files = {"page.js": "fetch('http://example.com/')\n"}
+    flow = "appId: com.android.settings\n---\n- runScript: page.js\n"
+    report = (await call(dispatcher, "run_flow", yaml=flow, files=files))["structuredContent"]
+    assert "fetch is not available" in report["failure"]["error"]
+
+
+@pytest.fixture
+async def api() -> AsyncIterator[tuple[str, list[dict[str, Any]]]]:
+    """A small HTTP API on 127.0.0.1 that answers JSON and remembers what it was asked."""
+    seen: list[dict[str, Any]] = []
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        lines = head.decode().split("\r\n")
+        method, path, _ = lines[0].split(" ")
+        headers = dict(line.split(": ", 1) for line in lines[1:] if ": " in line)
+        length = int(headers.get("Content-Length", headers.get("content-length", "0")))
+        body = (await reader.readexactly(length)).decode() if length else ""
+        seen.append({"method": method, "path": path, "body": body, "token": headers.get("x-token", "")})
+        payload = json.dumps({"user": "mobium", "echo": body}).encode()
+        writer.write(
+            b"HTTP/1.1 201 Created\r\nContent-Type: application/json\r\nAccess-Control-Allow-Origin: *\r\n"
+            + f"X-Served: yes\r\nContent-Length: {len(payload)}\r\nConnection: close\r\n\r\n".encode()
+            + payload
+        )
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(answer, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    async with server:
+        yield f"127.0.0.1:{port}", seen
+
+
+async def test_the_http_object_reaches_allowed_hosts_and_refuses_the_rest(dispatcher, api):
+    host, seen = api
+    script = f"""\
+const response = http.post('http://{host}/users',
+  {{ body: JSON.stringify({{name: 'x'}}), headers: {{'x-token': 'abc'}} }});
+output.status = response.status;
+output.user = json(response.body).user;
+output.served = response.headers['x-served'];
+"""
+    flow = (
+        "appId: com.android.settings\n---\n- runScript: api.js\n"
+        "- assertTrue: ${output.status == 201 && output.user == 'mobium' && output.served == 'yes'}\n"
+    )
+    report = (await call(dispatcher, "run_flow", yaml=flow, files={"api.js": script}, allowHttp=[host]))[
+        "structuredContent"
+    ]
+    assert report["passed"], report
+    assert seen == [{"method": "POST", "path": "/users", "body": '{"name":"x"}', "token": "abc"}]
+    report = (await call(dispatcher, "run_flow", yaml=flow, files={"api.js": script}))["structuredContent"]
+    assert not report["passed"] and "is not an allowed host" in report["failure"]["error"]
+    assert f"--allow-http {host}" in report["failure"]["error"] and "api.js:1" in report["failure"]["error"]
+    assert len(seen) == 1  # the refused request never left
