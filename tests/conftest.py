@@ -6,6 +6,8 @@ Browser tests drive Debian's Chromium (/usr/bin/chromium) through Playwright wit
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -157,3 +159,31 @@ def debian_adb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DebianAdbSe
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture
+async def http_api() -> AsyncIterator[tuple[str, list[dict[str, Any]]]]:
+    """A small HTTP API on 127.0.0.1 that answers JSON and remembers what it was asked."""
+    seen: list[dict[str, Any]] = []
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        lines = head.decode().split("\r\n")
+        method, path, _ = lines[0].split(" ")
+        headers = dict(line.split(": ", 1) for line in lines[1:] if ": " in line)
+        length = int(headers.get("Content-Length", headers.get("content-length", "0")))
+        body = (await reader.readexactly(length)).decode() if length else ""
+        seen.append({"method": method, "path": path, "body": body, "token": headers.get("x-token", "")})
+        payload = json.dumps({"user": "mobium", "echo": body}).encode()
+        writer.write(
+            b"HTTP/1.1 201 Created\r\nContent-Type: application/json\r\nAccess-Control-Allow-Origin: *\r\n"
+            + f"X-Served: yes\r\nContent-Length: {len(payload)}\r\nConnection: close\r\n\r\n".encode()
+            + payload
+        )
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(answer, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    async with server:
+        yield f"127.0.0.1:{port}", seen

@@ -278,3 +278,80 @@ def _shows(sim: SimulatedPhoneServer, label: str):
         return True
 
     return run
+
+
+SCRIPTED = """\
+appId: com.phoneagent.login
+name: scripted on {channel}
+env:
+  PREFIX: mob
+---
+- runScript:
+    file: scripts/user.js
+    env:
+      SUFFIX: ium
+- launchApp:
+    clearState: true
+- tapOn: {{id: username}}
+- inputText: ${{output.user}}
+- tapOn: {{id: password}}
+- inputText: ${{output.password}}
+- tapOn: Sign in
+- assertVisible: Welcome, ${{output.user}}
+- assertTrue: ${{output.status == 201 && MAESTRO_FILENAME == 'login'}}
+"""
+
+
+@pytest.mark.parametrize("channel", ["mcp", "webmcp"])
+async def test_a_flow_with_scripts_runs_in_the_pages_sandboxed_engine(fresh: Rig, channel, http_api):
+    host, seen = http_api
+    script = f"""\
+// the user comes from the API, the password from the script
+const answer = http.post('http://{host}/users', {{ body: 'from the page' }});
+output.status = answer.status;
+output.user = json(answer.body).user;
+output.password = 'hunter' + String(1 + 1);
+console.log('signing in as', output.user, 'on', maestro.platform);
+"""
+    result = await fresh.call(
+        channel,
+        "run_flow",
+        yaml=SCRIPTED.format(channel=channel),
+        path="flows/login.yaml",
+        files={"flows/scripts/user.js": script},
+        allowHttp=[host],
+    )
+    report = result["structuredContent"]
+    assert report["passed"] is True, report
+    assert report["steps"][0]["logs"] == ["signing in as mobium on android"]
+    assert seen[-1]["method"] == "POST" and seen[-1]["body"] == "from the page"
+    assert "Welcome, mobium" in await fresh.ui_dump()
+
+
+async def test_the_pages_engine_stops_a_loop_and_sees_no_page_no_fetch_no_other_host(fresh: Rig, http_api):
+    flow = "appId: com.android.settings\n---\n- runScript: spin.js\n"
+    looping = await fresh.call(
+        "webmcp",
+        "run_flow",
+        yaml=flow,
+        files={"spin.js": "let n = 0;\nwhile (true) { n++; }\n"},
+        scriptTimeoutMs=500,
+    )
+    error = looping["structuredContent"]["failure"]["error"]
+    assert "spin.js" in error and "timeout" in error
+    cases = {
+        "const t = document.title;\n": "spin.js:1",
+        "\nfetch('http://127.0.0.1:9/')\n": "fetch is not available",
+        "\n\nhttp.get('http://example.com/')\n": "example.com is not an allowed host",
+    }
+    for script, words in cases.items():
+        result = await fresh.call(
+            "webmcp", "run_flow", yaml=flow, files={"spin.js": script}, allowHttp=[http_api[0]]
+        )
+        assert words in result["structuredContent"]["failure"]["error"], result["structuredContent"][
+            "failure"
+        ]
+    # the page is fine and so is its engine
+    assert (await fresh.call("webmcp", "run_flow", yaml="appId: a\n---\n- evalScript: ${1 + 1}\n"))[
+        "structuredContent"
+    ]["passed"]

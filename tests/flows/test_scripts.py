@@ -5,11 +5,6 @@ and the sandbox's bounds: a loop stopped by its time limit naming the script, no
 
 from __future__ import annotations
 
-import asyncio
-import json
-from collections.abc import AsyncIterator
-from typing import Any
-
 import pytest
 
 from phone_agent.flows.scripts import ScriptError, ScriptOptions
@@ -126,36 +121,8 @@ async def test_a_script_sees_no_page_and_no_network_but_allowed_hosts(dispatcher
     assert "fetch is not available" in report["failure"]["error"]
 
 
-@pytest.fixture
-async def api() -> AsyncIterator[tuple[str, list[dict[str, Any]]]]:
-    """A small HTTP API on 127.0.0.1 that answers JSON and remembers what it was asked."""
-    seen: list[dict[str, Any]] = []
-
-    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        head = await reader.readuntil(b"\r\n\r\n")
-        lines = head.decode().split("\r\n")
-        method, path, _ = lines[0].split(" ")
-        headers = dict(line.split(": ", 1) for line in lines[1:] if ": " in line)
-        length = int(headers.get("Content-Length", headers.get("content-length", "0")))
-        body = (await reader.readexactly(length)).decode() if length else ""
-        seen.append({"method": method, "path": path, "body": body, "token": headers.get("x-token", "")})
-        payload = json.dumps({"user": "mobium", "echo": body}).encode()
-        writer.write(
-            b"HTTP/1.1 201 Created\r\nContent-Type: application/json\r\nAccess-Control-Allow-Origin: *\r\n"
-            + f"X-Served: yes\r\nContent-Length: {len(payload)}\r\nConnection: close\r\n\r\n".encode()
-            + payload
-        )
-        await writer.drain()
-        writer.close()
-
-    server = await asyncio.start_server(answer, "127.0.0.1", 0)
-    port = server.sockets[0].getsockname()[1]
-    async with server:
-        yield f"127.0.0.1:{port}", seen
-
-
-async def test_the_http_object_reaches_allowed_hosts_and_refuses_the_rest(dispatcher, api):
-    host, seen = api
+async def test_the_http_object_reaches_allowed_hosts_and_refuses_the_rest(dispatcher, http_api):
+    host, seen = http_api
     script = f"""\
 const response = http.post('http://{host}/users',
   {{ body: JSON.stringify({{name: 'x'}}), headers: {{'x-token': 'abc'}} }});

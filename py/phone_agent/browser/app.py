@@ -24,6 +24,7 @@ from .devloop_panel import DevLoopPanel
 from .dom import PanelEvents
 from .farm_client import FarmMembership
 from .farm_settings import FarmSettingsCard
+from .flow_scripts import WorkerScriptEngine
 from .flow_store import IndexedDbFlowLibrary
 from .flows_card import FlowsCard
 from .interop import to_js_json
@@ -102,6 +103,7 @@ async def start() -> PhoneAgentPage:
     context = ToolDispatcher()
     context.add_call_listener(ui.log_call)
     context.flow_library = IndexedDbFlowLibrary()  # saved flows survive a reload, the same on every channel
+    context.script_engine = WorkerScriptEngine()  # flows' JavaScript: QuickJS in a Worker, sandboxed
 
     link_taken = await claim_page_link()
     server_config = await fetch_server_config()

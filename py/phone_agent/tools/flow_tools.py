@@ -16,7 +16,13 @@ from ..device.interface import UiNode
 from ..flows.actions import flow_runner
 from ..flows.flow_reader import FlowError, read_flow
 from ..flows.library import FlowLibrary, MemoryFlowLibrary
-from ..flows.scripts import ScriptEngine, ScriptOptions, ScriptSession
+from ..flows.scripts import (
+    DEFAULT_SCRIPT_TIMEOUT_MS,
+    ScriptEngine,
+    ScriptError,
+    ScriptOptions,
+    ScriptSession,
+)
 from .device_tools import DEVICE_TOOLS
 from .locators import ScreenSnapshot
 from .results import action_result
@@ -164,7 +170,7 @@ async def run_flow(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
         raise errors.invalid_flow(str(exc), exc.line, exc.column, exc.source) from None
     session = env.session()
     runner = flow_runner(ToolPhone(env, session), env.progress, session.sleep, session.monotonic_ms)
-    scripts = await _open_scripts(env, hosts)
+    scripts = await _open_scripts(env, ScriptOptions(allowed_hosts=hosts, timeout_ms=args["scriptTimeoutMs"]))
     try:
         answer = await runner.run(flow, variables, args["timeoutMs"], scripts)
     finally:
@@ -173,11 +179,17 @@ async def run_flow(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
     return flow_answer(answer, flow.name or args.get("name", ""))
 
 
-async def _open_scripts(env: CallEnv, hosts: tuple[str, ...]) -> ScriptSession | None:
+async def _open_scripts(env: CallEnv, options: ScriptOptions) -> ScriptSession | None:
     engine = script_engine(env)
     if engine is None:
         return None
-    return await engine.open(ScriptOptions(allowed_hosts=hosts))
+    try:
+        return await engine.open(options)
+    except ScriptError as exc:
+        raise errors.unsupported(
+            f"the JavaScript engine for flow scripts could not start: {exc}",
+            "Reload the page (its static/vendor/quickjs is made by scripts/setup) and run the flow again.",
+        ) from None
 
 
 def flow_answer(answer: dict[str, Any], name: str) -> dict[str, Any]:
@@ -348,6 +360,14 @@ RUN_FLOW = ToolSpec(
                 "maxLength": 1000,
                 "description": "The flow's own path in the flows' folder: the paths it names are relative to "
                 "its folder, and MAESTRO_FILENAME is its name.",
+            },
+            "scriptTimeoutMs": {
+                "type": "integer",
+                "minimum": 100,
+                "maximum": 120_000,
+                "default": DEFAULT_SCRIPT_TIMEOUT_MS,
+                "description": "Longest one script (or ${…}) may run before it is stopped, in ms "
+                "(default 10000).",
             },
             "allowHttp": {
                 "type": "array",
