@@ -24,6 +24,7 @@ from PIL import Image
 
 from ...device.shell_result import ShellResult
 from . import apps, commands, render, screens
+from .commands.system_services import SystemServices
 from .contract import FileStore, Screen
 from .data import CONTACTS, INITIAL_MESSAGES
 from .devloop_state import DevState
@@ -140,6 +141,7 @@ class VirtualPhone(SystemWindows, SettingsProvider):
                 "permissions": dict(self.permissions),
                 "secure": bool(self.secure_windows()),
                 "version": self.version,
+                **self.system.snapshot(),  # location (the test provider's), media (the scanned files)
             }
 
     def reset(self) -> None:
@@ -208,6 +210,7 @@ class VirtualPhone(SystemWindows, SettingsProvider):
             self._shown_key = self._screen_key()
         self.apps: dict[str, apps.App] = dict(apps.APPS)  # the built-in apps and those `pm install` added
         self.dev = DevState()  # logs, dropbox, notifications, shade, permissions (devloop_state.py)
+        self.system = SystemServices()  # location providers, app-ops, media store (system_services.py)
         self._changed()
 
     def _changed(self) -> None:

@@ -18,10 +18,13 @@ from .input import input_
 from .packages import cmd, pm
 from .process import kill, ps
 from .system import getprop, ime, settings, svc, wm
+from .system_services import appops, content
 
 HANDLERS: dict[str, Handler] = {
     "am": am,
+    "appops": appops,
     "cmd": cmd,
+    "content": content,
     "dumpsys": dumpsys,
     "getprop": getprop,
     "ime": ime,

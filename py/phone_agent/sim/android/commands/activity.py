@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 from urllib.parse import unquote, urlsplit
 
 from ....device.shell_result import ShellResult
@@ -12,6 +13,7 @@ from ..contract import AndroidPhone, FileStore, Screen
 from ..data import CATALOG_ITEMS
 from .base import Args, ShellCommandError, fail, java_exception, ok
 from .input import press_key
+from .system_services import SCAN_FILE, scan_file, services
 
 AM_USAGE = """Activity manager (activity) commands:
   help
@@ -205,11 +207,20 @@ def _start(phone: AndroidPhone, intent: Intent) -> ShellResult:
     )
 
 
+# Launch extras a simulated app reads: Login Demo fills its username from `--es username NAME`.
+_PREFILLS = {(apps.LOGIN, "username"): f"{apps.LOGIN}:id/username"}
+
+
 def _open_activity(
     phone: AndroidPhone, intent: Intent, app: apps.App, activity: str, starting: str
 ) -> ShellResult:
     if intent.force_stop:
         phone.force_stop(app.package)
+    if intent.extras:  # what the app was started with (launchApp's arguments), kept where state() shows it
+        phone.app_state[f"{app.package}.extras"] = json.dumps(intent.extras, sort_keys=True)
+        for (package, key), field in _PREFILLS.items():
+            if package == app.package and key in intent.extras:
+                phone.drafts[field] = intent.extras[key]
     name = app.screens[activity]
     if activity == app.main_activity:
         top = phone.top_screen()
@@ -297,7 +308,10 @@ def am(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> She
                 ).encode()
             return result
         if sub == "broadcast":
-            return _broadcast(phone, parse_intent(sub, a))
+            intent = parse_intent(sub, a)
+            if intent.action == SCAN_FILE and intent.data:
+                scan_file(phone, intent.data, fs)
+            return _broadcast(phone, intent)
         if sub in ("force-stop", "kill", "stop-app"):
             rest = [x for x in a.rest() if not x.startswith("--user")]
             packages = [x for x in rest if not x.isdigit() and x not in ("all", "current")]
@@ -307,6 +321,9 @@ def am(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> She
                 )
             if sub != "kill":
                 phone.force_stop(packages[-1])
+            elif packages[-1] != phone.focused_activity()[0]:  # the system kills only a background app
+                services(phone).killed.append(packages[-1])
+                phone.dev.started.discard(packages[-1])
             return ok()
     except ShellCommandError as error:
         return java_exception(error)

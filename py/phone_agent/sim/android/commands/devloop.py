@@ -431,7 +431,13 @@ def logcat(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) ->
 
 
 def pidof(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> ShellResult:
-    pids = [str(app_pid(name)) for name in args if name in phone.dev.started or name in phone.tasks]
+    # `am kill` ends a background app's process; its task stays in recents.
+    killed = getattr(getattr(phone, "system", None), "killed", [])
+    pids = [
+        str(app_pid(name))
+        for name in args
+        if name in phone.dev.started or (name in phone.tasks and name not in killed)
+    ]
     return ok(" ".join(pids) + "\n") if pids else fail("", 1)
 
 

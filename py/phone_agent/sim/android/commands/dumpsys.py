@@ -11,6 +11,7 @@ from ..props import DENSITY, SCREEN_HEIGHT, SCREEN_WIDTH
 from ..screens.widgets import NAV_Y
 from .base import fail, ok
 from .devloop import dumpsys_dropbox, dumpsys_notification, dumpsys_package
+from .system_services import dumpsys_location
 
 
 def _hash(text: str) -> str:
@@ -165,6 +166,7 @@ def dumpsys(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -
 
 DEVLOOP_SERVICES = {
     "dropbox": dumpsys_dropbox,
+    "location": dumpsys_location,
     "notification": dumpsys_notification,
     "package": dumpsys_package,
 }

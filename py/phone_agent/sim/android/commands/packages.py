@@ -12,6 +12,7 @@ from .base import Handler, fail, ok
 from .devloop import cmd_notification, cmd_statusbar, pm_clear, pm_grant, pm_install, pm_uninstall
 from .input import input_
 from .system import ime, settings, wm
+from .system_services import appops, cmd_connectivity, cmd_location
 
 PM_USAGE = """Package manager (package) commands:
   help
@@ -125,6 +126,9 @@ def _cmd_bluetooth(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileS
 
 CMD_SERVICES: dict[str, Handler] = {
     "activity": am,
+    "appops": appops,
+    "connectivity": cmd_connectivity,
+    "location": cmd_location,
     "bluetooth_manager": _cmd_bluetooth,
     "input": input_,
     "input_method": ime,
