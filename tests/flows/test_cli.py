@@ -235,3 +235,32 @@ async def test_call_starts_the_shared_server_when_none_runs_and_waits_for_a_page
         assert code == 1 and "browser_not_connected" in out
     finally:
         stop_server(port)
+
+
+async def test_flow_run_runs_a_folder_as_a_maestro_workspace_into_one_junit_report(
+    server, page, by_adb, tmp_path
+):
+    folder = tmp_path / "suite"
+    write(folder, "config.yaml", "includeTags: [smoke]\nexecutionOrder:\n  flowsOrder: [wifi off]\n")
+    write(folder, "a-settings.yaml", "appId: com.android.settings\ntags: [smoke]\n---\n- launchApp\n")
+    write(
+        folder,
+        "b-wifi.yaml",
+        "appId: com.android.settings\nname: wifi off\ntags: [smoke, network]\n---\n- launchApp\n"
+        "- tapOn: Network & internet\n- tapOn: Wi-Fi\n- assertTrue: ${MAESTRO_FILENAME == 'b-wifi'}\n",
+    )
+    write(folder, "c-untagged.yaml", "appId: com.android.settings\n---\n- tapOn: Nowhere at all\n")
+    write(folder, "subflows/inner.yaml", "appId: com.android.settings\ntags: [smoke]\n---\n- back\n")
+    report = tmp_path / "reports" / "junit.xml"
+    code, out, err = await phone_agent(
+        "flow", "run", str(folder), "--port", str(server), "--format", "junit", "--output", str(report)
+    )
+    assert code == 0, (out, err)
+    suite = ElementTree.parse(report).getroot()
+    cases = [case.get("name") for case in suite.iter("testcase")]
+    assert cases == ["wifi off", "a-settings"]  # the executionOrder first, untagged and subfolders left out
+    assert not await by_adb.wifi_on()
+    code, out, err = await phone_agent(
+        "flow", "run", str(folder), "--port", str(server), "--exclude-tags", "network", cwd=tmp_path
+    )
+    assert code == 0 and "1/1 flows passed" in out and "a-settings" in out, (out, err)

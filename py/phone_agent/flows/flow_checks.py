@@ -232,13 +232,14 @@ def _add_media(reading: ReadingPort, command: FlowCommand, value: Node | None) -
     node = _at(value, "files") if value is not None and value.kind == "map" else value
     if not files:
         raise reading.error("addMedia: media files cannot be empty", node, command.line, command.column)
-    for name in files:
+    for index, name in enumerate(files):
+        item = node.value[index] if node is not None and node.kind == "seq" else node
         extension = str(name).rsplit(".", 1)[-1].lower() if "." in str(name) else ""
         if extension not in MEDIA_TYPES:
             raise reading.error(
-                f"{name!r}: addMedia takes {', '.join('.' + kind for kind in MEDIA_TYPES)} files", node
+                f"{name!r}: addMedia takes {', '.join('.' + kind for kind in MEDIA_TYPES)} files", item
             )
-        command.media.append(reading.media_data(str(name), node, command))
+        command.media.append(reading.media_data(str(name), item, command))
 
 
 def _airplane(reading: ReadingPort, command: FlowCommand, value: Node | None) -> None:
