@@ -338,6 +338,9 @@ class FlowReading:
                 f"{name!r}: a flow's file is found when it is read, before any ${{…}}", at, line, column
             )
         key = self.resolve(name, at, line, column)
+        if key in self.stack or key == self.path:
+            cycle = " → ".join([*self.stack, self.path, key])
+            raise self.error(f"runFlow cycle: {cycle} (a flow may not run itself)", at, line, column)
         text = self.files.get(key)
         source = self.source_of(key)
         if text is None and self.saved is not None:
@@ -353,9 +356,6 @@ class FlowReading:
                 line,
                 column,
             )
-        if key in self.stack or key == self.path:
-            cycle = " → ".join([*self.stack, self.path, key])
-            raise self.error(f"runFlow cycle: {cycle} (a flow may not run itself)", at, line, column)
         if len(self.stack) >= MAX_INCLUDE_DEPTH:
             raise self.error(f"runFlow nests deeper than {MAX_INCLUDE_DEPTH} flows", at, line, column)
         inner = FlowReading(self.files, self.media, self.saved, [*self.stack, self.path])

@@ -1,0 +1,2 @@
+// Runs only when its condition holds; says so.
+console.log('the condition held');
