@@ -69,6 +69,7 @@ class FlowReading:
         self.source = ""
         self.path = ""
         self.problems: list[FlowError] = []
+        self.notes: list[str] = []  # keys here that Maestro would not take (phone-agent's own)
         self.app_id = ""
         self.root_source = ""  # the top flow's name as the caller gave it (a file path, perhaps)
         self.root_path = ""  # and its path in the flows' folder
@@ -104,6 +105,7 @@ class FlowReading:
             self.note(self.error("the commands must be a list, one `- command` a line", body))
         else:
             flow.commands = self.commands(body)
+        flow.notes += self.notes
         return flow
 
     def header(self, node: Node) -> Flow:
@@ -302,6 +304,11 @@ class FlowReading:
         allowed = spec.all_keys()
         args: dict[str, Any] = {}
         for key, inner in value.pairs:
+            if str(key.value) in g.OWN_KEYS.get(name, ()):
+                self.notes.append(
+                    f"{self.source or 'flow'}:{key.line}:{key.column}: note: {name}'s {key.value} is "
+                    "phone-agent's own (Maestro refuses it)"
+                )
             kind = allowed.get(str(key.value))
             if kind is None:
                 if spec.loose:
@@ -362,6 +369,7 @@ class FlowReading:
         inner.root_source, inner.root_path = self.root_source, self.root_path
         flow = inner.flow(text, source, key)
         self.problems.extend(inner.problems)
+        self.notes.extend(flow.notes)
         return flow
 
     def source_of(self, key: str) -> str:

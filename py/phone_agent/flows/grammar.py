@@ -192,6 +192,8 @@ COMMANDS: dict[str, CommandSpec] = {
     "setAirplaneMode": CommandSpec(scalar="value", keys={"value": STR}, required=("value",)),
     "toggleAirplaneMode": CommandSpec(bare=True),
 }
+# Keys phone-agent takes that Maestro's reader does not (kept from before; `flow check` notes them).
+OWN_KEYS = {"assertVisible": ("timeout",), "assertNotVisible": ("timeout",)}
 # ``- action: back`` and its kin, Maestro's older spelling of a bare command.
 ACTION_ALIASES = ("back", "hideKeyboard", "scroll", "clearKeychain", "pasteText")
 # ``- hide keyboard`` is Maestro's other spelling of ``- hideKeyboard``.
