@@ -143,3 +143,20 @@ output.served = response.headers['x-served'];
     assert not report["passed"] and "is not an allowed host" in report["failure"]["error"]
     assert f"--allow-http {host}" in report["failure"]["error"] and "api.js:1" in report["failure"]["error"]
     assert len(seen) == 1  # the refused request never left
+
+
+async def test_a_repeat_past_its_bound_and_a_run_flow_cycle_stop_with_clear_errors(dispatcher):
+    flow = (
+        "appId: com.android.settings\n---\n- evalScript: ${output.n = 0}\n"
+        "- repeat:\n    while:\n      true: ${true}\n    commands:\n      - evalScript: ${output.n++}\n"
+    )
+    report = (await call(dispatcher, "run_flow", yaml=flow))["structuredContent"]
+    assert "repeat stopped after 1000 rounds" in report["failure"]["error"]
+    flow = "appId: com.android.settings\n---\n- repeat:\n    times: ${5000}\n    commands:\n      - back\n"
+    report = (await call(dispatcher, "run_flow", yaml=flow))["structuredContent"]
+    assert "more than the 1000 rounds" in report["failure"]["error"]
+    files = {"a.yaml": "appId: a\n---\n- runFlow: b.yaml\n", "b.yaml": "appId: a\n---\n- runFlow: a.yaml\n"}
+    result = await call(dispatcher, "run_flow", yaml="appId: a\n---\n- runFlow: a.yaml\n", files=files)
+    error = result["structuredContent"]
+    assert result["isError"] and error["code"] == "invalid_flow"
+    assert "runFlow cycle: flow.yaml → a.yaml → b.yaml → a.yaml" in error["message"]
