@@ -218,3 +218,53 @@ def test_a_written_flow_reads_back_to_the_same_commands():
         ("swipe", {"start": "10,20", "end": "30,40"}),
         ("extendedWaitUntil", {"visible": {"text": "true"}, "timeout": 5000}),
     ]
+
+
+def test_what_real_flows_hold_is_read_as_maestro_reads_it():
+    text = (
+        "url: com.example.app\nandroidWebViewHierarchy: devtools\ntags: [smoke]\n"
+        "onFlowStart:\n  - runFlow:\n      commands:\n        - back\nonFlowComplete:\n  - back\n---\n"
+        "- action: back\n"
+        "- tapOn:\n    text: Row\n    waitUntilVisible: true\n    traits: text long-text\n"
+        "    below: {text: Title, optional: true}\n"
+        "- assertVisible:\n    containsDescendants:\n      - text: One\n      - id: two\n"
+        "- launchApp:\n    arguments:\n      user: zoë\n      count: 3\n      fast: true\n"
+        '- inputText: "a long line\n    folded in two"\n'
+        "- retry:\n    maxRetries: 2\n    commands:\n      - tapOn: OK\n"
+        "- evalScript: ${output.a = 1}\n- assertTrue: ${output.a == 1}\n"
+        "- runFlow:\n    when:\n      true: ${output.a}\n    commands:\n      - back\n"
+        "- killApp\n- setAirplaneMode: enabled\n- toggleAirplaneMode\n- clearKeychain\n"
+        "- startRecording: clip\n- stopRecording\n- inputRandomEmail\n"
+        "- setLocation: {latitude: 1.5, longitude: 2}\n- travel: {points: ['1,1', '2,2'], speed: 10}\n"
+    )
+    flow = read_flow(text, source="flows/real.yaml")
+    assert flow.app_id == "com.example.app" and flow.tags == ["smoke"]
+    assert [c.name for c in flow.on_start] == ["runFlow"] and [c.name for c in flow.on_complete] == ["back"]
+    assert "header key 'androidWebViewHierarchy' changes nothing here" in flow.notes[0]
+    by_name = {command.name: command for command in flow.commands}
+    assert by_name["back"].args == {}
+    tap = by_name["tapOn"]
+    assert tap.args["traits"] == ["text", "long-text"] and tap.args["waitUntilVisible"] is True
+    assert tap.args["below"] == {"text": "Title", "optional": True}
+    assert by_name["assertVisible"].args == {"containsDescendants": [{"text": "One"}, {"id": "two"}]}
+    assert by_name["launchApp"].args["arguments"] == {"user": "zoë", "count": 3, "fast": True}
+    assert by_name["inputText"].args == {"text": "a long line folded in two"}
+    assert by_name["retry"].args == {"maxRetries": 2} and by_name["retry"].commands[0].name == "tapOn"
+    assert by_name["runFlow"].condition == {"true": "${output.a}"}
+    assert by_name["killApp"].args == {"appId": "com.example.app"}
+    assert by_name["setAirplaneMode"].args == {"value": "enabled"}
+    assert by_name["travel"].args == {"points": ["1,1", "2,2"], "speed": 10.0}
+
+
+def test_every_problem_of_a_flow_is_listed_not_only_the_first():
+    text = (
+        "appId: a\n---\n- tapOn: {txt: 1}\n- back\n- teleport: home\n- launchApp:\n- swipe: {direction: up}\n"
+    )
+    with pytest.raises(FlowError) as caught:
+        read_flow(text, source="f.yaml")
+    assert [problem.location() for problem in caught.value.problems] == [
+        "f.yaml:3:11: error: tapOn has no key 'txt' (it takes " + caught.value.reason.split("(it takes ")[1],
+        "f.yaml:5:3: error: " + caught.value.problems[1].reason,
+        "f.yaml:6:3: error: launchApp: has nothing after the colon: write `- launchApp` alone",
+    ]
+    assert "unsupported command 'teleport'" in caught.value.problems[1].reason

@@ -196,16 +196,17 @@ class FlowRunner:
         index, command and error, and the screen's PNG then, base64) when a step failed."""
         started = self.now()
         filename = posixpath.splitext(posixpath.basename(flow.path))[0] if flow.path else ""
-        variables = Variables(
-            {**({"MAESTRO_FILENAME": filename} if filename else {}), **flow.env, **(env or {})}
-        )
+        variables = Variables({**({"MAESTRO_FILENAME": filename} if filename else {}), **(env or {})})
         variables.scripts = scripts
+        env_error = await self.define_env(flow, variables, env or {})
         run = FlowRun(variables, started + timeout_ms, flow.path)
         hooks = [("onFlowStart", command) for command in flow.on_start]
         body = [("", command) for command in flow.commands]
         after = [("onFlowComplete", command) for command in flow.on_complete]
         steps: list[dict[str, Any]] = []
         failed: dict[str, Any] | None = None
+        if env_error is not None:  # the header's env could not be evaluated: nothing runs
+            failed = {"index": 0, "command": "env", "line": 1, "error": env_error}
         total = len(hooks) + len(body) + len(after)
         for index, (hook, command) in enumerate([*hooks, *body, *after], 1):
             step: dict[str, Any] = {"index": index, "command": command.describe(), "line": command.line}
@@ -259,6 +260,19 @@ class FlowRunner:
                 failed["screenshotError"] = str(exc)
             answer["failure"] = failed
         return answer
+
+    async def define_env(self, flow: Flow, variables: Variables, given: dict[str, str]) -> str | None:
+        """The header's env, in order, each value's ``${…}`` evaluated with the ones before it (as
+        Maestro's DefineVariables does); a value given by the caller (``--env``) wins and is taken as is.
+        None, or why a value could not be evaluated."""
+        for name, value in flow.env.items():
+            if name in given:
+                continue
+            try:
+                variables.env[name] = await variables.expand(value, flow.path, 1)
+            except StepFailed as exc:
+                return f"env {name}: {exc}"
+        return None
 
     def report(self, step: dict[str, Any], total: int) -> None:
         if self.progress is None:
