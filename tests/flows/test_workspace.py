@@ -131,3 +131,14 @@ async def test_flow_check_reads_a_workspace_with_tags_from_the_command_line(tmp_
         "flow", "check", str(tmp_path), "--include-tags", "nightly", "--exclude-tags", "smoke"
     )
     assert code == 2 and "the tags match no flow" in out
+
+
+def test_a_flow_in_a_maestro_folder_reads_its_subflows_beside_it_and_nothing_above(tmp_path: Path):
+    project = tmp_path / "app" / ".maestro"
+    write(project, "subflows/login.yaml", "appId: a\n---\n- launchApp\n")
+    flow_path = write(project, "flows/checkout.yaml", "appId: a\n---\n- runFlow: ../subflows/login.yaml\n")
+    assert set(load_flow(flow_path).files) == {"subflows/login.yaml"}
+    write(tmp_path, "app/secret.js", "steal()\n")
+    leaking = write(project, "flows/leak.yaml", "appId: a\n---\n- runScript: ../../secret.js\n")
+    with pytest.raises(FlowError, match="outside the flows' folder"):
+        load_flow(leaking)

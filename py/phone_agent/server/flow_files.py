@@ -2,9 +2,9 @@
 names (runFlow's and retry's flows, runScript's scripts, addMedia's media), read from the flows' folder
 only, and a folder planned as a Maestro workspace (``flows.workspace``).
 
-The flows' folder is the folder given (``flow run DIR``), or the flow file's own folder, or ``--root``: a
-path that leaves it — through ``..``, an absolute path or a symbolic link — is not read, and the reader
-refuses the flow naming it. CPython only (it reads the disk).
+The flows' folder is the folder given (``flow run DIR``), or ``--root``, or the ``.maestro`` folder a flow
+file is in, else the flow file's own folder: a path that leaves it — through ``..``, an absolute path or a
+symbolic link — is not read, and the reader refuses the flow naming it. CPython only (it reads the disk).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from ..flows.references import FLOW, MEDIA, references
 from ..flows.workspace import WorkspaceError, WorkspacePlan, is_flow_file, plan, read_config
 
 MAX_TEXT_BYTES = 1 << 20  # a flow or a script
+MAESTRO_DEPTH = 6  # how far above a flow file its .maestro folder is looked for
 MAX_MEDIA_BYTES = 32 << 20  # all of a flow's media together
 # What a runFlow name that is no file here stands for while the flow is read here: the page may hold a
 # saved flow of that name (the page says when it does not).
@@ -47,6 +48,16 @@ def _inside(root: Path, candidate: Path) -> bool:
     return True
 
 
+def default_root(path: Path) -> Path:
+    """The flows' folder of a flow file given alone: the project's ``.maestro`` folder it is in (Maestro's
+    conventional place, where ``flows/`` and ``subflows/`` sit side by side), else its own folder."""
+    folder = path.resolve().parent
+    for candidate in [folder, *folder.parents][:MAESTRO_DEPTH]:
+        if candidate.name == ".maestro":
+            return candidate
+    return path.parent
+
+
 def _read_text(path: Path, source: str) -> str:
     try:
         if path.stat().st_size > MAX_TEXT_BYTES:
@@ -60,7 +71,7 @@ def load_flow(path: Path, root: Path | None = None, saved_elsewhere: bool = True
     """The flow at ``path`` and every file it names inside ``root`` (its own folder by default); FlowError
     (with ``problems``) when it cannot be read. ``saved_elsewhere``: a runFlow name that is no file here
     may be a flow saved in the page (``flow run``); else it is a missing file (``flow check``)."""
-    root = root if root is not None else path.parent
+    root = root if root is not None else default_root(path)
     if not _inside(root, path):
         raise FlowError(f"the flow is outside the flows' folder {root}", 1, 1, str(path))
     relative = path.resolve().relative_to(root.resolve()).as_posix()

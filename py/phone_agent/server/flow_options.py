@@ -36,8 +36,8 @@ def add_reading_options(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         type=Path,
         default=None,
-        help="the folder a flow file's runFlow, runScript and addMedia may read from (default: the flow's "
-        "own folder; a folder given as FILE is its own root)",
+        help="the folder a flow file's runFlow, runScript and addMedia may read from (default: the "
+        ".maestro folder the flow is in, else its own folder; a folder given as FILE is its own root)",
     )
 
 
