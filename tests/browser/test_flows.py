@@ -319,7 +319,7 @@ console.log('signing in as', output.user, 'on', maestro.platform);
         yaml=SCRIPTED.format(channel=channel),
         path="flows/login.yaml",
         files={"flows/scripts/user.js": script},
-        allowHttp=[host],
+        allowHttp=host,
     )
     report = result["structuredContent"]
     assert report["passed"] is True, report
@@ -346,7 +346,7 @@ async def test_the_pages_engine_stops_a_loop_and_sees_no_page_no_fetch_no_other_
     }
     for script, words in cases.items():
         result = await fresh.call(
-            "webmcp", "run_flow", yaml=flow, files={"spin.js": script}, allowHttp=[http_api[0]]
+            "webmcp", "run_flow", yaml=flow, files={"spin.js": script}, allowHttp=http_api[0]
         )
         assert words in result["structuredContent"]["failure"]["error"], result["structuredContent"][
             "failure"

@@ -134,7 +134,7 @@ output.served = response.headers['x-served'];
         "appId: com.android.settings\n---\n- runScript: api.js\n"
         "- assertTrue: ${output.status == 201 && output.user == 'mobium' && output.served == 'yes'}\n"
     )
-    report = (await call(dispatcher, "run_flow", yaml=flow, files={"api.js": script}, allowHttp=[host]))[
+    report = (await call(dispatcher, "run_flow", yaml=flow, files={"api.js": script}, allowHttp=host))[
         "structuredContent"
     ]
     assert report["passed"], report

@@ -169,7 +169,7 @@ async def _run_one(
     if flow.media:
         arguments["media"] = flow.media
     if allow_http:
-        arguments["allowHttp"] = allow_http
+        arguments["allowHttp"] = ",".join(allow_http)
     print(f"phone-agent: running {flow.path} ({flow.name})", file=sys.stderr, flush=True)
     answer = await client.call(
         "run_flow", arguments, lambda line: print(f"  {line}", file=sys.stderr, flush=True)

@@ -129,12 +129,12 @@ def _text_map(field: str, value: Any, example: str) -> dict[str, str]:
 
 
 def _allowed_hosts(value: Any) -> tuple[str, ...]:
-    hosts = tuple(str(host).strip().lower() for host in value or ())
+    hosts = tuple(host.lower() for host in re.split(r"[\s,]+", str(value or "")) if host)
     for host in hosts:
         if not _HOST.fullmatch(host):
             raise errors.invalid_argument(
                 "run_flow", "allowHttp", f"holds {host!r}, which is not a host or host:port",
-                'Give allowHttp as ["api.example.com", "127.0.0.1:8080"].',
+                'Give allowHttp as "api.example.com, 127.0.0.1:8080".',
             )  # fmt: skip
     return hosts
 
@@ -370,11 +370,10 @@ RUN_FLOW = ToolSpec(
                 "(default 10000).",
             },
             "allowHttp": {
-                "type": "array",
-                "items": {"type": "string", "maxLength": 260},
-                "maxItems": 50,
-                "description": "Hosts (host or host:port) the flow's scripts may reach with Maestro's http "
-                "object; any other is refused.",
+                "type": "string",
+                "maxLength": 4000,
+                "description": "Hosts (host or host:port, separated by commas or spaces) the flow's scripts "
+                "may reach with Maestro's http object; any other is refused.",
             },
             "timeoutMs": {
                 "type": "integer",
