@@ -160,3 +160,24 @@ async def test_a_repeat_past_its_bound_and_a_run_flow_cycle_stop_with_clear_erro
     error = result["structuredContent"]
     assert result["isError"] and error["code"] == "invalid_flow"
     assert "runFlow cycle: flow.yaml → a.yaml → b.yaml → a.yaml" in error["message"]
+
+
+async def test_a_script_that_eats_memory_is_stopped_by_its_memory_limit_and_the_engine_goes_on():
+    session = await NodeScriptEngine().open(ScriptOptions(memory_bytes=8 << 20, timeout_ms=20_000))
+    try:
+        hog = "const kept = [];\nwhile (true) { kept.push('x'.repeat(1000) + kept.length); }\n"
+        with pytest.raises(ScriptError) as caught:
+            await session.evaluate(hog, kind="script", source="hog.js", line=1, env={}, copied_text="")
+        assert (
+            caught.value.kind == "memory" and "hog.js" in str(caught.value) and "8 MiB" in str(caught.value)
+        )
+        deep = "function down(n) { return down(n + 1) + 1; }\ndown(0);\n"
+        with pytest.raises(ScriptError) as caught:
+            await session.evaluate(deep, kind="script", source="deep.js", line=1, env={}, copied_text="")
+        assert caught.value.kind == "memory" and "stack" in str(caught.value)
+        value = await session.evaluate(
+            "'still ' + 'here'", kind="expression", source="f", line=1, env={}, copied_text=""
+        )
+        assert value.value == "still here"
+    finally:
+        await session.close()
