@@ -112,9 +112,10 @@ async def test_flow_check_lists_every_problem_of_a_folder_and_exits_2(tmp_path: 
     assert f"{bad}:5:3: error: unsupported command 'teleport'" in out
     assert f"{broken}:3:14: error: this quoted string is not closed" in out
     assert f"{headless}:1:1: error: a flow has two sections" in out
-    assert "inner.yaml" not in out  # a subfolder's flows are not the workspace's (Maestro's default: *)
+    inner = folder / "sub" / "inner.yaml"  # a check reads every flow file, a subfolder's too
+    assert f"{inner}:3:22: error: direction must be one of UP, DOWN, LEFT, RIGHT" in out
     assert f"{folder / 'good.yaml'}:2:1: note: header key 'jsEngine' changes nothing here" in out
-    assert "5 flows read" not in err and "4 problems" in err
+    assert "5 problems" in err
     code, out, err = await phone_agent("flow", "check", str(folder / "good.yaml"))
     assert code == 0, (out, err)
     code, out, _ = await phone_agent("flow", "check", str(folder / "sub" / "inner.yaml"))

@@ -28,7 +28,7 @@ from xml.etree import ElementTree
 from ..flows.flow_reader import FlowError
 from ..flows.workspace import WorkspaceError
 from . import background
-from .flow_files import FlowFile, load_flow, load_workspace
+from .flow_files import FlowFile, check_folder, load_flow, load_workspace
 from .front import FrontOptions
 from .tool_client import ToolClient, error_line
 
@@ -98,10 +98,17 @@ def plan_flows(paths: list[Path], reading: Reading, saved_elsewhere: bool = True
 
 
 def check_flows(paths: list[Path], reading: Reading) -> int:
-    """``phone-agent flow check``: every problem of every flow, and the notes; exit 0 or 2."""
-    planned = plan_flows(paths, reading, saved_elsewhere=False)
-    problems = planned.problems
-    for line in [*problems, *planned.notes]:
+    """``phone-agent flow check``: every problem of every flow (a folder's every flow file), and the
+    notes; exit 0 or 2."""
+    files = [path for path in paths if not path.is_dir()]
+    planned = plan_flows(files, reading, saved_elsewhere=False)
+    for folder in (path for path in paths if path.is_dir()):
+        flows, found, notes = check_folder(folder, reading.include_tags, reading.exclude_tags)
+        planned.flows += flows
+        planned.problems += [problem.location(str(folder)) for problem in found]
+        planned.notes += [note for flow in flows for note in flow.notes] + notes
+    problems = list(dict.fromkeys(planned.problems))  # a subflow's problem once, however often included
+    for line in [*problems, *dict.fromkeys(planned.notes)]:
         print(line)
     count = len(planned.flows) + len(planned.sequence)
     print(

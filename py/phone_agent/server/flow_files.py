@@ -140,13 +140,7 @@ def load_workspace(
         if config_path
         else read_config("")
     )
-    paths = sorted(
-        path.relative_to(folder).as_posix()
-        for path in folder.rglob("*")
-        if path.is_file()
-        and is_flow_file(path.name)
-        and not any(part.startswith(".") for part in path.relative_to(folder).parts)
-    )
+    paths = flow_files_in(folder)
     flows: dict[str, FlowFile] = {}
     problems: list[FlowError] = []
     headers: dict[str, tuple[str, list[str]]] = {}
@@ -171,8 +165,64 @@ def load_workspace(
     return Workspace(folder, planned, flows, problems)
 
 
+def flow_files_in(folder: Path) -> list[str]:
+    """Every flow file under ``folder`` (its subfolders too, hidden ones aside), as paths in it."""
+    return sorted(
+        path.relative_to(folder).as_posix()
+        for path in folder.rglob("*")
+        if path.is_file()
+        and is_flow_file(path.name)
+        and not any(part.startswith(".") for part in path.relative_to(folder).parts)
+    )
+
+
+def check_folder(
+    folder: Path, include_tags: list[str] | None = None, exclude_tags: list[str] | None = None
+) -> tuple[list[FlowFile], list[FlowError], list[str]]:
+    """``flow check DIR``: every flow file under ``folder`` read (not only those the workspace would run:
+    a check looks at them all; tags given narrow them), the problems, and notes on what ``flow run DIR``
+    would say of the workspace's config (patterns or tags that match nothing)."""
+    flows: list[FlowFile] = []
+    problems: list[FlowError] = []
+    for relative in flow_files_in(folder):
+        try:
+            flows.append(load_flow(folder / relative, folder, saved_elsewhere=False))
+        except FlowError as exc:
+            problems.extend(exc.problems)
+    include, exclude = include_tags or [], exclude_tags or []
+    if include or exclude:
+        flows = [
+            flow
+            for flow in flows
+            if (not include or any(tag in include for tag in flow.tags))
+            and not any(tag in exclude for tag in flow.tags)
+        ]
+        if not flows and not problems:
+            shown = f"include: {', '.join(include) or 'none'}; exclude: {', '.join(exclude) or 'none'}"
+            problems.append(FlowError(f"the tags match no flow ({shown})", 1, 1, str(folder)))
+    notes = []
+    try:
+        load_workspace(folder, include, exclude, saved_elsewhere=False)
+    except WorkspaceError as exc:
+        where = f"{exc.source}:{exc.line}:{exc.column}" if exc.source else str(folder)
+        if exc.source:  # the config itself cannot be read: that is a problem, not a note
+            problems.append(FlowError(exc.reason, exc.line, exc.column, exc.source))
+        else:
+            notes.append(f"{where}: note: flow run would stop here: {exc.reason}")
+    return flows, problems, notes
+
+
 def _header_name(flow: FlowFile) -> str:
     return flow.name if flow.name != flow.path.stem else ""
 
 
-__all__ = ["FlowFile", "Workspace", "WorkspaceError", "load_flow", "load_workspace", "read_loaded"]
+__all__ = [
+    "FlowFile",
+    "Workspace",
+    "WorkspaceError",
+    "check_folder",
+    "flow_files_in",
+    "load_flow",
+    "load_workspace",
+    "read_loaded",
+]
