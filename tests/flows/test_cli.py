@@ -6,6 +6,7 @@ simulated phone, and Debian's adb checking what the flows did. A recording made 
 from __future__ import annotations
 
 import asyncio
+import base64
 import os
 import subprocess
 from collections.abc import AsyncIterator, Iterator
@@ -25,6 +26,7 @@ from tests.server.harness import (
     token,
 )
 
+PNG_1PX = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC"
 PASSING = """\
 appId: com.google.android.apps.messaging
 name: say hello
@@ -264,3 +266,33 @@ async def test_flow_run_runs_a_folder_as_a_maestro_workspace_into_one_junit_repo
         "flow", "run", str(folder), "--port", str(server), "--exclude-tags", "network", cwd=tmp_path
     )
     assert code == 0 and "1/1 flows passed" in out and "a-settings" in out, (out, err)
+
+
+async def test_flow_run_sends_scripts_and_media_and_allows_only_the_hosts_given(
+    server, page, http_api, tmp_path
+):
+    host, seen = http_api
+    folder = tmp_path / ".maestro"
+    write(
+        folder,
+        "flows/api.yaml",
+        "appId: com.android.settings\n---\n- runScript: ../scripts/api.js\n"
+        "- addMedia:\n    - ../media/note.png\n"
+        "- assertTrue: ${output.user == 'mobium'}\n",
+    )
+    write(
+        folder,
+        "scripts/api.js",
+        f"output.user = json(http.get('http://{host}/me').body).user;\nconsole.log('hi');\n",
+    )
+    (folder / "media").mkdir()
+    (folder / "media" / "note.png").write_bytes(base64.b64decode(PNG_1PX))
+    report = tmp_path / "junit.xml"
+    flow = folder / "flows" / "api.yaml"
+    args = ["flow", "run", str(flow), "--port", str(server), "--format", "junit", "--output", str(report)]
+    code, out, err = await phone_agent(*args, "--allow-http", host)
+    assert code == 0, (out, err)
+    assert seen[-1]["path"] == "/me" and "console.log: hi" in report.read_text()
+    code, out, err = await phone_agent(*args)
+    assert code == 1 and "is not an allowed host" in report.read_text()
+    assert len(seen) == 1

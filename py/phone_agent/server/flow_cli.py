@@ -276,7 +276,11 @@ def junit_report(outcomes: list[FlowOutcome]) -> str:
             name=outcome.flow.name,
             time=f"{outcome.seconds:.3f}",
         )
+        steps = (outcome.report or {}).get("steps", [])
+        logs = [f"console.log: {line}" for step in steps for line in step.get("logs", [])]
         if outcome.passed:
+            if logs:
+                ElementTree.SubElement(case, "system-out").text = "\n".join(logs)
             continue
         failure = (outcome.report or {}).get("failure")
         if failure:
@@ -284,7 +288,6 @@ def junit_report(outcomes: list[FlowOutcome]) -> str:
         else:
             message = outcome.problem or "the flow did not pass"
         element = ElementTree.SubElement(case, "failure", message=message, type="flow_failed")
-        steps = (outcome.report or {}).get("steps", [])
         element.text = (
             "\n".join(
                 f"{step['index']}. [{step['status']}] {step['command']}"
@@ -293,13 +296,10 @@ def junit_report(outcomes: list[FlowOutcome]) -> str:
             )
             or message
         )
-        logs = [line for step in steps for line in step.get("logs", [])]
-        if outcome.failure_png is not None or logs:
-            out = ElementTree.SubElement(case, "system-out")
-            lines = [f"console.log: {line}" for line in logs]
-            if outcome.failure_png is not None:
-                lines.append(f"[[ATTACHMENT|{outcome.failure_png.resolve()}]]")
-            out.text = "\n".join(lines)
+        if outcome.failure_png is not None:
+            logs.append(f"[[ATTACHMENT|{outcome.failure_png.resolve()}]]")
+        if logs:
+            ElementTree.SubElement(case, "system-out").text = "\n".join(logs)
     ElementTree.indent(suites)
     return (
         '<?xml version="1.0" encoding="UTF-8"?>\n' + ElementTree.tostring(suites, encoding="unicode") + "\n"
