@@ -3,6 +3,9 @@ that cannot be run gets when it is read (with its line and column), never when i
 
 from __future__ import annotations
 
+import random
+from pathlib import Path
+
 import pytest
 
 from phone_agent.flows.flow_reader import COMMANDS, FlowError, read_flow
@@ -268,3 +271,33 @@ def test_every_problem_of_a_flow_is_listed_not_only_the_first():
         "f.yaml:6:3: error: launchApp: has nothing after the colon: write `- launchApp` alone",
     ]
     assert "unsupported command 'teleport'" in caught.value.problems[1].reason
+
+
+def test_mangled_flows_are_refused_with_a_flow_error_never_a_crash():
+    corpus = sorted((Path(__file__).parent / "corpus").rglob("*.yaml"))
+    rng = random.Random(34)
+    tried = 0
+    for path in corpus[::5]:
+        text = path.read_text(encoding="utf-8")
+        for _ in range(12):
+            lines = text.splitlines(keepends=True)
+            cut = rng.randrange(len(lines))
+            mutation = rng.choice(["drop", "swap", "indent", "char", "dup"])
+            if mutation == "drop":
+                del lines[cut]
+            elif mutation == "swap" and len(lines) > 1:
+                other = rng.randrange(len(lines))
+                lines[cut], lines[other] = lines[other], lines[cut]
+            elif mutation == "indent":
+                lines[cut] = " " * rng.randrange(1, 6) + lines[cut]
+            elif mutation == "char":
+                at = rng.randrange(len(lines[cut]) + 1)
+                lines[cut] = lines[cut][:at] + rng.choice("{}[]:-&*!|>'\"#%@`\t\\") + lines[cut][at:]
+            else:
+                lines.insert(cut, lines[cut])
+            try:
+                read_flow("".join(lines), saved=lambda name: "appId: a\n---\n- back\n")
+            except FlowError as exc:
+                assert exc.line >= 1 and exc.column >= 1 and exc.reason
+            tried += 1
+    assert tried >= 300

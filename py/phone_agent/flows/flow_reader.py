@@ -49,6 +49,13 @@ def read_flow(
     this flow's own path in that folder (``source`` names it in errors when given); ``saved`` finds a
     saved flow's text by name (for ``runFlow: name``)."""
     reading = FlowReading(files or {}, media or {}, saved, [])
+    try:
+        return _read(reading, text, source, path)
+    except RecursionError:
+        raise FlowError("the flow nests too deep to read", 1, 1, source) from None
+
+
+def _read(reading: FlowReading, text: str, source: str, path: str) -> Flow:
     own = _normal(path or posixpath.basename(source.replace("\\", "/")) or "flow.yaml")
     reading.root_source, reading.root_path = source, own
     flow = reading.flow(text, source or path, own)
@@ -189,6 +196,8 @@ class FlowReading:
         number = _number(value, text)
         if number is None or (kind == g.INT and not float(number).is_integer()):
             raise self.error(f"{what} must be a number, not {text!r}", node)
+        if what in g.MAXIMA and not -g.MAXIMA[what] <= number <= g.MAXIMA[what]:
+            raise self.error(f"{what} must be at most {g.MAXIMA[what]}, not {text}", node)
         return float(number) if kind == g.DOUBLE else int(number) if float(number).is_integer() else number
 
     def selector(self, node: Node, what: str) -> dict[str, Any]:
@@ -255,6 +264,8 @@ class FlowReading:
                 names = ", ".join(str(key.value) for key, _ in node.pairs)
                 raise self.error(f"one command per `-` item, this one has {names}", node)
             key, value = node.pairs[0]
+            if key.kind != "scalar":
+                raise self.error("a command's name must be a text, such as tapOn", key)
             name = str(key.value)
             if name == "action":
                 name = self.action(value)

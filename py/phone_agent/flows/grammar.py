@@ -192,6 +192,9 @@ COMMANDS: dict[str, CommandSpec] = {
     "setAirplaneMode": CommandSpec(scalar="value", keys={"value": STR}, required=("value",)),
     "toggleAirplaneMode": CommandSpec(bare=True),
 }
+# The most a number key may ask for: a flow never runs away (a tap repeated a million times, a billion
+# random letters, a day's delay); timeouts are bounded by the run's own deadline instead.
+MAXIMA = {"repeat": 1_000, "delay": 60_000, "length": 10_000, "charactersToErase": 10_000}
 # Keys phone-agent takes that Maestro's reader does not (kept from before; `flow check` notes them).
 OWN_KEYS = {"assertVisible": ("timeout",), "assertNotVisible": ("timeout",)}
 # ``- action: back`` and its kin, Maestro's older spelling of a bare command.

@@ -49,8 +49,12 @@ def references(text: str, path: str) -> list[Reference]:
 def _named(node: Node) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
     stack = [node]
+    visited: set[int] = set()  # an anchor used twice is one node: walk it once
     while stack:
         current = stack.pop()
+        if id(current) in visited:
+            continue
+        visited.add(id(current))
         if current.kind == "seq":
             stack.extend(current.value)
             continue

@@ -131,9 +131,14 @@ def _located(exc: Any, text: str) -> YamlError:
     return YamlError(" ".join(part for part in (problem, context) if part) or str(exc), line, column)
 
 
-def _convert(raw: Any, seen: dict[int, Node]) -> Node:
-    """ruamel's node as ours; an alias is the node its anchor named (converted once)."""
+def _convert(raw: Any, seen: dict[int, Node], active: set[int] | None = None) -> Node:
+    """ruamel's node as ours; an alias is the node its anchor named (converted once). An alias inside the
+    very node it names (a loop) is refused: a flow is a tree."""
+    active = set() if active is None else active
     known = seen.get(id(raw))
+    if id(raw) in active:
+        mark = raw.start_mark
+        raise YamlError("an alias refers to a node that holds it (a loop)", mark.line + 1, mark.column + 1)
     if known is not None:
         return known
     line, column = raw.start_mark.line + 1, raw.start_mark.column + 1
@@ -142,25 +147,27 @@ def _convert(raw: Any, seen: dict[int, Node]) -> Node:
     if kind == "ScalarNode":
         null = tag == _TAG + "null" and not raw.style
         node = Node("scalar", line, column, None if null else str(raw.value), bool(raw.style), tag=tag)
-    elif kind == "SequenceNode":
-        node = Node("seq", line, column, [], tag=tag)
-        seen[id(raw)] = node
-        node.value = [_convert(item, seen) for item in raw.value]
     else:
-        node = Node("map", line, column, tag=tag)
-        seen[id(raw)] = node
-        node.pairs = _pairs(raw.value, seen)
+        active.add(id(raw))
+        if kind == "SequenceNode":
+            node = Node("seq", line, column, [_convert(item, seen, active) for item in raw.value], tag=tag)
+        else:
+            node = Node("map", line, column, tag=tag)
+            node.pairs = _pairs(raw.value, seen, active)
+        active.discard(id(raw))
     seen[id(raw)] = node
     return node
 
 
-def _pairs(raw_pairs: list[tuple[Any, Any]], seen: dict[int, Node]) -> list[tuple[Node, Node]]:
+def _pairs(
+    raw_pairs: list[tuple[Any, Any]], seen: dict[int, Node], active: set[int]
+) -> list[tuple[Node, Node]]:
     """A mapping's pairs, with ``<<`` merge keys resolved (the mapping's own keys win)."""
     own: list[tuple[Node, Node]] = []
     merged: list[tuple[Node, Node]] = []
     for raw_key, raw_value in raw_pairs:
-        key = _convert(raw_key, seen)
-        value = _convert(raw_value, seen)
+        key = _convert(raw_key, seen, active)
+        value = _convert(raw_value, seen, active)
         if key.kind == "scalar" and key.tag == _TAG + "merge":
             sources = value.value if value.kind == "seq" else [value]
             for source in sources:
