@@ -14,7 +14,7 @@ from pyodide.ffi import create_proxy  # type: ignore[import-not-found]
 
 from .. import __version__
 from ..adb.services import exec_into
-from ..relay.frames import relay_settings
+from ..relay.settings import relay_settings
 from ..tools.catalog import DEFAULT_TOOL_PROFILE, ToolProfile
 from ..tools.dispatch import ToolDispatcher
 from ..tools.named_secrets import SecretBook
