@@ -94,8 +94,8 @@ class ServedPhoneAgent:
     """``phone-agent serve`` running as a subprocess on a free port; its stderr goes to a file (a pipe
     nobody reads would fill up and stall the server)."""
 
-    def __init__(self, *extra: str, env: dict[str, str] | None = None) -> None:
-        self.port = free_port()
+    def __init__(self, *extra: str, env: dict[str, str] | None = None, port: int | None = None) -> None:
+        self.port = port or free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self._log = tempfile.TemporaryFile()
         self.process = subprocess.Popen(

@@ -175,6 +175,35 @@ async def test_a_newcomer_starts_the_simulated_phone_from_the_page(browser, serv
         assert not answers[-1].get("isError"), answers[-1]
 
 
+async def test_the_simulated_phone_comes_back_where_the_restarted_server_runs_it(browser):
+    from tests.support import ServedPhoneAgent
+
+    first = ServedPhoneAgent()
+    second = None
+    try:
+        # While the server is down its relay, bridge and /api/sim are refused.
+        server_down = (r"WebSocket connection to .* failed", r"Failed to load resource")
+        async with open_page(browser, first.base + "/", allowed_console=server_down) as (page, _watch):
+            await page.wait_for_selector("#sim-offer:not([hidden])", timeout=10_000)
+            await page.click("#start-sim")
+            await page.wait_for_selector("html[data-phone=connected]", state="attached", timeout=30_000)
+            await page.uncheck("#live-toggle")
+            before = await page.text_content(".card--phone") or ""
+            first.stop()  # its simulated phone goes with it
+            await page.wait_for_selector("html[data-phone=none]", state="attached", timeout=15_000)
+            second = ServedPhoneAgent(port=first.port)  # runs no simulated phone until asked
+            await page.wait_for_selector("html[data-phone=connected]", state="attached", timeout=40_000)
+            status = json.loads((await page.webmcp.call_tool("get_device_status", {}))["content"][0]["text"])
+            assert status["connected"] is True
+            after = await page.text_content(".card--phone") or ""
+            assert "127.0.0.1:" in after and after != before, (before, after)
+    finally:
+        if first.process.poll() is None:
+            first.stop()
+        log = second.stop() if second is not None else ""
+    assert "asked for by the page" in log, log  # the page asked the new server for its phone
+
+
 async def test_with_serve_sim_the_button_connects_to_its_phone_and_starts_no_other(browser):
     from tests.support import ServedPhoneAgent
 

@@ -193,3 +193,28 @@ async def test_a_phone_held_by_the_hosts_adb_server_is_used_through_it(browser, 
         assert not shot.get("isError"), shot
         png = base64.b64decode(shot["content"][0]["data"])
         assert png == await debian_adb.output("-s", serial, "exec-out", "screencap", "-p")
+
+
+async def test_a_phone_of_the_adb_server_that_drops_and_comes_back_is_reconnected_by_itself(
+    browser, sim, served, debian_adb
+):
+    serial = f"127.0.0.1:{sim.port}"
+    await debian_adb.output("connect", serial)
+    assert await debian_adb.wait_for_state(serial, "device") == "device"
+    url = f"{served.base}/?device=adb-server:{serial}&adbServer=127.0.0.1:{debian_adb.port}"
+    async with open_page(browser, url) as (page, _watch):
+        await connected(page)
+        await page.uncheck("#live-toggle")
+        await debian_adb.output("disconnect", serial)  # the adb server lets go of the phone
+        await page.wait_for_selector("html[data-phone=none]", state="attached", timeout=15_000)
+        state = await page.text_content("#device-state")
+        assert state.startswith("The phone was disconnected (the adb server"), state
+        assert "Reconnecting" in state, state
+        status = await page.webmcp.call_tool("get_device_status", {})
+        assert json.loads(status["content"][0]["text"]) == {"connected": False}
+
+        await debian_adb.output("connect", serial)  # back: the page takes it again with no click
+        await connected(page)
+        status = json.loads((await page.webmcp.call_tool("get_device_status", {}))["content"][0]["text"])
+        assert status["connected"] and status["transport"] == "adb-server" and status["serial"] == sim.serial
+        assert "(adb server)" in await page.text_content("#device-state")

@@ -153,7 +153,7 @@ async def start() -> PhoneAgentPage:
     context.live_screen = phone.live.looks(lambda: True)  # take_screenshot's source "live" asks itself
     live_controls = LiveViewControls(context)
     devloop = DevLoopPanel(context)  # the Developer card: APK install, recording, the log
-    sim_offer = SimOffer((server_config or {}).get("simOnDemand"), phone.connect_tcp)
+    sim_offer = SimOffer((server_config or {}).get("simOnDemand"), phone.connect_simulated)
     agent.runner.on_running = phone.live.agent_running
     # The person at the page: take over (the live view is theirs meanwhile), confirmations, the Setting.
     people = PeopleCard()

@@ -8,7 +8,8 @@ unless ``--allow-device-host`` names more. Binary frames, no compression (it hal
 It carries ADB and nothing else: the target is connected only once the page's first bytes are what
 the page's own ADB sends first, checked whole — a CNXN packet whose banner is ``host::`` and printable
 text, or one of the adb-server requests ``AdbServerClient`` makes (``%04x`` + ``host:version``,
-``host:devices-l``, ``host:transport:SERIAL``, ``host-serial:SERIAL:features``; printable, so no
+``host:devices-l``, ``host:track-devices``, ``host:transport:SERIAL``,
+``host-serial:SERIAL:features``; printable, so no
 CR/LF to start a line of another protocol) — only that request goes out, and the rest flows only once
 the target has answered as ADB: OKAY or FAIL from an adb server; from an adbd an AUTH, an STLS or a
 CNXN from a device (``device::…``; a target that echoes the page's CNXN is not one). So a script in
@@ -49,7 +50,8 @@ MAX_SERVER_REQUEST = 1024
 DEVICE_KINDS = frozenset({b"device", b"recovery", b"rescue", b"sideload", b"bootloader"})
 # What smart_socket.AdbServerClient asks first on a connection; a serial is printable, no spaces.
 _SERVER_REQUEST = re.compile(
-    rb"host:version|host:devices-l|host:transport:[!-~]{1,255}|host-serial:[!-~]{1,255}:features"
+    rb"host:version|host:devices-l|host:track-devices|host:transport:[!-~]{1,255}"
+    rb"|host-serial:[!-~]{1,255}:features"
 )
 NEED_MORE = -1
 NOT_ADB = 0
@@ -98,7 +100,8 @@ def _is_printable(text: bytes) -> bool:
 
 def allowed_server_request(service: bytes) -> bool:
     """Whether ``service`` is one of the adb-server requests the page sends (smart_socket.py):
-    ``host:version``, ``host:devices-l``, ``host:transport:SERIAL``, ``host-serial:SERIAL:features``."""
+    ``host:version``, ``host:devices-l``, ``host:track-devices``, ``host:transport:SERIAL``,
+    ``host-serial:SERIAL:features``."""
     return _is_printable(service) and _SERVER_REQUEST.fullmatch(service) is not None
 
 
