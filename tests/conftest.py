@@ -1,5 +1,6 @@
 """Shared fixtures: the phone-agent server as a real subprocess, one Chromium for all browser tests,
-an ADB host key, simulated phones on free ports, and an isolated Debian adb server.
+an ADB host key, simulated phones on free ports (``sim``: the one of a test), and an isolated Debian
+adb server.
 
 Browser tests drive Debian's Chromium (/usr/bin/chromium) through Playwright with WebMCP switched on.
 """
@@ -137,6 +138,24 @@ async def make_sim() -> AsyncIterator[Callable[..., Awaitable[SimulatedPhoneServ
     finally:
         for server in started:
             await server.close()
+
+
+@pytest.fixture
+def sim_options(request: pytest.FixtureRequest) -> dict[str, Any]:
+    """What ``sim`` is started with: keyword arguments of ``SimulatedPhoneServer`` (``{"scrcpy": True}``,
+    ``{"realistic": RealisticProfile(7)}``). A module sets them as ``SIM_OPTIONS``; a folder whose phones
+    all need one overrides this fixture."""
+    return dict(getattr(request.module, "SIM_OPTIONS", {}))
+
+
+@pytest.fixture
+async def sim(make_sim, host_key, sim_options: dict[str, Any]) -> SimulatedPhoneServer:
+    """The simulated phone of a test (``sim_options``): it trusts ``host_key``, and its status-bar clock
+    stays at 12:00 (screenshots compare byte for byte)."""
+    server = await make_sim(**sim_options)
+    server.trust_key(host_key.public_key("tests@sim"))
+    server.phone.clock = lambda: "12:00"
+    return server
 
 
 @pytest.fixture

@@ -1,6 +1,6 @@
-"""Fixtures for the ADB host tests: a sim that trusts the tests' key, our client online with it, and an
-in-memory transport with a scripted device for the bad-input cases. (``make_sim``, ``host_key``, the
-client online with ``sim`` and the isolated Debian adb server ``debian_adb`` are in tests/conftest.py.)"""
+"""Fixtures for the ADB host tests: an in-memory transport with a scripted device for the bad-input
+cases. (The test's simulated phone ``sim``, ``make_sim``, ``host_key``, the client online with ``sim``
+and the isolated Debian adb server ``debian_adb`` are in tests/conftest.py.)"""
 
 from __future__ import annotations
 
@@ -12,17 +12,8 @@ import pytest
 
 from phone_agent.adb.client import AdbClient
 from phone_agent.adb.packet import AdbPacket, AdbPacketParser
-from phone_agent.sim.server import SimulatedPhoneServer
 
 ADB = shutil.which("adb") or "/usr/bin/adb"
-
-
-@pytest.fixture
-async def sim(make_sim, host_key) -> SimulatedPhoneServer:
-    """A simulated phone that already trusts ``host_key``."""
-    server = await make_sim()
-    server.trust_key(host_key.public_key("tests@adb_host"))
-    return server
 
 
 # ----- an in-memory transport and a scripted device ---------------------------------------------

@@ -27,11 +27,7 @@ def jar() -> bytes:
     return JAR.read_bytes()
 
 
-@pytest.fixture
-async def sim(make_sim, host_key):
-    server = await make_sim(scrcpy=True)  # a phone with app_process
-    server.trust_key(host_key.public_key("tests@hierarchy"))
-    return server
+SIM_OPTIONS = {"scrcpy": True}  # a phone with app_process
 
 
 @pytest.fixture

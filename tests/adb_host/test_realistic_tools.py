@@ -17,12 +17,7 @@ from phone_agent.tools.dispatch import ToolDispatcher
 from tests.adb_host.test_device_tools import call, fails, ok
 from tests.agent.pillow_codec import PillowCodec
 
-
-@pytest.fixture
-async def sim(make_sim, host_key):
-    server = await make_sim(realistic=RealisticProfile(7, scale=0.0))
-    server.trust_key(host_key.public_key("tests@realistic"))
-    return server
+SIM_OPTIONS = {"realistic": RealisticProfile(7, scale=0.0)}
 
 
 @pytest.fixture

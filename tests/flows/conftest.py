@@ -1,6 +1,6 @@
-"""Fixtures for the flow tests: a simulated phone that trusts the tests' key, the page's one dispatch on
-it (over the project's ADB client), and Debian's adb connected to the same phone, to check what the
-flows did from outside."""
+"""Fixtures for the flow tests: the page's one dispatch on the test's simulated phone (``sim``, from
+tests/conftest.py; over the project's ADB client), and Debian's adb connected to the same phone, to
+check what the flows did from outside."""
 
 from __future__ import annotations
 
@@ -9,15 +9,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from phone_agent.adb.device import AdbDevice
-from phone_agent.sim.server import SimulatedPhoneServer
 from phone_agent.tools.dispatch import ToolDispatcher
-
-
-@pytest.fixture
-async def sim(make_sim, host_key) -> SimulatedPhoneServer:
-    server = await make_sim()
-    server.trust_key(host_key.public_key("tests@flows"))
-    return server
 
 
 @pytest.fixture

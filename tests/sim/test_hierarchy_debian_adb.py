@@ -20,9 +20,7 @@ pytestmark = pytest.mark.adb
 JAR = ROOT / "static" / "vendor" / "u2" / "u2.jar"
 
 
-@pytest.fixture
-async def sim(make_sim, host_key):
-    return await make_sim(scrcpy=True)
+SIM_OPTIONS = {"scrcpy": True}
 
 
 def _http(port: int, path: str, body: dict | None = None) -> bytes:

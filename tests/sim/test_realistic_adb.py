@@ -15,11 +15,7 @@ from phone_agent.sim.realistic import COSTS, IDLE_STATE_ERROR, RealisticProfile
 pytestmark = pytest.mark.adb
 
 
-@pytest.fixture
-async def sim(make_sim, host_key):
-    server = await make_sim(realistic=RealisticProfile(11))
-    server.trust_key(host_key.public_key("tests@realistic"))
-    return server
+SIM_OPTIONS = {"realistic": RealisticProfile(11)}
 
 
 @pytest.fixture
