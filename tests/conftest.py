@@ -168,6 +168,13 @@ async def client(sim, host_key) -> AsyncIterator[AdbClient]:
         await connected.close()
 
 
+@pytest.fixture
+async def adb_serial(sim, debian_adb: DebianAdbServer) -> AsyncIterator[str]:
+    """The test's ``sim`` held by the isolated Debian adb server: its serial there."""
+    async with debian_adb.holding(sim.port) as serial:
+        yield serial
+
+
 @pytest.fixture(scope="session")
 def debian_adb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DebianAdbServer]:
     """Debian's adb server, isolated (own port, own HOME and key), for the whole session."""

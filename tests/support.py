@@ -18,7 +18,7 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -447,6 +447,18 @@ class DebianAdbServer:
                 return state
             await asyncio.sleep(0.2)
         return state
+
+    @contextlib.asynccontextmanager
+    async def holding(self, port: int) -> AsyncIterator[str]:
+        """The phone at 127.0.0.1:``port`` connected to this server and waited for as ``device``: its
+        serial here. It is disconnected at the end."""
+        serial = f"127.0.0.1:{port}"
+        await self.run("connect", serial)
+        assert await self.wait_for_state(serial, "device") == "device"
+        try:
+            yield serial
+        finally:
+            await self.run("disconnect", serial)
 
     def stop(self) -> None:
         subprocess.run(

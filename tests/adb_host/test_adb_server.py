@@ -19,25 +19,9 @@ pytestmark = pytest.mark.adb
 
 
 @pytest.fixture
-async def held(debian_adb, make_sim):
-    """A simulated phone connected to the isolated adb server; yields (sim, adb serial)."""
-    sim = await make_sim(auth="accept")
-    serial = f"127.0.0.1:{sim.port}"
-    # adb 29 may print "failed to authenticate" while the phone takes its new key: wait for "device".
-    await debian_adb.run("connect", serial)
-    server = adb_server_client(port=debian_adb.port)
-    state = None
-    for _ in range(100):
-        entries = {e.serial: e.state for e in await server.devices()}
-        state = entries.get(serial)
-        if state == "device":
-            break
-        await asyncio.sleep(0.1)
-    assert state == "device", f"adb server shows {serial} as {state}"
-    try:
-        yield sim, serial
-    finally:
-        await debian_adb.run("disconnect", serial)
+def held(sim, adb_serial):
+    """A simulated phone connected to the isolated adb server: (sim, its adb serial)."""
+    return sim, adb_serial
 
 
 async def test_version_and_devices_l(debian_adb, held):

@@ -11,46 +11,11 @@ import urllib.request
 import pytest
 
 from phone_agent.sim.server import SimulatedPhoneServer
+from tests.browser.rigs import centre_of, page_point
 from tests.support import eventually as _eventually
 from tests.support import free_port, open_page
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture
-async def sim():
-    phone = SimulatedPhoneServer("127.0.0.1", free_port())
-    phone.phone.clock = lambda: "12:00"
-    await phone.start()
-    yield phone
-    await phone.close()
-
-
-async def page_point(page, x: int, y: int) -> tuple[float, float]:
-    """Where device pixel (x, y) is on the page: the view draws the 1080x2400 screen as object-fit:
-    contain (the sim's size, not the image's: a frame being replaced has no natural size for a moment)."""
-    return await page.evaluate(
-        """([x, y]) => {
-            const el = document.getElementById('screen');
-            const r = el.getBoundingClientRect();
-            const [w, h] = [1080, 2400];
-            const scale = Math.min(el.clientWidth / w, el.clientHeight / h);
-            const left = r.left + el.clientLeft + (el.clientWidth - w * scale) / 2;
-            const top = r.top + el.clientTop + (el.clientHeight - h * scale) / 2;
-            return [left + x * scale, top + y * scale];
-        }""",
-        [x, y],
-    )
-
-
-def centre_of(sim: SimulatedPhoneServer, label: str) -> tuple[int, int]:
-    from phone_agent.adb.ui_dump import parse_ui_dump
-    from phone_agent.sim.android.ui import dump_xml
-
-    for node in parse_ui_dump(dump_xml(sim.phone.windows())):
-        if node.text == label or node.content_desc == label:
-            return node.bounds.center
-    raise AssertionError(f"no {label!r} on the sim's screen")
 
 
 async def test_clicks_drags_wheel_keys_and_buttons_reach_the_phone(browser, served, sim):

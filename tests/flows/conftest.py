@@ -4,8 +4,6 @@ check what the flows did from outside."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
 
 from phone_agent.adb.device import AdbDevice
@@ -43,16 +41,5 @@ class PhoneByAdb:
 
 
 @pytest.fixture
-async def by_adb(debian_adb, sim) -> AsyncIterator[PhoneByAdb]:
-    serial = f"127.0.0.1:{sim.port}"
-    await debian_adb.output("connect", serial)
-    for _ in range(50):
-        if await debian_adb.state_of(serial) == "device":
-            break
-        import asyncio
-
-        await asyncio.sleep(0.1)
-    try:
-        yield PhoneByAdb(debian_adb, serial)
-    finally:
-        await debian_adb.run("disconnect", serial)
+def by_adb(debian_adb, adb_serial) -> PhoneByAdb:
+    return PhoneByAdb(debian_adb, adb_serial)
