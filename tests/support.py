@@ -221,26 +221,11 @@ async def boot_page(
 
 
 @asynccontextmanager
-async def open_page(
-    browser,
-    url: str,
-    *,
-    allowed_console: tuple[str, ...] = (),
-    wait_ready: bool = True,
-    init_script: str | None = None,
-    link: bool = True,
-):
-    """A new browser context and page at ``url``, watched, booted; closed (and checked) at the end.
-    ``init_script`` runs in the page before its own scripts (a test double of a browser API); ``link``
-    as in ``boot_page``."""
-    context, page, watch = await boot_page(
-        browser,
-        url,
-        allowed_console=allowed_console,
-        wait_ready=wait_ready,
-        init_script=init_script,
-        link=link,
-    )
+async def open_page(browser, url: str, **options: Any):
+    """A new browser context and page at ``url``, watched, booted (``options`` as ``boot_page``'s:
+    ``allowed_console``, ``wait_ready``, ``init_script`` — a test double of a browser API run before
+    the page's own scripts —, ``link``); closed (and checked) at the end."""
+    context, page, watch = await boot_page(browser, url, **options)
     try:
         yield page, watch
         watch.assert_clean()

@@ -15,8 +15,6 @@ from pathlib import Path
 import av
 import pytest
 
-from phone_agent.adb.device import AdbDevice
-from phone_agent.tools.dispatch import ToolDispatcher
 from tests.adb_host.apk_maker import make_apk
 from tests.adb_host.test_device_tools import call, fails, ok
 
@@ -35,13 +33,6 @@ def real_apk() -> bytes:
             "the test APK is missing: run ./scripts/setup --test (it takes it from uiautomator2's wheel)"
         )
     return REAL_APK.read_bytes()
-
-
-@pytest.fixture
-def ctx(client) -> ToolDispatcher:
-    service = ToolDispatcher()
-    service.device = AdbDevice(client, transport="tcp")
-    return service
 
 
 @pytest.fixture

@@ -52,14 +52,7 @@ def http() -> AsyncioHttpClient:
 
 @pytest.fixture
 def settings(model_server: ScriptedModelServer) -> ModelSettings:
-    return ModelSettings(
-        provider="custom",
-        base_url=model_server.base_url,
-        model="scripted-vl",
-        api_key="sk-test-SECRET-123",
-        request_timeout_ms=5_000,
-        idle_timeout_ms=2_000,
-    )
+    return model_server.settings()
 
 
 @pytest.fixture

@@ -77,19 +77,7 @@ async def test_a_tap_through_the_page_changes_what_the_next_screenshot_shows(bro
         await page.uncheck("#live-toggle")
         before = (await page.webmcp.call_tool("take_screenshot", {}))["content"][0]["data"]
         sim.phone.run(["input", "keyevent", "KEYCODE_HOME"], b"", sim.fs)
-        messages = sim.phone.run(
-            [
-                "monkey",
-                "-p",
-                "com.google.android.apps.messaging",
-                "-c",
-                "android.intent.category.LAUNCHER",
-                "1",
-            ],
-            b"",
-            sim.fs,
-        )
-        assert messages.exit_code == 0
+        sim.phone.launch("com.google.android.apps.messaging")
         after = (await page.webmcp.call_tool("take_screenshot", {}))["content"][0]["data"]
         assert after != before
 

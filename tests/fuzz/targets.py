@@ -21,18 +21,11 @@ from typing import Any
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
+from phone_agent.adb import events as adb_events
 from phone_agent.adb import services
 from phone_agent.adb import sync_protocol as sp
 from phone_agent.adb.client import AdbError
 from phone_agent.adb.connection import AdbConnectionError
-from phone_agent.adb.events import (
-    AuthPromptShown,
-    Connected,
-    PacketIgnored,
-    StreamClosed,
-    StreamData,
-    StreamOpened,
-)
 from phone_agent.adb.host import AdbHostProtocol
 from phone_agent.adb.packet import AdbPacket, AdbPacketParser, AdbProtocolError, Command
 from phone_agent.adb.shell_protocol import (
@@ -163,7 +156,8 @@ def check_host_protocol(handshake: bool, delayed_ack: bool, steps: list[tuple], 
     host = AdbHostProtocol(features=features)
     host.connect()
     # PacketIgnored: the core's explicit answer to a packet its state does not take (never silence).
-    known = (Connected, AuthPromptShown, StreamOpened, StreamData, StreamClosed, PacketIgnored)
+    names = ("Connected", "AuthPromptShown", "StreamOpened", "StreamData", "StreamClosed", "PacketIgnored")
+    known = tuple(getattr(adb_events, name) for name in names)
     try:
         if handshake:
             host.receive_data(AdbPacket(Command.CNXN, 0x01000001, 1 << 20, DEVICE_BANNER).encode())

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -31,20 +31,11 @@ from tests.server.harness import (
     http_session,
     modern_client,
     page_peer,
-    serve_process,
     stop_server,
     token,
 )
 
 REPORT = {"content": [{"type": "text", "text": "## ✅ Agent Task Completed"}]}
-
-
-@pytest.fixture(scope="module")
-def served(page_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
-    port = free_port()
-    args = ["--port", str(port), "--root", str(page_root), "--self-check-delay", "0"]
-    with serve_process(args, tmp_path_factory.mktemp("elicit") / "serve.txt") as process:
-        yield process
 
 
 class Asked:

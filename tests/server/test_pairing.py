@@ -91,16 +91,8 @@ def test_the_gate_never_shows_its_secret_in_repr() -> None:
 @pytest.fixture(scope="module")
 def relay_server(page_root: Path, tmp_path_factory: pytest.TempPathFactory) -> ServeProcess:
     port = free_port()
-    args = [
-        "--port",
-        str(port),
-        "--root",
-        str(page_root),
-        "--allow-origin",
-        FOREIGN,
-        "--self-check-delay",
-        "0",
-    ]
+    args = ["--port", str(port), "--root", str(page_root), "--self-check-delay", "0"]
+    args += ["--allow-origin", FOREIGN]
     with serve_process(args, tmp_path_factory.mktemp("pairing") / "serve.txt") as process:
         yield process
 
