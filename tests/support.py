@@ -76,6 +76,14 @@ def require(path: str, what: str) -> None:
         pytest.skip(message)
 
 
+def vendored(path: Path, what: str) -> bytes:
+    """A file scripts/setup vendors (under static/vendor/), read; when it is missing the test fails
+    saying so."""
+    if not path.exists():
+        pytest.fail(f"{what} is not vendored: run scripts/setup")
+    return path.read_bytes()
+
+
 def wait_http(url: str, timeout_s: float = 20.0, process: subprocess.Popen | None = None) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:

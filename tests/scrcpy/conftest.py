@@ -7,16 +7,14 @@ from typing import Any
 
 import pytest
 
-from tests.support import ROOT
+from tests.support import ROOT, vendored
 
 JAR_PATH = ROOT / "static" / "vendor" / "scrcpy" / "scrcpy-server"
 
 
 @pytest.fixture(scope="session")
 def jar() -> bytes:
-    if not JAR_PATH.exists():
-        pytest.fail("the scrcpy server is not vendored: run scripts/setup")
-    return JAR_PATH.read_bytes()
+    return vendored(JAR_PATH, "the scrcpy server")
 
 
 @pytest.fixture
