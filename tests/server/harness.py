@@ -382,7 +382,6 @@ def wait_listening(port: int, process: subprocess.Popen[bytes], timeout: float =
     raise AssertionError(f"nothing listens on {port}")
 
 
-@contextlib.contextmanager
 def phone_agent_process(
     *args: str, log: Path, stdin: int = subprocess.DEVNULL, stdout: int = subprocess.DEVNULL, env: Any = None
 ) -> subprocess.Popen[bytes]:
@@ -391,6 +390,7 @@ def phone_agent_process(
         return subprocess.Popen([PHONE_AGENT, *args], stdin=stdin, stdout=stdout, stderr=sink, env=env)
 
 
+@contextlib.contextmanager
 def serve_process(
     args: list[str], stderr_path: Path, env: dict[str, str] | None = None
 ) -> Iterator[ServeProcess]:
