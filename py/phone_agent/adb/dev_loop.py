@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import secrets
-import shlex
 from collections.abc import Callable
 from typing import Any
 
@@ -24,6 +23,7 @@ from phone_agent.adb.services import SyncClient
 from phone_agent.adb.sync_protocol import SyncError, SyncStat
 from phone_agent.device.install import install_failure
 from phone_agent.device.interface import ChunkStream, ChunkWriter, FileEntry, file_type
+from phone_agent.device.shell_args import command, for_device, text_value
 from phone_agent.device.shell_result import ShellResult
 from phone_agent.errors import DeviceError, PhoneDisconnectedError, ToolError
 
@@ -189,7 +189,8 @@ class DevLoopCalls:
                 "Turn on 'Live view through scrcpy' in the phone-agent page's Settings, or install "
                 "Clipper (github.com/majido/clipper) on the phone.",
             )
-        out = await self._check(f"am broadcast -a clipper.set -e text {shlex.quote(text)}")
+        typed = for_device(text_value, text, "the text")
+        out = await self._check(command("am", "broadcast", "-a", "clipper.set", "-e", "text", typed))
         if "Broadcast completed" not in out:
             raise DeviceError(f"Clipper did not take the text: {out.strip()[:200]}")
         if paste:

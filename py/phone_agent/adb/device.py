@@ -21,10 +21,11 @@ from phone_agent.adb.client import AdbConnectionLost, AdbError, ServiceOpener
 from phone_agent.adb.dev_loop import DevLoopCalls
 from phone_agent.adb.hierarchy import HierarchyServer, HierarchyUnavailable, JarSource
 from phone_agent.adb.screen_info import SCREEN_INFO_COMMAND, parse_screen_info
-from phone_agent.adb.services import SyncClient, exec_out, join_command, quote, shell
+from phone_agent.adb.services import SyncClient, exec_out, shell
 from phone_agent.adb.sync_protocol import SyncError
 from phone_agent.adb.ui_dump import parse_ui_dump
 from phone_agent.device.interface import TREE_DUMP, TREE_SERVER, DeviceInfo, UiNode, UiTree, key_code
+from phone_agent.device.shell_args import command, for_device, package_name, quote, text_value
 from phone_agent.device.shell_result import ShellResult
 from phone_agent.errors import DeviceError, PhoneDisconnectedError, command_exited
 
@@ -34,6 +35,7 @@ ADB_KEYBOARD_IME = "com.android.adbkeyboard/.AdbIME"
 CLIPPER_PACKAGE = "ca.zgrs.clipper"
 KEYCODE_PASTE = 279
 UI_DUMP_PATH = "/sdcard/window_dump.xml"
+LAUNCHER_CATEGORY = "android.intent.category.LAUNCHER"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 COMMAND_TIMEOUT = 15.0
@@ -210,7 +212,7 @@ class AdbDevice(DevLoopCalls):
                 # The person's own keyboard back: ADBKeyBoard shows none, so left selected it would
                 # leave the phone without a keyboard. (The broadcast has committed the text by now.)
                 if previous and previous != ADB_KEYBOARD_IME:
-                    await self._check(f"ime set {quote(previous)}")
+                    await self._check(command("ime", "set", previous))
             return "ADBKeyBoard"
         if await self._installed(CLIPPER_PACKAGE):
             await self._paste(text)
@@ -225,13 +227,14 @@ class AdbDevice(DevLoopCalls):
 
     async def _paste(self, text: str) -> None:
         """Type ``text`` by putting it on the clipboard (Clipper) and pasting it."""
-        out = await self._check(f"am broadcast -a clipper.set -e text {quote(text)}")
+        typed = for_device(text_value, text, "the text")
+        out = await self._check(command("am", "broadcast", "-a", "clipper.set", "-e", "text", typed))
         if "Broadcast completed" not in out:
             raise DeviceError(f"Clipper did not take the text: {out.strip()[:200]}")
         await self._check(f"input keyevent {KEYCODE_PASTE}")
 
     async def _installed(self, package: str) -> bool:
-        packages = await self._check(f"pm list packages {package}")
+        packages = await self._check(command("pm", "list", "packages", package))
         return f"package:{package}" in packages.split()
 
     async def _switch_to_adb_keyboard(self) -> str | None:
@@ -262,9 +265,8 @@ class AdbDevice(DevLoopCalls):
         await self.shell("input keyevent KEYCODE_MOVE_END " + " ".join(["KEYCODE_DEL"] * count))
 
     async def open_app(self, package: str) -> None:
-        if not re.fullmatch(r"[A-Za-z0-9_.]+", package):
-            raise DeviceError(f"not an Android package name: {package!r}", retryable=False)
-        result = await self._run(f"monkey -p {package} -c android.intent.category.LAUNCHER 1")
+        package = for_device(package_name, package, "the app")
+        result = await self._run(command("monkey", "-p", package, "-c", LAUNCHER_CATEGORY, 1))
         output = (result.stdout + result.stderr).decode("utf-8", "replace")
         if result.exit_code not in (0, -1) or "No activities found" in output or "monkey aborted" in output:
             raise DeviceError(
@@ -274,13 +276,14 @@ class AdbDevice(DevLoopCalls):
             )
 
     async def stop_app(self, package: str) -> None:
-        result = await self.shell(f"am force-stop {quote(package)}")
+        package = for_device(package_name, package, "the app")
+        result = await self.shell(command("am", "force-stop", package))
         if result.exit_code not in (0, -1):
             detail = (result.stderr or result.stdout).decode("utf-8", "replace").strip()[:200]
             raise DeviceError(f"`am force-stop {package}` failed: {detail}")
 
     async def open_url(self, url: str) -> None:
-        result = await self.shell(f"am start -W -a android.intent.action.VIEW -d {quote(url)}")
+        result = await self.shell(command("am", "start", "-W", "-a", "android.intent.action.VIEW", "-d", url))
         output = (result.stdout + result.stderr).decode("utf-8", "replace")
         if result.exit_code not in (0, -1) or "Error" in output:
             raise DeviceError(
@@ -404,4 +407,4 @@ class AdbDevice(DevLoopCalls):
                     return await sync.pull(path)
 
 
-__all__ = ["AdbDevice", "escape_input_text", "is_input_text_safe", "join_command"]
+__all__ = ["AdbDevice", "escape_input_text", "is_input_text_safe"]

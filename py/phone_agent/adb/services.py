@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
-import shlex
 import stat as stat_module
 import time
 from collections.abc import Awaitable, Callable
@@ -27,15 +26,6 @@ from phone_agent.adb.shell_protocol import (
 from phone_agent.device.shell_result import ShellResult
 
 SHELL_TIMEOUT = 30.0
-
-
-def quote(argument: str) -> str:
-    """One argument for Android's sh (as ``adb exec-out`` quotes: single quotes)."""
-    return shlex.quote(argument)
-
-
-def join_command(*argv: str) -> str:
-    return " ".join(quote(a) for a in argv)
 
 
 class StreamReader:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..device.shell_args import ShellValueError, package_name, permission_name
 from .yaml_reader import Node, YamlError, parse_all, scalar_value, split_documents
 
 MAX_INCLUDE_DEPTH = 8
@@ -243,7 +244,7 @@ class _FlowReading:
         app_id, name, env = "", "", {}
         for key, value in node.pairs:
             if key.value == "appId":
-                app_id = self.string(value, "appId")
+                app_id = self.app_id(self.string(value, "appId"), value)
             elif key.value == "name":
                 name = self.string(value, "name")
             elif key.value == "env":
@@ -372,12 +373,14 @@ class _FlowReading:
         """What only some commands need: runFlow's and repeat's inner commands, and checks of values."""
         args = command.args
         at = value if value is not None else None
-        if command.name in ("launchApp", "stopApp", "clearState") and not args.get("appId"):
-            if not app_id:
-                raise self.error(
-                    f"{command.name} needs an appId (in the header or here)", at, command.line, command.column
-                )
-            args["appId"] = app_id
+        if command.name in ("launchApp", "stopApp", "clearState"):
+            if not args.get("appId"):
+                if not app_id:
+                    needs = f"{command.name} needs an appId (in the header or here)"
+                    raise self.error(needs, at, command.line, command.column)
+                args["appId"] = app_id
+            else:
+                self.app_id(args["appId"], self.key_nodes.get("appId", at))
         if command.name == "launchApp" and "permissions" in args:
             args["permissions"] = self.permissions(args["permissions"])
         if command.name == "swipe" and "direction" not in args and not ("start" in args and "end" in args):
@@ -408,12 +411,25 @@ class _FlowReading:
             if "times" not in args and "while" not in args:
                 raise self.error("repeat needs times or while", at, command.line, command.column)
 
+    def app_id(self, value: str, node: Node | None) -> str:
+        """An appId as written: a package name (it reaches the phone's shell), or ``${…}`` known later."""
+        if "${" not in value:
+            try:
+                package_name(value)
+            except ShellValueError as exc:
+                raise self.error(f"appId {exc.problem}: {exc.remedy}", node) from None
+        return value
+
     def permissions(self, node: Node) -> dict[str, str]:
         """``permissions: {all: allow, android.permission.CAMERA: deny}`` — each allow, deny or unset."""
         if node.kind != "map":
             raise self.error("permissions must be `name: allow | deny | unset` lines", node)
         found: dict[str, str] = {}
         for key, value in node.pairs:
+            try:
+                permission_name(str(key.value))
+            except ShellValueError as exc:
+                raise self.error(f"the permission {exc.problem}: {exc.remedy}", key) from None
             state = str(value.value) if value.kind == "scalar" else ""
             if state not in ("allow", "deny", "unset"):
                 raise self.error(f"the permission {key.value} must be allow, deny or unset", value)
