@@ -15,9 +15,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..device.shell_args import ShellValueError, package_name, permission_name
+from .output_paths import OutputPathError, output_path
 from .yaml_reader import Node, YamlError, parse_all, scalar_value, split_documents
 
 MAX_INCLUDE_DEPTH = 8
+MAX_REPEAT = 1_000  # the most rounds a repeat runs: more is refused when read, never cut short
 
 SELECTOR_KEYS = (
     "text",
@@ -40,6 +42,7 @@ SELECTOR_KEYS = (
 )
 _NESTED_SELECTORS = ("below", "above", "leftOf", "rightOf", "containsChild", "childOf")
 _BOOL, _INT, _STR, _SEL, _ANY = "boolean", "integer", "string", "selector", "any"
+_OUT = "output path"  # a path the command writes to: it must stay under the run's folder (output_paths)
 _SELECTOR_TYPES = {
     "text": _STR,
     "id": _STR,
@@ -124,7 +127,7 @@ COMMANDS: dict[str, CommandSpec] = {
     "openLink": CommandSpec(
         "link", False, {"link": _STR, "autoVerify": _BOOL, "browser": _BOOL}, required=("link",)
     ),
-    "takeScreenshot": CommandSpec("path", False, {"path": _STR}, required=("path",)),
+    "takeScreenshot": CommandSpec("path", False, {"path": _OUT}, required=("path",)),
     "copyTextFrom": CommandSpec("text", False, {}, selector=True),
     "pasteText": CommandSpec(None, True),
     "runFlow": CommandSpec("file", False, {"file": _STR, "commands": _ANY, "when": _ANY, "env": _ANY}),
@@ -183,6 +186,11 @@ class Flow:
 
 
 FlowLookup = Callable[[str], str | None]
+
+
+def repeat_bound(times: object) -> str:
+    """Why a repeat's ``times`` is refused."""
+    return f"repeat times must be from 0 to {MAX_REPEAT} (the most rounds a repeat runs), not {times}"
 
 
 def read_flow(
@@ -350,6 +358,11 @@ class _FlowReading:
             return int(value)
         if kind == _STR:
             return "" if node.value is None else str(node.value)
+        if kind == _OUT:
+            try:
+                return output_path("" if node.value is None else str(node.value))
+            except OutputPathError as exc:
+                raise self.error(str(exc), node) from None
         return value
 
     def selector(self, node: Node, what: str) -> dict[str, Any]:
@@ -404,6 +417,9 @@ class _FlowReading:
         if command.name == "runFlow":
             self.run_flow(command, args, app_id, at)
         if command.name == "repeat":
+            times = args.get("times")
+            if isinstance(times, int) and not 0 <= times <= MAX_REPEAT:
+                raise self.error(repeat_bound(times), self.key_nodes.get("times", at))
             commands = args.pop("commands")
             command.commands = self.commands(commands, app_id)
             if "while" in args:

@@ -22,8 +22,9 @@ from ..device import shell_args
 from ..device.interface import UiNode
 from ..device.shell_args import ShellValueError, package_name, permission_name
 from ..errors import ToolError
-from .flow_reader import COMMANDS, SELECTOR_KEYS, Flow, FlowCommand
+from .flow_reader import COMMANDS, MAX_REPEAT, SELECTOR_KEYS, Flow, FlowCommand, repeat_bound
 from .keys import maestro_key
+from .output_paths import OutputPathError, output_path
 from .selectors import UiScreen, describe, find
 from .variables import SECRET_TEXT, StepFailed, expand
 
@@ -36,7 +37,6 @@ ANIMATION_WAIT_MS = 15_000
 POLL_S = 0.3
 SETTLE_S = 0.4  # after an action, before the next command looks at the screen
 ERASE_DEFAULT = 50
-MAX_REPEAT = 1_000
 
 class FlowPhone(Protocol):
     """What a flow needs of the phone: the catalog's device tools by name, the UI tree, a screenshot,
@@ -507,7 +507,10 @@ async def _open_link(runner: FlowRunner, command: FlowCommand, args: dict[str, A
 async def _take_screenshot(
     runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun
 ) -> None:
-    path = str(args["path"])
+    try:
+        path = output_path(args["path"])  # a ${NAME} path is known only now
+    except OutputPathError as exc:
+        raise StepFailed(str(exc)) from None
     path = path if path.lower().endswith(".png") else f"{path}.png"
     png = await runner.phone.screenshot()
     run.screenshots.append({"path": path, "data": base64.b64encode(png).decode("ascii")})
@@ -542,13 +545,19 @@ async def _run_flow(runner: FlowRunner, command: FlowCommand, args: dict[str, An
 
 
 async def _repeat(runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
-    times = int(args["times"]) if "times" in args else MAX_REPEAT
-    for round_index in range(min(times, MAX_REPEAT)):
+    times = int(args["times"]) if "times" in args else None
+    if times is not None and not 0 <= times <= MAX_REPEAT:  # a ${NAME} known only now
+        raise StepFailed(repeat_bound(times))
+    for round_index in range(MAX_REPEAT if times is None else times):
         if "while" in command.args and not await runner.condition(command.args["while"], run):
             return
         if runner.now() >= run.deadline:
             raise StepFailed(f"repeat ran out of time after {round_index} rounds")
         await runner.run_inner(command.commands, run, f"repeat (round {round_index + 1})")
+    if times is None:  # the while condition still holds: say so rather than pass
+        raise StepFailed(
+            f"repeat: the while condition still held after {MAX_REPEAT} rounds (the most a repeat runs)"
+        )
 
 
 ACTIONS: dict[str, Action] = {
