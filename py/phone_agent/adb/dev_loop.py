@@ -18,7 +18,13 @@ from collections.abc import Callable
 from typing import Any
 
 from phone_agent import errors
-from phone_agent.adb.client import AdbConnectionLost, AdbError, ServiceOpener, ServiceStream
+from phone_agent.adb.client import (
+    AdbConnectionLost,
+    AdbError,
+    AdbOutputTooLarge,
+    ServiceOpener,
+    ServiceStream,
+)
 from phone_agent.adb.services import SyncClient
 from phone_agent.adb.sync_protocol import SyncError, SyncStat
 from phone_agent.device.install import install_failure
@@ -79,6 +85,13 @@ class DevLoopCalls:
             raise DeviceError(f"the transfer of {path} did not finish within {timeout:g} s") from None
         except SyncError as exc:
             raise _sync_failure(path, exc) from None
+        except AdbOutputTooLarge as exc:
+            raise DeviceError(
+                f"the transfer of {path} stopped: {exc}",
+                remedy="If the file is really that large (list_files shows its size), ask for more with "
+                "pull_file's maxBytes; otherwise the phone is sending more than the file holds.",
+                retryable=False,
+            ) from None
         except AdbError as exc:
             raise DeviceError(f"the transfer of {path} failed: {exc}") from None
 
@@ -111,8 +124,9 @@ class DevLoopCalls:
                 raise errors.invalid_argument(
                     "pull_file",
                     "devicePath",
-                    f"is a file of {info.size} bytes, over the {limit} bytes an answer carries",
-                    "Pull it with `path` through phone-agent mcp (stdio), which writes it to a file.",
+                    f"is a file of {info.size} bytes, over this pull's cap of {limit} bytes (maxBytes)",
+                    "Call pull_file with a larger maxBytes: up to 64 MiB inline, or with `path` through "
+                    "phone-agent mcp (stdio), which writes it to a file, as much as it holds.",
                 )
             if into is not None:
                 await sync.pull_into(path, into, limit)
@@ -221,10 +235,10 @@ class DevLoopCalls:
             raise DeviceError(f"could not start screenrecord: {exc}") from None
 
         async def drain() -> bytes:
-            out = bytearray()
+            out = bytearray()  # what screenrecord says: its first 64 KiB (a phone may print forever)
             with contextlib.suppress(AdbError):
                 while chunk := await stream.read(max_seconds + 30.0):
-                    out += chunk
+                    out += chunk[: max(0, 65536 - len(out))]
             return bytes(out)
 
         self._recording = (stream, asyncio.ensure_future(drain()))

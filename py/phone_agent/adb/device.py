@@ -17,11 +17,11 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from phone_agent.adb.client import AdbConnectionLost, AdbError, ServiceOpener
+from phone_agent.adb.client import AdbConnectionLost, AdbError, AdbOutputTooLarge, ServiceOpener
 from phone_agent.adb.dev_loop import DevLoopCalls
 from phone_agent.adb.hierarchy import HierarchyServer, HierarchyUnavailable, JarSource
 from phone_agent.adb.screen_info import SCREEN_INFO_COMMAND, parse_screen_info
-from phone_agent.adb.services import SyncClient, exec_out, shell
+from phone_agent.adb.services import SHELL_OUTPUT_MAX, SyncClient, exec_out, shell
 from phone_agent.adb.sync_protocol import SyncError
 from phone_agent.adb.ui_dump import parse_ui_dump
 from phone_agent.device.interface import TREE_DUMP, TREE_SERVER, DeviceInfo, UiNode, UiTree, key_code
@@ -38,6 +38,8 @@ UI_DUMP_PATH = "/sdcard/window_dump.xml"
 LAUNCHER_CATEGORY = "android.intent.category.LAUNCHER"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
+# What the phone may send for one screenshot: a 4K screen's PNG is ~20-35 MiB at worst; more is refused.
+SCREENCAP_MAX = 48 * 1024 * 1024
 COMMAND_TIMEOUT = 15.0
 SCREENSHOT_TIMEOUT = 20.0
 UI_DUMP_TIMEOUT = 30.0
@@ -67,6 +69,11 @@ def is_input_text_safe(text: str) -> bool:
 
 
 RECONNECT_REMEDY = "Check that the phone is connected and unlocked, then reconnect it."
+CAP_REMEDY = (
+    "The phone sent far more than a real answer holds (a broken or hostile phone, or a command that "
+    "prints without end): ask for less (a narrower filter, sinceSeconds, a pull's maxBytes) or check the "
+    "phone."
+)
 
 
 @contextlib.contextmanager
@@ -83,6 +90,8 @@ def phone_call(
         yield
     except AdbConnectionLost as exc:
         raise PhoneDisconnectedError(str(exc)) from None
+    except AdbOutputTooLarge as exc:  # the cap named; the page stays as it was
+        raise DeviceError(f"{failed}: {exc}", remedy=CAP_REMEDY, retryable=False) from None
     except TimeoutError as exc:  # AdbTimeoutError too
         if timed_out:
             raise DeviceError(timed_out, remedy=timeout_remedy) from None
@@ -114,7 +123,11 @@ class AdbDevice(DevLoopCalls):
     # ----- plumbing
 
     async def _run(
-        self, command: str, timeout: float = COMMAND_TIMEOUT, stdin: bytes | None = None
+        self,
+        command: str,
+        timeout: float = COMMAND_TIMEOUT,
+        stdin: bytes | None = None,
+        max_bytes: int = SHELL_OUTPUT_MAX,
     ) -> ShellResult:
         with phone_call(
             f"`{command}` failed",
@@ -123,7 +136,7 @@ class AdbDevice(DevLoopCalls):
             remedy=RECONNECT_REMEDY,
         ):
             async with asyncio.timeout(timeout + 1):
-                return await shell(self.opener, command, stdin=stdin, timeout=timeout)
+                return await shell(self.opener, command, stdin=stdin, timeout=timeout, max_bytes=max_bytes)
 
     async def _check(self, command: str, timeout: float = COMMAND_TIMEOUT) -> str:
         """Run ``command``; its stdout, or DeviceError with its stderr when it fails."""
@@ -172,7 +185,9 @@ class AdbDevice(DevLoopCalls):
             timeout_remedy="Check that the phone is awake and try again.",
             remedy=RECONNECT_REMEDY,
         ):
-            data = await exec_out(self.opener, "screencap -p", timeout=SCREENSHOT_TIMEOUT)
+            data = await exec_out(
+                self.opener, "screencap -p", timeout=SCREENSHOT_TIMEOUT, max_bytes=SCREENCAP_MAX
+            )
         if not data.startswith(PNG_SIGNATURE):
             shown = data[:200].decode("utf-8", "replace").strip()
             raise DeviceError(
@@ -386,7 +401,7 @@ class AdbDevice(DevLoopCalls):
         with phone_call(f"could not read {path} from the phone", remedy=RECONNECT_REMEDY):
             sync = await SyncClient.open(self.opener, timeout=UI_DUMP_TIMEOUT)
             async with sync:
-                data = await sync.pull(path)
+                data = await sync.pull(path, limit=SHELL_OUTPUT_MAX)
         return data.decode("utf-8", "replace")
 
     async def shell(self, command: str, timeout_ms: int = 10_000) -> ShellResult:
@@ -399,12 +414,12 @@ class AdbDevice(DevLoopCalls):
                 async with asyncio.timeout(timeout):
                     await sync.push(data, path, mode)
 
-    async def pull(self, path: str, timeout: float = 120.0) -> bytes:
-        """Read a file from the phone (sync RECV)."""
+    async def pull(self, path: str, timeout: float = 120.0, limit: int = SHELL_OUTPUT_MAX) -> bytes:
+        """Read a file from the phone (sync RECV); more than ``limit`` bytes is a DeviceError."""
         with phone_call(f"could not read {path} from the phone"):
             async with await SyncClient.open(self.opener, timeout=timeout) as sync:
                 async with asyncio.timeout(timeout):
-                    return await sync.pull(path)
+                    return await sync.pull(path, limit=limit)
 
 
 __all__ = ["AdbDevice", "escape_input_text", "is_input_text_safe"]
