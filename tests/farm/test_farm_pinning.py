@@ -191,3 +191,30 @@ async def test_a_page_cannot_write_the_pins(broker: FarmBroker):
         assert any("permissions violation" in error.lower() for error in errors), errors
     finally:
         await thief.close()
+
+
+# ----- the registry's part, pure -----------------------------------------------------------------------
+
+
+def test_the_registry_keeps_another_users_claim_apart_and_never_routes_to_it():
+    from phone_agent.farm.frames import Presence
+    from phone_agent.farm.registry import FarmRegistry
+
+    registry = FarmRegistry()
+    phone = Presence(serial="S1", model="m", release="14", screen="1x1", host="h")
+    assert registry.heard("farm.presence.phone1.p1", phone, 0, owner="phone1") is None
+    assert registry.heard("farm.presence.phone2.p2", phone, 0, owner="phone1") is None
+    assert [p.subject for p in registry.phones(0)] == ["farm.page.phone1.p1"]
+    [claim] = registry.refused(0)
+    assert claim.user == "phone2" and "pinned to the pages of user phone1" in claim.refused
+    assert claim.to_json()["state"] == "refused" and claim.to_json()["user"] == "phone2"
+    for _ in range(10):
+        assert registry.route("S1", 0).subject == "farm.page.phone1.p1"
+        assert registry.route("any", 0).subject == "farm.page.phone1.p1"
+    # The pin moved to phone2 (an operator deleted it, phone2 claimed first): phone1's page stops serving.
+    left = registry.heard("farm.presence.phone1.p1", phone, 1, owner="phone2")
+    assert left is not None and left.subject == "farm.page.phone1.p1"
+    registry.heard("farm.presence.phone2.p2", phone, 1, owner="phone2")
+    assert [p.user for p in registry.phones(1)] == ["phone2"]
+    assert [p.user for p in registry.refused(1)] == ["phone1"]
+    assert registry.expire(10_000)[0].user == "phone2" and registry.refused(10_000) == []
