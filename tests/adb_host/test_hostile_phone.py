@@ -79,6 +79,16 @@ async def test_a_png_without_end_stops_at_the_screenshot_cap(ctx, sim):
     assert not shot.get("isError"), shot
 
 
+async def test_a_png_that_says_it_is_gigapixels_is_never_decoded(ctx, sim):
+    sim.set_hostile(["png-bomb"])
+    for args in ({}, {"maxSide": 512}, {"format": "jpeg"}):
+        result = await call(ctx, "take_screenshot", **args)
+        error = result["structuredContent"]
+        assert error["code"] == "device_error", error
+        assert "100000x100000 pixels, over the cap of 16384 pixels a side" in error["message"], error
+    await still_answers(ctx)
+
+
 async def test_a_hierarchy_answer_without_end_stops_at_its_cap(ctx, sim):
     listed = await call(ctx, "list_elements")  # the server up, the normal way
     assert listed["structuredContent"]["treeSource"] == "hierarchy-server", listed

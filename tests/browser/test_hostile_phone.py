@@ -1,6 +1,6 @@
 """A hostile phone cannot crash the page: the simulated phone, told to answer as a broken or malicious one
-(``sim/hostile.py``), floods logcat and dumpsys without end, sends a PNG without end and a hierarchy
-server answer without end; the page (Pyodide in Chromium, over the ADB bridge) stops each at its cap
+(``sim/hostile.py``), floods logcat and dumpsys without end, sends a PNG without end, a small PNG that
+says it is 100 000 pixels square, and a hierarchy server answer without end; the page (Pyodide in Chromium, over the ADB bridge) stops each at its cap
 with a ``device_error`` naming it — on both channels — and answers the very next call, with no page
 error and no reload.
 """
@@ -133,6 +133,17 @@ async def test_a_png_without_end(fresh: Rig, channel: str):
     fresh.sim.set_hostile([])
     shot = await fresh.call(channel, "take_screenshot")
     assert not shot.get("isError") and shot["content"][0]["type"] == "image", shot
+    await the_same_page(fresh)
+
+
+@pytest.mark.parametrize("channel", ["mcp", "webmcp"])
+async def test_a_png_that_says_it_is_gigapixels(fresh: Rig, channel: str):
+    fresh.sim.set_hostile(["png-bomb"])
+    for args in ({}, {"maxSide": 512, "format": "jpeg"}):
+        result = await fresh.call(channel, "take_screenshot", **args)
+        assert result["structuredContent"]["code"] == "device_error", result
+        assert "over the cap of 16384 pixels a side" in result["structuredContent"]["message"]
+    await fresh.still_answers(channel)
     await the_same_page(fresh)
 
 

@@ -40,6 +40,7 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 # What the phone may send for one screenshot: a 4K screen's PNG is ~20-35 MiB at worst; more is refused.
 SCREENCAP_MAX = 48 * 1024 * 1024
+SCREEN_SIDE_MAX = 16384  # pixels a side a screenshot may say it has (8K is 7680)
 COMMAND_TIMEOUT = 15.0
 SCREENSHOT_TIMEOUT = 20.0
 UI_DUMP_TIMEOUT = 30.0
@@ -194,6 +195,16 @@ class AdbDevice(DevLoopCalls):
                 f"the phone did not return a PNG screenshot: {shown or 'empty answer'}",
                 remedy="The screen may be protected (a secure window) or off; unlock the phone and retry.",
             )
+        if data[12:16] == b"IHDR" and len(data) >= 24:
+            # A few bytes may say "100 000 pixels square": decoding that would take the page down.
+            width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+            if not 0 < width <= SCREEN_SIDE_MAX or not 0 < height <= SCREEN_SIDE_MAX:
+                raise DeviceError(
+                    f"the phone's screenshot says it is {width}x{height} pixels, over the cap of "
+                    f"{SCREEN_SIDE_MAX} pixels a side (no screen is that large; it was not decoded)",
+                    remedy=CAP_REMEDY,
+                    retryable=False,
+                )
         return data
 
     async def tap(self, x: int, y: int) -> None:

@@ -61,8 +61,8 @@ def add_sim_arguments(parser: argparse.ArgumentParser) -> None:
         choices=HOSTILE_MODES,
         metavar="MODE",
         help="answer as a broken or hostile phone would (tests): flood-output (logcat and dumpsys print "
-        "without end), huge-png (screencap never ends), huge-hierarchy (the hierarchy server's answer "
-        "never ends); repeatable",
+        "without end), huge-png (screencap never ends), png-bomb (a screenshot that says it is 100 000 "
+        "pixels square), huge-hierarchy (the hierarchy server's answer never ends); repeatable",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logs (to stderr)")
 

@@ -9,6 +9,9 @@ Off unless asked, by name: ``SimulatedPhoneServer(hostile={...})``, ``phone-agen
     as the host takes them, until it closes the stream.
 ``huge-png``
     ``screencap -p`` answers a PNG that never ends: a true signature and header, then data without end.
+``png-bomb``
+    ``screencap -p`` answers a small, whole PNG that says it is 100 000 pixels square (decoded, it
+    would take 40 GB).
 ``huge-hierarchy``
     The hierarchy server's ``dumpWindowHierarchy`` answers a chunked HTTP body that never ends.
 
@@ -27,7 +30,7 @@ from collections.abc import Iterable
 from phone_agent.adb.shell_protocol import ShellId, encode_shell_packet
 from phone_agent.sim.connection import AdbdStream, AdbdStreamClosedError, ServiceHandler
 
-HOSTILE_MODES = ("flood-output", "huge-png", "huge-hierarchy")
+HOSTILE_MODES = ("flood-output", "huge-png", "png-bomb", "huge-hierarchy")
 FLOODED_COMMANDS = ("logcat", "dumpsys")
 ENDLESS = 8 << 30  # "without end": a host that never closes is let go after this much
 CHUNK = 1 << 20
@@ -59,7 +62,22 @@ def hostile_handler(
         return lambda stream: _endless(stream, _log_lines(), v2)
     if "huge-png" in modes and words[:2] == ["screencap", "-p"]:
         return lambda stream: _endless(stream, _png_without_end(), v2)
+    if "png-bomb" in modes and words[:2] == ["screencap", "-p"]:
+        return lambda stream: _once(stream, _png_bomb(), v2)
     return None
+
+
+async def _once(stream: AdbdStream, data: bytes, v2: bool) -> None:
+    try:
+        if v2:
+            await stream.write(encode_shell_packet(ShellId.STDOUT, data))
+            await stream.write(encode_shell_packet(ShellId.EXIT, b"\0"))
+        else:
+            await stream.write(data)
+    except AdbdStreamClosedError:
+        return
+    if not stream.closed:
+        stream.connection.close_stream(stream)
 
 
 async def _endless(stream: AdbdStream, chunks: Iterable[bytes], v2: bool) -> None:
@@ -93,6 +111,14 @@ def _png_without_end() -> Iterable[bytes]:
     filler = _png_chunk(b"IDAT", b"\0" * (CHUNK - 12))
     while True:
         yield filler
+
+
+def _png_bomb() -> bytes:
+    side = 100_000
+    header = struct.pack(">IIBBBBB", side, side, 8, 6, 0, 0, 0)
+    rows = zlib.compress(b"\0" * (1 << 20), 9)  # the first rows of a transparent square; the rest never come
+    chunks = _png_chunk(b"IHDR", header) + _png_chunk(b"IDAT", rows) + _png_chunk(b"IEND", b"")
+    return b"\x89PNG\r\n\x1a\n" + chunks
 
 
 async def endless_http_body(stream: AdbdStream) -> None:
