@@ -324,12 +324,13 @@ async def gather_crashes(phone: DeviceSession) -> list[Crash]:
 
 
 async def list_crashes(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
+    package = None
     if "packageName" in args:
-        for_tool(package_name, args["packageName"], "list_crashes", "packageName")
+        package = for_tool(package_name, args["packageName"], "list_crashes", "packageName")
     phone = env.session()
     crashes = await gather_crashes(phone)
-    if "packageName" in args:
-        crashes = [crash for crash in crashes if crash.package == args["packageName"]]
+    if package is not None:
+        crashes = [crash for crash in crashes if crash.package == package]
     if "sinceSeconds" in args:
         now, offset = await phone_clock(phone)
         crashes = [c for c in crashes if stamp_epoch(c.time, offset) >= now - args["sinceSeconds"] - 1]
