@@ -1,8 +1,9 @@
 """A hostile phone cannot crash the page: the simulated phone, told to answer as a broken or malicious one
 (``sim/hostile.py``), floods logcat and dumpsys without end, sends a PNG without end, a small PNG that
-says it is 100 000 pixels square, and a hierarchy server answer without end; the page (Pyodide in Chromium, over the ADB bridge) stops each at its cap
-with a ``device_error`` naming it — on both channels — and answers the very next call, with no page
-error and no reload.
+says it is 100 000 pixels square, and a hierarchy server answer without end; the page (Pyodide in
+Chromium, over the ADB bridge) stops each at its cap with a ``device_error`` naming it — on both
+channels — and answers the very next call, with no page error and no reload. And a hostile caller's
+shell syntax in a value (a package, a permission, a flow's appId) runs nothing on the phone.
 """
 
 from __future__ import annotations
@@ -160,3 +161,34 @@ async def test_a_hierarchy_answer_without_end(fresh: Rig, channel: str):
     assert not again.get("isError"), again
     assert again["structuredContent"]["treeSource"] == "hierarchy-server", again
     await the_same_page(fresh)
+
+
+# ----- and a hostile caller: shell syntax in a value runs nothing, on either channel ----------------------
+
+
+@pytest.mark.parametrize("channel", ["mcp", "webmcp"])
+async def test_shell_syntax_in_a_value_runs_nothing_on_the_phone(fresh: Rig, channel: str):
+    mark = f"/sdcard/Download/pwned-{channel}"
+    attacks = [
+        ("read_logs", {"packageName": f"com.x;touch {mark};echo"}, "invalid_argument"),
+        ("list_crashes", {"packageName": f"$(touch {mark})"}, "invalid_argument"),
+        ("set_permission", {"packageName": "com.android.settings", "permission": f"x;touch {mark}",
+                            "granted": True}, "invalid_argument"),
+        ("uninstall_app", {"packageName": f"`touch {mark}`"}, "invalid_argument"),
+        ("run_flow", {"yaml": f'appId: "com.x;touch {mark};echo"\n---\n- launchApp:\n    clearState: true\n'},
+         "invalid_flow"),
+        ("run_flow", {"yaml": "appId: com.android.settings\n---\n- launchApp:\n    permissions:\n"
+                              f'      "x;touch {mark};echo": allow\n'}, "invalid_flow"),
+    ]  # fmt: skip
+    for tool, args, code in attacks:
+        result = await fresh.call(channel, tool, **args)
+        assert result.get("isError") and result["structuredContent"]["code"] == code, (tool, result)
+    env_attack = await fresh.call(
+        channel,
+        "run_flow",
+        yaml="appId: ${APP}\n---\n- launchApp:\n    clearState: true\n    stopApp: false\n",
+        env={"APP": f"com.x;touch {mark};echo"},
+    )
+    assert env_attack["structuredContent"]["passed"] is False, env_attack
+    assert not fresh.sim.fs.exists(mark)
+    await fresh.still_answers(channel)
