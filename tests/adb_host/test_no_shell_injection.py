@@ -149,12 +149,20 @@ async def test_a_secret_with_shell_syntax_is_typed_as_it_is(ctx, sim):
 # ----- the read-only profile reads and nothing more ----------------------------------------------------
 
 
-READING = re.compile(
-    r"^(?:getprop(?: [\w.]+)?|wm (?:size|density)(?:; wm density)?.*|dumpsys [\w -]+(?:\|.*)?|"
-    r"date \+%s%z|pidof [\w.]+|logcat -d (?!.*-[cG]).*|pm list packages.*|screencap -p|"
-    r"uiautomator dump /sdcard/window_dump\.xml && cat /sdcard/window_dump\.xml|"
-    r"cmd package resolve-activity.*|dumpsys window.*)$"
-)
+READING_COMMANDS = [
+    r"getprop(?: [\w.]+)?",  # the phone's properties
+    r"wm size",  # and screen size
+    r"wm size; wm density; dumpsys display \| grep 'DisplayInfo\{'",  # get_screen_info
+    r"dumpsys [\w -]+",  # dropbox, notification
+    r"dumpsys window(?: windows)? \| grep .*",  # the focused window, the secure-window check
+    r"date \+%s%z",  # the phone's clock
+    r"pidof [\w.]+",
+    r"logcat -d (?!.*-[cG])[\w ,.-]*",  # a dump of the log: never -c (clear) nor -G (resize)
+    r"pm list packages(?: -3)?",
+    r"screencap -p",
+    r"uiautomator dump /sdcard/window_dump\.xml && cat /sdcard/window_dump\.xml",
+]
+READING = re.compile("^(?:" + "|".join(READING_COMMANDS) + ")$")
 
 
 class RecordingOpener:
