@@ -82,8 +82,10 @@ class PhoneRig:
     page: Any = None
 
     async def fresh(self) -> PhoneRig:
-        """The page up (booted again if the last one crashed) and the phone as new, before a test."""
+        """The page up (booted again if the last one crashed) and the phone as new (and no longer
+        hostile), before a test."""
         self.page, _watch = await self.kept.get()
+        self.sim.set_hostile([])
         self.sim.phone.reset()
         return self
 
