@@ -25,8 +25,8 @@ class RigPool:
         self.browser, self.request, self.stack = browser, request, stack
         self.rigs: dict[str, PhoneRig | AgentRig] = {}
 
-    async def get(self, spec: Any) -> PhoneRig | AgentRig:
-        key = repr(spec)
+    async def get(self, spec: Any, module: str) -> PhoneRig | AgentRig:
+        key = f"{module}: {spec!r}" if getattr(spec, "alone", False) else repr(spec)
         if key not in self.rigs:
             self.rigs[key] = await self.stack.enter_async_context(spec.start(self.browser, self.request))
         return self.rigs[key]
@@ -42,7 +42,7 @@ async def rig_pool(browser: Any, request: pytest.FixtureRequest) -> AsyncIterato
 async def rig(request: pytest.FixtureRequest, rig_pool: RigPool) -> AsyncIterator[PhoneRig | AgentRig]:
     """The module's rig (shared with every module that asks for the same one); what the module's tests
     made its page say wrong fails the module's last test."""
-    started = await rig_pool.get(getattr(request.module, "RIG", PhoneRigSpec()))
+    started = await rig_pool.get(getattr(request.module, "RIG", PhoneRigSpec()), request.module.__name__)
     yield started
     watch = started.kept.watch
     if watch is not None and not watch.gone:

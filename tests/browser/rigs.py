@@ -128,10 +128,12 @@ class PhoneRig:
 @dataclass(frozen=True)
 class PhoneRigSpec:
     """A module's phone rig: the sim's options (``SimulatedPhoneServer``'s keywords) and what the page's
-    URL adds (``&scrcpy=0``: the live view on screenshots)."""
+    URL adds (``&scrcpy=0``: the live view on screenshots). ``alone``: the module's tests leave the
+    page in a state no other module may inherit, so it shares its rig with none."""
 
     sim: dict[str, Any] = field(default_factory=dict)
     query: str = ""
+    alone: bool = False
 
     @contextlib.asynccontextmanager
     async def start(self, browser: Any, request: pytest.FixtureRequest) -> AsyncIterator[PhoneRig]:

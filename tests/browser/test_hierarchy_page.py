@@ -18,8 +18,9 @@ from tests.browser.rigs import PhoneRig, PhoneRigSpec
 pytestmark = pytest.mark.browser
 
 
-# app_process for u2, no scrcpy (and the live view on screenshots)
-RIG = PhoneRigSpec(sim={"hierarchy": True}, query="&scrcpy=0")
+# app_process for u2, no scrcpy (and the live view on screenshots); alone: its last act leaves the page
+# reading the tree by uiautomator dump (another UiAutomation user holds the phone)
+RIG = PhoneRigSpec(sim={"hierarchy": True}, query="&scrcpy=0", alone=True)
 
 
 async def test_the_page_reads_the_tree_through_the_server_and_recovers_it(fresh: PhoneRig):
