@@ -12,7 +12,7 @@ import subprocess
 
 import pytest
 
-from phone_agent.relay.frames import CLOSE_UNPAIRED, hello_frame, pair_frame
+from phone_agent.relay.frames import CLOSE_UNPAIRED, HelloFrame, PairFrame
 from tests.browser.test_relay_channel import REFUSED, wait_badge
 from tests.server.harness import Peer
 from tests.support import (
@@ -50,7 +50,7 @@ async def forged_script_is_refused(port: int) -> None:
     with urllib.request.urlopen(request, timeout=10) as response:
         config = json.loads(response.read())
     assert "pairing" not in config and config["pageKey"] is False
-    for hello in (hello_frame(config.get("pairing") or ""), pair_frame("000000")):
+    for hello in (HelloFrame(config.get("pairing") or "").to_wire(), PairFrame("000000").to_wire()):
         peer = await Peer.connect(port, hello=hello)
         try:
             assert await peer.wait_closed(timeout=15) == CLOSE_UNPAIRED

@@ -74,16 +74,8 @@ def page_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def server(page_root: Path, tmp_path: Path) -> Iterator[int]:
     port = free_port()
-    args = [
-        "--port",
-        str(port),
-        "--root",
-        str(page_root),
-        "--self-check-delay",
-        "0",
-        "--page-wait-ms",
-        "10000",
-    ]
+    args = ["--port", str(port), "--root", str(page_root), "--self-check-delay", "0"]
+    args += ["--page-wait-ms", "10000"]
     with serve_process(args, tmp_path / "serve.txt"):
         yield port
 

@@ -150,7 +150,7 @@ def test_a_command_item_with_two_keys_is_refused_even_with_a_label():
         ("appId: a\n---\n- swipe:\n    direction: SIDEWAYS\n", 4, 16, "UP, DOWN, LEFT, RIGHT"),
         ("appId: a\n---\n- pressKey: Hyper\n", 3, 13, "unknown key 'Hyper'"),
         ("appId: a\n---\n- tapOn: OK\n  - back\n", 4, 3, ""),
-        ("appId: a\n---\n- repeat:\n    times: 5000\n    commands: [back]\n", 4, 12, "1000 rounds"),
+        ("appId: a\n---\n- repeat:\n    times: 5000\n    commands: [back]\n", 4, 12, "from 0 to 1000"),
         ("appId: a\n---\n- runFlow: missing.yaml\n", 3, 12, "missing.yaml"),
         ("appId: a\n---\n- tapOn: {text: OK, traits: round}\n", 3, 29, "unknown trait 'round'"),
         ("appId: a\n---\n- assertVisible:\n    enabled: maybe\n", 4, 14, "true or false"),

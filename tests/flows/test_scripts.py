@@ -151,10 +151,10 @@ async def test_a_repeat_past_its_bound_and_a_run_flow_cycle_stop_with_clear_erro
         "- repeat:\n    while:\n      true: ${true}\n    commands:\n      - evalScript: ${output.n++}\n"
     )
     report = (await call(dispatcher, "run_flow", yaml=flow))["structuredContent"]
-    assert "repeat stopped after 1000 rounds" in report["failure"]["error"]
+    assert "still held after 1000 rounds" in report["failure"]["error"]
     flow = "appId: com.android.settings\n---\n- repeat:\n    times: ${5000}\n    commands:\n      - back\n"
     report = (await call(dispatcher, "run_flow", yaml=flow))["structuredContent"]
-    assert "more than the 1000 rounds" in report["failure"]["error"]
+    assert "from 0 to 1000" in report["failure"]["error"]
     files = {"a.yaml": "appId: a\n---\n- runFlow: b.yaml\n", "b.yaml": "appId: a\n---\n- runFlow: a.yaml\n"}
     result = await call(dispatcher, "run_flow", yaml="appId: a\n---\n- runFlow: a.yaml\n", files=files)
     error = result["structuredContent"]

@@ -23,6 +23,7 @@ from tests.server.harness import (
     Peer,
     free_port,
     page_token,
+    phone_agent_process,
     port_is_free,
     stop_server,
     wait_listening,
@@ -56,13 +57,10 @@ async def test_stdout_is_json_rpc_only_and_closing_stdin_ends_the_front_but_not_
 ) -> None:
     port = free_port()
     stderr_path = tmp_path / "stderr.txt"
-    with stderr_path.open("wb") as errlog:
-        process = subprocess.Popen(
-            [PHONE_AGENT, "mcp", "--port", str(port), "--root", str(page_root), "--self-check-delay", "0.2"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=errlog,
-        )
+    process = phone_agent_process(
+        "mcp", "--port", str(port), "--root", str(page_root), "--self-check-delay", "0.2",
+        log=stderr_path, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    )  # fmt: skip
     try:
         assert process.stdin is not None and process.stdout is not None
         wait_listening(port, process)
@@ -218,13 +216,9 @@ async def test_a_stop_is_quiet_and_in_order_whatever_the_signal(
 
     port = free_port()
     errlog = tmp_path / "serve.err"
-    with errlog.open("wb") as sink:
-        process = subprocess.Popen(
-            [PHONE_AGENT, "serve", "--port", str(port), "--root", str(page_root), "--self-check-delay", "0"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=sink,
-        )
+    process = phone_agent_process(
+        "serve", "--port", str(port), "--root", str(page_root), "--self-check-delay", "0", log=errlog
+    )
     page = None
     try:
         await asyncio.to_thread(wait_listening, port, process)

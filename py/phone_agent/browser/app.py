@@ -14,7 +14,7 @@ from pyodide.ffi import create_proxy  # type: ignore[import-not-found]
 
 from .. import __version__
 from ..adb.services import exec_into
-from ..relay.frames import relay_settings
+from ..relay.settings import relay_settings
 from ..tools.catalog import DEFAULT_TOOL_PROFILE, ToolProfile
 from ..tools.dispatch import ToolDispatcher
 from ..tools.named_secrets import SecretBook
@@ -155,7 +155,7 @@ async def start() -> PhoneAgentPage:
     context.live_screen = phone.live.looks(lambda: True)  # take_screenshot's source "live" asks itself
     live_controls = LiveViewControls(context)
     devloop = DevLoopPanel(context)  # the Developer card: APK install, recording, the log
-    sim_offer = SimOffer((server_config or {}).get("simOnDemand"), phone.connect_tcp)
+    sim_offer = SimOffer((server_config or {}).get("simOnDemand"), phone.connect_simulated)
     agent.runner.on_running = phone.live.agent_running
     # The person at the page: take over (the live view is theirs meanwhile), confirmations, the Setting.
     people = PeopleCard()

@@ -12,11 +12,11 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from ..device import shell_args
+from ..device.shell_args import ShellValueError, package_name, permission_name
 from .device_actions import DEVICE_ACTIONS, launch_with_arguments
-from .flow_checks import MAX_REPEAT, MAX_RETRIES
-from .keys import maestro_key
-from .model import FlowCommand
-from .runner import (
+from .flow_checks import MAX_REPEAT, MAX_RETRIES, repeat_bound
+from .flow_run import (
     ASSERT_WAIT_MS,
     MAX_SETTLE_MS,
     Action,
@@ -29,6 +29,9 @@ from .runner import (
     selector_of,
     settle_screen,
 )
+from .keys import maestro_key
+from .model import FlowCommand
+from .output_paths import OutputPathError, output_path
 from .scripts import truthy
 from .selectors import describe, find
 from .variables import SECRET_TEXT, StepFailed
@@ -56,8 +59,17 @@ async def _launch_app(runner: FlowRunner, command: FlowCommand, args: dict[str, 
     await runner.settle()
 
 
+def checked(check: Callable[[str], str], value: Any, what: str) -> str:
+    """A value bound for the phone's shell, of its kind (a package, a permission), else the step fails."""
+    try:
+        return check(str(value))
+    except ShellValueError as exc:
+        raise StepFailed(f"{what} {exc.problem}: {exc.remedy}") from None
+
+
 async def _clear(runner: FlowRunner, package: str) -> None:
-    answer = await runner.phone.shell(f"pm clear {package}")
+    package = checked(package_name, package, "appId")
+    answer = await runner.phone.shell(shell_args.command("pm", "clear", package))
     if "Success" not in answer:
         raise StepFailed(f"the phone did not clear {package}'s data: {answer.strip() or 'no answer'}")
 
@@ -65,14 +77,14 @@ async def _clear(runner: FlowRunner, package: str) -> None:
 async def _set_permissions(runner: FlowRunner, package: str, wanted: dict[str, str]) -> None:
     """launchApp's permissions: ``all`` means every permission the app requests (``dumpsys package``);
     a named one wins over ``all``. allow grants, deny and unset revoke (pm grant / pm revoke)."""
+    package = checked(package_name, package, "appId")
+    named = {
+        name if name == "all" else checked(permission_name, name, "the permission"): state
+        for name, state in wanted.items()
+    }
     states: dict[str, str] = {}
-    if not re.fullmatch(r"[A-Za-z0-9_.]+", package):
-        raise StepFailed(f"{package!r} is not a package name")
-    for name in wanted:
-        if not re.fullmatch(r"[A-Za-z0-9_.]+", name):
-            raise StepFailed(f"{name!r} is not a permission name")
-    if "all" in wanted:
-        listing = await runner.phone.shell(f"dumpsys package {package}")
+    if "all" in named:
+        listing = await runner.phone.shell(shell_args.command("dumpsys", "package", package))
         requested, inside = [], False
         for line in listing.splitlines():
             stripped = line.strip()
@@ -82,12 +94,12 @@ async def _set_permissions(runner: FlowRunner, package: str, wanted: dict[str, s
                 requested.append(stripped)
             elif inside:
                 inside = False
-        states = dict.fromkeys(requested, wanted["all"])
-    states.update({name: state for name, state in wanted.items() if name != "all"})
-    explicit = {name for name in wanted if name != "all"}
+        states = dict.fromkeys(requested, named["all"])
+    states.update({name: state for name, state in named.items() if name != "all"})
+    explicit = {name for name in named if name != "all"}
     for name, state in states.items():
         verb = "grant" if state == "allow" else "revoke"
-        answer = await runner.phone.shell(f"pm {verb} {package} {name}")
+        answer = await runner.phone.shell(shell_args.command("pm", verb, package, name))
         failed = "Exception" in answer or "Unknown" in answer
         if failed and name in explicit:  # a permission named in the flow must be set; `all` does its best
             raise StepFailed(f"the phone would not {verb} {name} for {package}: {answer.strip()}")
@@ -343,7 +355,10 @@ async def _open_link(runner: FlowRunner, command: FlowCommand, args: dict[str, A
 async def _take_screenshot(
     runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun
 ) -> None:
-    path = str(args["path"])
+    try:
+        path = output_path(args["path"])  # a ${NAME} path is known only now
+    except OutputPathError as exc:
+        raise StepFailed(str(exc)) from None
     path = path if path.lower().endswith(".png") else f"{path}.png"
     png = await runner.phone.screenshot()
     run.screenshots.append({"path": path, "data": base64.b64encode(png).decode("ascii")})
@@ -394,14 +409,16 @@ async def _repeat(runner: FlowRunner, command: FlowCommand, args: dict[str, Any]
     """Maestro's repeat: ``times`` rounds and/or while its condition holds; past MAX_REPEAT rounds with the
     condition still true it stops with an error (a repeat never runs away)."""
     times = _number(args["times"], "times") if "times" in args else None
-    if times is not None and times > MAX_REPEAT:
-        raise StepFailed(f"repeat times is {times}, more than the {MAX_REPEAT} rounds a repeat may run")
+    if times is not None and not 0 <= times <= MAX_REPEAT:  # a ${NAME} known only now
+        raise StepFailed(repeat_bound(times))
     rounds = 0
     while times is None or rounds < times:
         if not await runner.condition(command.condition, run, command):
             break
         if rounds >= MAX_REPEAT:
-            raise StepFailed(f"repeat stopped after {MAX_REPEAT} rounds: its while condition still held")
+            raise StepFailed(
+                f"repeat: the while condition still held after {MAX_REPEAT} rounds (the most a repeat runs)"
+            )
         if runner.now() >= run.deadline:
             raise StepFailed(f"repeat ran out of time after {rounds} rounds")
         await runner.run_inner(command.commands, run, f"repeat (round {rounds + 1})")

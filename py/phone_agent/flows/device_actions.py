@@ -7,8 +7,8 @@ shown to the media scanner), ``startRecording``/``stopRecording`` (the catalog's
 ``inputRandom…``, ``clearKeychain`` (iOS's keychain; Android has none, as Maestro's Android driver says),
 and launchApp's ``arguments`` (extras of the launch intent).
 
-Every value that reaches the shell is checked and quoted here (``shell_quote``). Pure: the phone is the
-runner's ``FlowPhone``.
+Every value that reaches the shell is checked by its kind and quoted (``device/shell_args``). Pure: the
+phone is the runner's ``FlowPhone``.
 """
 
 from __future__ import annotations
@@ -21,15 +21,17 @@ import string
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from ..device import shell_args
+from ..device.shell_args import ShellValueError, package_name
+from .output_paths import OutputPathError, output_path
 from .variables import StepFailed
 
 if TYPE_CHECKING:  # the runner's types, for the signatures below; runner.py never imports this module
+    from .flow_run import FlowPhone, FlowRun, FlowRunner
     from .model import FlowCommand
-    from .runner import FlowPhone, FlowRun, FlowRunner
 
 TRAVEL_STEPS = 50  # Maestro's: each leg of a travel in 50 location updates
 DEFAULT_TRAVEL_SPEED = 4.0  # metres a second, Maestro's default
-_PACKAGE = re.compile(r"[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+")
 _EXTRA_KEY = re.compile(r"[A-Za-z0-9_.:-]{1,200}")
 _MEDIA_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9 _.,()+-]{0,150}")
 _TEST_PROVIDERS = ("gps", "network")
@@ -39,19 +41,11 @@ _DOMAINS = ("example.com", "example.org", "example.net")
 _random = random.Random()
 
 
-def shell_quote(value: str) -> str:
-    """``value`` as one word for the phone's shell (mksh): single-quoted, its own quotes escaped; a NUL
-    cannot be passed at all."""
-    if "\x00" in value:
-        raise StepFailed("a value with a NUL character cannot be passed to the phone's shell")
-    return "'" + value.replace("'", "'\\''") + "'"
-
-
 def _package(value: Any) -> str:
-    package = str(value)
-    if not _PACKAGE.fullmatch(package):
-        raise StepFailed(f"{package!r} is not a package name (such as com.example.app)")
-    return package
+    try:
+        return package_name(str(value))
+    except ShellValueError as exc:
+        raise StepFailed(f"appId {exc.problem}: {exc.remedy}") from None
 
 
 def _failed(answer: str) -> bool:
@@ -62,7 +56,7 @@ def _failed(answer: str) -> bool:
 async def _kill_app(runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
     """Maestro's killApp: ``am kill`` (the system's way to end an app's process, as Android's low-memory
     killer would, so the app restores its state when opened again)."""
-    answer = await runner.phone.shell(f"am kill {_package(args['appId'])}")
+    answer = await runner.phone.shell(shell_args.command("am", "kill", _package(args["appId"])))
     if _failed(answer):
         raise StepFailed(f"the phone would not kill {args['appId']}: {answer.strip()}")
 
@@ -96,8 +90,7 @@ async def set_location(phone: FlowPhone, lat: float, lng: float, prepared: set[s
             if _failed(answer):
                 raise StepFailed(
                     "the phone has no test location providers "
-                    "(`cmd location providers`, Android 12 and newer): "
-                    + answer.strip()
+                    "(`cmd location providers`, Android 12 and newer): " + answer.strip()
                 )
         prepared.add("done")
     for provider in _TEST_PROVIDERS:
@@ -190,8 +183,14 @@ async def _add_media(runner: FlowRunner, command: FlowCommand, args: dict[str, A
         device_path = f"/sdcard/{folder}/{name}"
         await runner.phone.call("push_file", {"devicePath": device_path, "contentBase64": data})
         answer = await runner.phone.shell(
-            "am broadcast -a android.intent.action.MEDIA_SCANNER_SCAN_FILE -d "
-            + shell_quote("file://" + device_path)
+            shell_args.command(
+                "am",
+                "broadcast",
+                "-a",
+                "android.intent.action.MEDIA_SCANNER_SCAN_FILE",
+                "-d",
+                f"file://{device_path}",
+            )
         )
         if "Broadcast completed" not in answer:
             raise StepFailed(f"the media scanner was not told of {device_path}: {answer.strip()}")
@@ -202,8 +201,11 @@ async def _start_recording(
 ) -> None:
     if run.recording:
         raise StepFailed(f"a recording ({run.recording}) is already running: stopRecording first")
+    try:
+        path = output_path(args["path"])  # a ${NAME} path is known only now
+    except OutputPathError as exc:
+        raise StepFailed(str(exc)) from None
     await runner.phone.call("start_recording", {})
-    path = str(args["path"])
     run.recording = path if path.lower().endswith(".mp4") else f"{path}.mp4"
 
 
@@ -257,12 +259,14 @@ async def launch_with_arguments(phone: FlowPhone, package: str, arguments: dict[
     decimal or boolean extras, as Maestro types them)."""
     package = _package(package)
     found = await phone.shell(
-        f"cmd package resolve-activity --brief -c android.intent.category.LAUNCHER {package}"
+        shell_args.command(
+            "cmd", "package", "resolve-activity", "--brief", "-c", "android.intent.category.LAUNCHER", package
+        )
     )
     component = found.strip().splitlines()[-1].strip() if found.strip() else ""
     if "/" not in component:
         raise StepFailed(f"{package} has no launcher activity to start with arguments ({found.strip()!r})")
-    words = ["am start -W -n", shell_quote(component)]
+    words = ["am start -W -n", shell_args.quote(component)]
     for key, value in arguments.items():
         if not _EXTRA_KEY.fullmatch(str(key)):
             raise StepFailed(f"{key!r} is not a launch argument's name (letters, digits, _ . : -)")
@@ -274,7 +278,7 @@ async def launch_with_arguments(phone: FlowPhone, package: str, arguments: dict[
             kind, text = "--ef", repr(value)
         else:
             kind, text = "--es", str(value)
-        words += [kind, shell_quote(str(key)), shell_quote(text)]
+        words += [kind, shell_args.quote(str(key)), shell_args.quote(text)]
     answer = await phone.shell(" ".join(words))
     if "Error" in answer or "Exception" in answer:
         raise StepFailed(f"the phone did not start {package}: {answer.strip()}")

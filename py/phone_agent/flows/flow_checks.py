@@ -12,12 +12,13 @@ import re
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from ..device.shell_args import ShellValueError, permission_name
 from . import grammar as g
 from .keys import maestro_key
 from .model import Flow, FlowCommand, FlowError
 from .yaml_nodes import Node, scalar_value
 
-MAX_REPEAT = 1_000  # a repeat's rounds, and a repeat with no bound stops there with an error
+MAX_REPEAT = 1_000  # the most rounds a repeat runs: more is refused when read, never cut short
 MAX_RETRIES = 3  # Maestro's own ceiling on retry's maxRetries
 MEDIA_TYPES = ("png", "jpeg", "jpg", "gif", "mp4")
 _PERMISSION_STATES = ("allow", "deny", "unset")
@@ -28,6 +29,8 @@ class ReadingPort(Protocol):
     """What a check uses of the reading it is part of (``flow_reader.ReadingPort``)."""
 
     app_id: str
+
+    def check_app_id(self, value: str, node: Node | None, line: int = 1, column: int = 1) -> str: ...
 
     def error(self, message: str, node: Node | None, line: int = 1, column: int = 1) -> FlowError: ...
 
@@ -43,6 +46,11 @@ class ReadingPort(Protocol):
 Check = Callable[[ReadingPort, FlowCommand, "Node | None"], None]
 
 
+def repeat_bound(times: object) -> str:
+    """Why a repeat's ``times`` is refused."""
+    return f"repeat times must be from 0 to {MAX_REPEAT} (the most rounds a repeat runs), not {times}"
+
+
 def _at(value: Node | None, key: str) -> Node | None:
     return value.get(key) if value is not None and value.kind == "map" else value
 
@@ -51,6 +59,8 @@ def _app(reading: ReadingPort, command: FlowCommand, value: Node | None) -> None
     args = command.args
     if "url" in args:
         args.setdefault("appId", args.pop("url"))
+    elif args.get("appId"):
+        reading.check_app_id(str(args["appId"]), _at(value, "appId"), command.line, command.column)
     if not args.get("appId"):
         if not reading.app_id:
             raise reading.error(
@@ -68,6 +78,11 @@ def _launch_app(reading: ReadingPort, command: FlowCommand, value: Node | None) 
             raise reading.error("permissions must be `name: allow | deny | unset` lines", node)
         found: dict[str, str] = {}
         for key, state in node.pairs:
+            if str(key.value) != "all":
+                try:
+                    permission_name(str(key.value))
+                except ShellValueError as exc:
+                    raise reading.error(f"the permission {exc.problem}: {exc.remedy}", key) from None
             word = str(state.value) if state.kind == "scalar" else ""
             if word not in _PERMISSION_STATES:
                 raise reading.error(f"the permission {key.value} must be allow, deny or unset", state)
@@ -184,11 +199,8 @@ def _repeat(reading: ReadingPort, command: FlowCommand, value: Node | None) -> N
     _condition(reading, command, "while")
     command.commands = reading.commands(command.args.pop("commands"))
     times = command.args.get("times")
-    if isinstance(times, (int, float)) and times > MAX_REPEAT:
-        raise reading.error(
-            f"repeat times is {times:g}, more than the {MAX_REPEAT} rounds a repeat may run",
-            _at(value, "times"),
-        )
+    if isinstance(times, (int, float)) and not 0 <= times <= MAX_REPEAT:
+        raise reading.error(repeat_bound(times), _at(value, "times"))
 
 
 def _run_script(reading: ReadingPort, command: FlowCommand, value: Node | None) -> None:

@@ -16,12 +16,24 @@ import posixpath
 from collections.abc import Callable
 from typing import Any
 
+from ..device.shell_args import ShellValueError, package_name
 from . import grammar as g
-from .flow_checks import CHECKS
+from .flow_checks import CHECKS, MAX_REPEAT, repeat_bound
 from .model import Flow, FlowCommand, FlowError
+from .output_paths import OutputPathError, output_path
 from .yaml_nodes import Node, YamlError, parse_all, scalar_value
 
 MAX_INCLUDE_DEPTH = 16
+__all__ = [
+    "COMMANDS",
+    "MAX_REPEAT",
+    "SELECTOR_KEYS",
+    "Flow",
+    "FlowCommand",
+    "FlowError",
+    "read_flow",
+    "repeat_bound",
+]
 SELECTOR_KEYS = g.MATCHING_KEYS
 COMMANDS = g.COMMANDS
 _TWO_SECTIONS = (
@@ -127,6 +139,11 @@ class FlowReading:
             )
         else:
             flow.app_id = self.app_id = str(app_node.value)
+            if node.get("appId") is app_node:  # url names a web page; an appId reaches the phone's shell
+                try:
+                    self.check_app_id(flow.app_id, app_node)
+                except FlowError as problem:
+                    self.note(problem)
         for key, value in node.pairs:
             name = str(key.value)
             if name in ("appId", "url"):
@@ -150,6 +167,15 @@ class FlowReading:
         return flow
 
     # -- values ---------------------------------------------------------------------------------
+
+    def check_app_id(self, value: str, node: Node | None, line: int = 1, column: int = 1) -> str:
+        """An appId as written: a package name (it reaches the phone's shell), or ``${…}`` known later."""
+        if "${" not in value:
+            try:
+                package_name(value)
+            except ShellValueError as exc:
+                raise self.error(f"appId {exc.problem}: {exc.remedy}", node, line, column) from None
+        return value
 
     def text(self, node: Node, what: str) -> str:
         if node.kind != "scalar" or node.value is None:
@@ -185,6 +211,13 @@ class FlowReading:
         text = "" if node.value is None else str(node.value)
         if kind == g.STR:
             return text
+        if kind == g.OUT:
+            if "${" in text:
+                return text  # checked when it runs, once its value is known
+            try:
+                return output_path(text)
+            except OutputPathError as exc:
+                raise self.error(str(exc), node) from None
         if kind == g.BOOL:
             if isinstance(value, bool):
                 return value

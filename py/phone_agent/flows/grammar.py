@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-STR, INT, NUMSTR, BOOL, DOUBLE = "text", "integer", "number", "boolean", "decimal"
+STR, INT, NUMSTR, BOOL, DOUBLE = "string", "integer", "number", "boolean", "decimal"
+OUT = "output path"  # a path the command writes to: it stays under the run's folder (output_paths)
 SEL, SELS, ENV, CMDS, COND, STRS, MAP = "selector", "selectors", "env", "commands", "condition", "list", "map"
 COMMON = {"label": STR, "optional": BOOL}
 
@@ -102,6 +103,11 @@ class CommandSpec:
     def all_keys(self) -> dict[str, str]:
         return {**(SELECTOR_KEYS if self.selector else {}), **COMMON, **self.keys}
 
+    @property
+    def shorthand(self) -> str | None:
+        """The key a scalar value sets (a selector command's is its selector's ``text``)."""
+        return "text" if self.scalar == "selector" else self.scalar
+
 
 _SELECTOR_COMMAND = CommandSpec(scalar="selector", selector=True)
 # phone-agent's own addition, kept from before: how long an assertion waits (Maestro's reader has no such
@@ -178,8 +184,8 @@ COMMANDS: dict[str, CommandSpec] = {
     "openLink": CommandSpec(
         scalar="link", keys={"link": STR, "autoVerify": BOOL, "browser": BOOL}, required=("link",)
     ),
-    "takeScreenshot": CommandSpec(scalar="path", keys={"path": STR}, required=("path",)),
-    "startRecording": CommandSpec(scalar="path", keys={"path": STR}, required=("path",)),
+    "takeScreenshot": CommandSpec(scalar="path", keys={"path": OUT}, required=("path",)),
+    "startRecording": CommandSpec(scalar="path", keys={"path": OUT}, required=("path",)),
     "stopRecording": CommandSpec(bare=True),
     "runFlow": CommandSpec(scalar="file", keys={"file": STR, "when": COND, "env": ENV, "commands": CMDS}),
     "runScript": CommandSpec(scalar="file", keys={"file": STR, "env": ENV, "when": COND}, required=("file",)),

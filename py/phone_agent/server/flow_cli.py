@@ -11,6 +11,8 @@ page's saved flows. Exit 0 when every flow passed, 1 when a step failed (or a fl
 when a flow could not be read. Screenshots and recordings (``takeScreenshot``, ``startRecording``, and the
 screenshot taken when a step fails) are written as files: the flow's paths relative to the working
 directory, a failure's next to the report (``--output``) or in the working directory, named after the flow.
+A path that would leave the working directory (absolute, or with ``..``) is refused when the flow is read,
+and checked again, resolved, before anything is written.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import Any
 from xml.etree import ElementTree
 
 from ..flows.flow_reader import FlowError
+from ..flows.output_paths import OutputPathError, output_path
 from ..flows.workspace import WorkspaceError
 from . import background
 from .flow_files import FlowFile, check_folder, load_flow, load_workspace
@@ -188,16 +191,33 @@ async def _run_one(
     report = answer.get("structuredContent") or {}
     outcome.report = report
     content = answer.get("content", [])
-    for shot in report.get("screenshots", []):
-        _write_image(content, shot.get("image"), Path(shot["path"]))
-    for recording in report.get("recordings", []):
-        _write_resource(content, recording.get("resource"), Path(recording["path"]))
+    for kept, write in (("screenshots", _write_image), ("recordings", _write_resource)):
+        for item in report.get(kept, []):
+            target = _under(Path.cwd(), item.get("path"))
+            if target is None:  # the flow was checked when read: only a page that lies gets here
+                where = item.get("path")
+                print(f"phone-agent: not written, outside the working directory: {where!r}", file=sys.stderr)
+                continue
+            write(content, item.get("image", item.get("resource")), target)
     failure = report.get("failure") or {}
     if "image" in failure:
         target = report_dir / f"{_safe(flow.name)}-failure.png"
         if _write_image(content, failure["image"], target):
             outcome.failure_png = target
     return outcome
+
+
+def _under(folder: Path, path: Any) -> Path | None:
+    """``folder / path`` when it stays under ``folder`` once resolved (links followed), else None."""
+    try:
+        relative = output_path(path) if isinstance(path, str) else None
+    except OutputPathError:
+        relative = None
+    if relative is None:
+        return None
+    base = folder.resolve()
+    target = (base / relative).resolve()
+    return target if base in target.parents else None
 
 
 def _safe(name: str) -> str:

@@ -27,14 +27,15 @@ from ..relay.frames import (
     CLOSE_REPLACED_REASON,
     CLOSE_SHUTDOWN,
     CLOSE_SHUTDOWN_REASON,
-    answer_frame,
-    call_frame,
-    cancel_frame,
+    AnswerFrame,
+    CallFrame,
+    CancelFrame,
+    PolicyFrame,
+    SecretNamesFrame,
+    SecretValueFrame,
+    TaskRecordFrame,
+    TransferRef,
     parse_secret_request,
-    policy_frame,
-    secret_names_frame,
-    secret_value_frame,
-    task_record_frame,
 )
 from .task_ledger import TaskLedger
 from .transfers import Transfer, TransferRegistry
@@ -129,9 +130,9 @@ class Relay:
         if len(self.ledger):
             self._spawn(self._send_records(link, self.ledger.records()))
         if self.secrets:
-            self._spawn(self._send(link, secret_names_frame(list(self.secrets))))
+            self._spawn(self._send(link, SecretNamesFrame(list(self.secrets)).to_wire()))
         if self.confirm_always:
-            self._spawn(self._send(link, policy_frame("always")))
+            self._spawn(self._send(link, PolicyFrame("always").to_wire()))
         if self.self_check_delay_s and self.self_check_delay_s > 0:
             self._spawn(self._self_check(page))
         return page
@@ -144,7 +145,7 @@ class Relay:
             if link is not None and page == self.core.page:
                 value = self.secrets.get(request.name)
                 log.info("the page types the secret %s%s", request.name, "" if value else " (unknown here)")
-                self._spawn(self._send(link, secret_value_frame(request.id, value)))
+                self._spawn(self._send(link, SecretValueFrame(request.id, value).to_wire()))
             return
         event = self.core.receive_frame(page, text)
         if isinstance(event, CallAnswered):
@@ -186,7 +187,7 @@ class Relay:
             link = self._links.get(page)
             if answer is not None and link is not None:
                 log.info("the MCP client answered the %s question: %s", event.kind, answer)
-                await self._send(link, answer_frame(event.ask, answer))
+                await self._send(link, AnswerFrame(event.ask, answer).to_wire())
 
         task = asyncio.ensure_future(relay_answer())
         state.asks[event.ask] = task
@@ -218,7 +219,7 @@ class Relay:
         try:
             async with asyncio.timeout(LINK_CLOSE_S * len(records)):
                 for record in records:
-                    await link.send_text(task_record_frame(record))
+                    await link.send_text(TaskRecordFrame(record).to_wire())
         except Exception as exc:
             log.debug("could not hand task records to the page: %s", exc)
 
@@ -246,7 +247,7 @@ class Relay:
             await self.transfers.finish(transfer, not failed, why)
 
     async def _call(
-        self, tool: Any, args: Any, on_progress: ProgressHandler | None, transfer: dict[str, Any] | None
+        self, tool: Any, args: Any, on_progress: ProgressHandler | None, transfer: TransferRef | None
     ) -> dict[str, Any]:
         try:
             call = self.core.start_call(tool, args)
@@ -265,7 +266,7 @@ class Relay:
             try:
                 # A page whose socket stopped draining must not hold the call past its own limit.
                 async with asyncio.timeout(call.timeout_ms / 1000):
-                    await link.send_text(call_frame(call.id, call.tool, call.args, transfer))
+                    await link.send_text(CallFrame(call.id, call.tool, call.args, transfer).to_wire())
             except Exception as exc:
                 log.info("could not send %s to the page: %s", call.tool, exc)
                 self.core.end_call(call.id)
@@ -369,7 +370,7 @@ class Relay:
             return
         try:
             async with asyncio.timeout(LINK_CLOSE_S):
-                await link.send_text(cancel_frame(call.id))
+                await link.send_text(CancelFrame(call.id).to_wire())
         except Exception as exc:
             log.debug("could not send cancel for %s: %s", call.id, exc)
 
