@@ -22,7 +22,7 @@ from .flow_run import (
     Action,
     FlowPhone,
     FlowRun,
-    FlowRunner,
+    FlowRunnerBase,
     SkipStep,
     fingerprint,
     point_of,
@@ -42,7 +42,9 @@ ANIMATION_WAIT_MS = 15_000
 ERASE_DEFAULT = 50
 
 
-async def _launch_app(runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
+async def _launch_app(
+    runner: FlowRunnerBase, command: FlowCommand, args: dict[str, Any], run: FlowRun
+) -> None:
     """Maestro's launchApp: stop the app (unless ``stopApp: false``), clear its data when asked, set its
     permissions (``permissions``; Maestro allows them all when none are given), then start it — with
     ``arguments`` as the launch intent's extras."""
@@ -67,14 +69,14 @@ def checked(check: Callable[[str], str], value: Any, what: str) -> str:
         raise StepFailed(f"{what} {exc.problem}: {exc.remedy}") from None
 
 
-async def _clear(runner: FlowRunner, package: str) -> None:
+async def _clear(runner: FlowRunnerBase, package: str) -> None:
     package = checked(package_name, package, "appId")
     answer = await runner.phone.shell(shell_args.command("pm", "clear", package))
     if "Success" not in answer:
         raise StepFailed(f"the phone did not clear {package}'s data: {answer.strip() or 'no answer'}")
 
 
-async def _set_permissions(runner: FlowRunner, package: str, wanted: dict[str, str]) -> None:
+async def _set_permissions(runner: FlowRunnerBase, package: str, wanted: dict[str, str]) -> None:
     """launchApp's permissions: ``all`` means every permission the app requests (``dumpsys package``);
     a named one wins over ``all``. allow grants, deny and unset revoke (pm grant / pm revoke)."""
     package = checked(package_name, package, "appId")
@@ -105,16 +107,18 @@ async def _set_permissions(runner: FlowRunner, package: str, wanted: dict[str, s
             raise StepFailed(f"the phone would not {verb} {name} for {package}: {answer.strip()}")
 
 
-async def _stop_app(runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
+async def _stop_app(runner: FlowRunnerBase, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
     await runner.phone.call("stop_app", {"packageName": args["appId"]})
 
 
-async def _clear_state(runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
+async def _clear_state(
+    runner: FlowRunnerBase, command: FlowCommand, args: dict[str, Any], run: FlowRun
+) -> None:
     await _clear(runner, args["appId"])
 
 
 async def _target_point(
-    runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun
+    runner: FlowRunnerBase, command: FlowCommand, args: dict[str, Any], run: FlowRun
 ) -> tuple[int, int]:
     selector = selector_of(args)
     if not selector:
@@ -129,7 +133,7 @@ async def _target_point(
     return node.bounds.center
 
 
-async def _tap_on(runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
+async def _tap_on(runner: FlowRunnerBase, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
     x, y = await _target_point(runner, command, args, run)
     watch = args.get("retryTapIfNoChange") or args.get("waitUntilVisible")
     before = fingerprint(await runner.phone.nodes()) if watch else None
@@ -150,7 +154,7 @@ async def _tap_on(runner: FlowRunner, command: FlowCommand, args: dict[str, Any]
 
 
 async def _long_press_on(
-    runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun
+    runner: FlowRunnerBase, command: FlowCommand, args: dict[str, Any], run: FlowRun
 ) -> None:
     x, y = await _target_point(runner, command, args, run)
     await runner.phone.call("long_press", {"x": x, "y": y})
@@ -158,7 +162,7 @@ async def _long_press_on(
 
 
 async def _double_tap_on(
-    runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun
+    runner: FlowRunnerBase, command: FlowCommand, args: dict[str, Any], run: FlowRun
 ) -> None:
     x, y = await _target_point(runner, command, args, run)
     if int(args.get("delay", 100)) > 100:  # Maestro's delay between the two taps
@@ -171,7 +175,9 @@ async def _double_tap_on(
     await runner.settle()
 
 
-async def _input_text(runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
+async def _input_text(
+    runner: FlowRunnerBase, command: FlowCommand, args: dict[str, Any], run: FlowRun
+) -> None:
     if not str(args["text"]):
         return  # Maestro types nothing for an empty text (an env left empty, say)
     secret = SECRET_TEXT.fullmatch(str(args["text"]))  # a recorded type_secret: typed by name again
@@ -182,11 +188,15 @@ async def _input_text(runner: FlowRunner, command: FlowCommand, args: dict[str, 
     await runner.settle()
 
 
-async def _erase_text(runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
+async def _erase_text(
+    runner: FlowRunnerBase, command: FlowCommand, args: dict[str, Any], run: FlowRun
+) -> None:
     await runner.phone.delete_chars(int(args.get("charactersToErase", ERASE_DEFAULT)))
 
 
-async def _press_key(runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
+async def _press_key(
+    runner: FlowRunnerBase, command: FlowCommand, args: dict[str, Any], run: FlowRun
+) -> None:
     key = maestro_key(str(args["key"]))
     if key is None:
         raise StepFailed(f"unknown key {args['key']!r}")
@@ -194,13 +204,13 @@ async def _press_key(runner: FlowRunner, command: FlowCommand, args: dict[str, A
     await runner.settle()
 
 
-async def _back(runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
+async def _back(runner: FlowRunnerBase, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
     await runner.phone.call("press_key", {"key": "back"})
     await runner.settle()
 
 
 async def _hide_keyboard(
-    runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun
+    runner: FlowRunnerBase, command: FlowCommand, args: dict[str, Any], run: FlowRun
 ) -> None:
     state = await runner.phone.shell("dumpsys input_method")
     if "mInputShown=true" in state:
@@ -208,7 +218,7 @@ async def _hide_keyboard(
         await runner.settle()
 
 
-async def _scroll(runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
+async def _scroll(runner: FlowRunnerBase, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
     await runner.phone.call("swipe", {"direction": "up"})  # the finger goes up: the content scrolls down
     await runner.settle()
 
@@ -235,7 +245,7 @@ def _visible_enough(node: Any, screen: Any, percentage: int) -> bool:
 
 
 async def _scroll_until_visible(
-    runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun
+    runner: FlowRunnerBase, command: FlowCommand, args: dict[str, Any], run: FlowRun
 ) -> None:
     """Scroll (the content toward ``direction``) until the element shows, at least ``visibilityPercentage``
     of it (default 100), within ``timeout``; ``speed`` 0-100 sets how fast each scroll is (Maestro's 40 by
@@ -263,7 +273,7 @@ async def _scroll_until_visible(
         await runner.settle()
 
 
-async def _center(runner: FlowRunner, node: Any, screen: Any, direction: str) -> None:
+async def _center(runner: FlowRunnerBase, node: Any, screen: Any, direction: str) -> None:
     x, y = node.bounds.center
     cx, cy = screen.width // 2, screen.height // 2
     vertical = direction in ("UP", "DOWN")
@@ -277,7 +287,7 @@ async def _center(runner: FlowRunner, node: Any, screen: Any, direction: str) ->
     await runner.settle()
 
 
-async def _swipe(runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
+async def _swipe(runner: FlowRunnerBase, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
     duration = _number(args.get("duration", 400), "duration")
     if "direction" in args:
         call: dict[str, Any] = {"direction": str(args["direction"]).lower(), "durationMs": duration}
@@ -310,7 +320,7 @@ async def _swipe(runner: FlowRunner, command: FlowCommand, args: dict[str, Any],
 
 
 async def _assert(
-    runner: FlowRunner, selector: dict[str, Any], visible: bool, limit: int, run: FlowRun
+    runner: FlowRunnerBase, selector: dict[str, Any], visible: bool, limit: int, run: FlowRun
 ) -> None:
     node, screen = await runner.wait_for(selector, visible, limit, run)
     if (node is not None) != visible:
@@ -322,19 +332,19 @@ async def _assert(
 
 
 async def _assert_visible(
-    runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun
+    runner: FlowRunnerBase, command: FlowCommand, args: dict[str, Any], run: FlowRun
 ) -> None:
     await _assert(runner, selector_of(args), True, int(args.get("timeout", ASSERT_WAIT_MS)), run)
 
 
 async def _assert_not_visible(
-    runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun
+    runner: FlowRunnerBase, command: FlowCommand, args: dict[str, Any], run: FlowRun
 ) -> None:
     await _assert(runner, selector_of(args), False, int(args.get("timeout", ASSERT_WAIT_MS)), run)
 
 
 async def _extended_wait(
-    runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun
+    runner: FlowRunnerBase, command: FlowCommand, args: dict[str, Any], run: FlowRun
 ) -> None:
     visible = "visible" in args
     selector = args["visible"] if visible else args["notVisible"]
@@ -342,18 +352,20 @@ async def _extended_wait(
 
 
 async def _wait_for_animation(
-    runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun
+    runner: FlowRunnerBase, command: FlowCommand, args: dict[str, Any], run: FlowRun
 ) -> None:
     await settle_screen(runner, int(args.get("timeout", ANIMATION_WAIT_MS)), run)
 
 
-async def _open_link(runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
+async def _open_link(
+    runner: FlowRunnerBase, command: FlowCommand, args: dict[str, Any], run: FlowRun
+) -> None:
     await runner.phone.call("open_url", {"url": str(args["link"])})
     await runner.settle()
 
 
 async def _take_screenshot(
-    runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun
+    runner: FlowRunnerBase, command: FlowCommand, args: dict[str, Any], run: FlowRun
 ) -> None:
     try:
         path = output_path(args["path"])  # a ${NAME} path is known only now
@@ -365,7 +377,7 @@ async def _take_screenshot(
 
 
 async def _copy_text_from(
-    runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun
+    runner: FlowRunnerBase, command: FlowCommand, args: dict[str, Any], run: FlowRun
 ) -> None:
     node, _ = await runner.element(selector_of(args), run, command.optional)
     text = ("" if node.password else node.text) or node.content_desc
@@ -374,7 +386,9 @@ async def _copy_text_from(
     run.variables.copied = text
 
 
-async def _paste_text(runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
+async def _paste_text(
+    runner: FlowRunnerBase, command: FlowCommand, args: dict[str, Any], run: FlowRun
+) -> None:
     if not run.copied:
         raise StepFailed("nothing was copied: pasteText needs a copyTextFrom before it")
     await runner.phone.call("type_text", {"text": run.copied})
@@ -394,7 +408,7 @@ async def _scoped(run: FlowRun, env: dict[str, str], command: FlowCommand) -> di
     return saved
 
 
-async def _run_flow(runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
+async def _run_flow(runner: FlowRunnerBase, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
     if not await runner.condition(command.condition, run, command):
         raise SkipStep
     saved = await _scoped(run, command.env, command)
@@ -405,7 +419,7 @@ async def _run_flow(runner: FlowRunner, command: FlowCommand, args: dict[str, An
         run.variables.env = saved
 
 
-async def _repeat(runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
+async def _repeat(runner: FlowRunnerBase, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
     """Maestro's repeat: ``times`` rounds and/or while its condition holds; past MAX_REPEAT rounds with the
     condition still true it stops with an error (a repeat never runs away)."""
     times = _number(args["times"], "times") if "times" in args else None
@@ -427,7 +441,7 @@ async def _repeat(runner: FlowRunner, command: FlowCommand, args: dict[str, Any]
         raise SkipStep
 
 
-async def _retry(runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
+async def _retry(runner: FlowRunnerBase, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
     """Maestro's retry: its commands again after a failure, up to ``maxRetries`` more times (at most 3)."""
     retries = min(max(_number(args.get("maxRetries", 1), "maxRetries"), 0), MAX_RETRIES)
     saved = await _scoped(run, command.env, command)
@@ -447,11 +461,15 @@ async def _retry(runner: FlowRunner, command: FlowCommand, args: dict[str, Any],
 # -- JavaScript ---------------------------------------------------------------------------------
 
 
-async def _eval_script(runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
+async def _eval_script(
+    runner: FlowRunnerBase, command: FlowCommand, args: dict[str, Any], run: FlowRun
+) -> None:
     """evalScript: its ``${…}`` were evaluated when the command's arguments were (Maestro's way)."""
 
 
-async def _run_script(runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
+async def _run_script(
+    runner: FlowRunnerBase, command: FlowCommand, args: dict[str, Any], run: FlowRun
+) -> None:
     if not await runner.condition(command.condition, run, command):
         raise SkipStep
     env = {
@@ -461,7 +479,9 @@ async def _run_script(runner: FlowRunner, command: FlowCommand, args: dict[str, 
     await run.variables.run(command.script, "script", str(args.get("path") or args["file"]), 1, env)
 
 
-async def _assert_true(runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
+async def _assert_true(
+    runner: FlowRunnerBase, command: FlowCommand, args: dict[str, Any], run: FlowRun
+) -> None:
     value = str(args.get("condition", ""))
     if not truthy(value):
         raise StepFailed(f"Assertion is false: {command.args.get('condition', '')!r} is {value!r}")
@@ -505,11 +525,11 @@ def flow_runner(
     progress: Callable[[str], None] | None = None,
     sleep: Callable[[float], Awaitable[None]] | None = None,
     monotonic_ms: Callable[[], float] | None = None,
-) -> FlowRunner:
+) -> FlowRunnerBase:
     """A runner with every command of the table."""
     extra: dict[str, Any] = {}
     if sleep is not None:
         extra["sleep"] = sleep
     if monotonic_ms is not None:
         extra["monotonic_ms"] = monotonic_ms
-    return FlowRunner(phone, ACTIONS, progress, **extra)
+    return FlowRunnerBase(phone, ACTIONS, progress, **extra)

@@ -27,7 +27,7 @@ from .output_paths import OutputPathError, output_path
 from .variables import StepFailed
 
 if TYPE_CHECKING:  # the runner's types, for the signatures below; runner.py never imports this module
-    from .flow_run import FlowPhone, FlowRun, FlowRunner
+    from .flow_run import FlowPhone, FlowRun, FlowRunnerBase
     from .model import FlowCommand
 
 TRAVEL_STEPS = 50  # Maestro's: each leg of a travel in 50 location updates
@@ -53,7 +53,7 @@ def _failed(answer: str) -> bool:
     return any(word in lowered for word in ("exception", "unknown command", "error:", "not found", "usage:"))
 
 
-async def _kill_app(runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
+async def _kill_app(runner: FlowRunnerBase, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
     """Maestro's killApp: ``am kill`` (the system's way to end an app's process, as Android's low-memory
     killer would, so the app restores its state when opened again)."""
     answer = await runner.phone.shell(shell_args.command("am", "kill", _package(args["appId"])))
@@ -62,7 +62,7 @@ async def _kill_app(runner: FlowRunner, command: FlowCommand, args: dict[str, An
 
 
 async def _clear_keychain(
-    runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun
+    runner: FlowRunnerBase, command: FlowCommand, args: dict[str, Any], run: FlowRun
 ) -> None:
     """The keychain is iOS's; on Android there is none to clear (Maestro's Android driver does nothing)."""
 
@@ -105,7 +105,9 @@ def _prepared(run: FlowRun) -> set[str]:
     return run.prepared
 
 
-async def _set_location(runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
+async def _set_location(
+    runner: FlowRunnerBase, command: FlowCommand, args: dict[str, Any], run: FlowRun
+) -> None:
     lat, lng = _coordinates(args["latitude"], args["longitude"])
     await set_location(runner.phone, lat, lng, _prepared(run))
 
@@ -117,7 +119,7 @@ def _metres(a: tuple[float, float], b: tuple[float, float]) -> float:
     return 2 * 6_371_000 * math.asin(min(1.0, math.sqrt(h)))
 
 
-async def _travel(runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
+async def _travel(runner: FlowRunnerBase, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
     """Maestro's travel: from point to point at ``speed`` m/s, the location moved in 50 steps a leg."""
     points = [_coordinates(*str(point).split(",", 1)) for point in args["points"]]
     speed = float(args.get("speed") or DEFAULT_TRAVEL_SPEED)
@@ -158,19 +160,23 @@ async def set_airplane_mode(phone: FlowPhone, enabled: bool) -> None:
         raise StepFailed("the phone would not switch airplane mode (Android before 9 needs root for it)")
 
 
-async def _set_airplane(runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
+async def _set_airplane(
+    runner: FlowRunnerBase, command: FlowCommand, args: dict[str, Any], run: FlowRun
+) -> None:
     await set_airplane_mode(runner.phone, str(args["value"]) == "enabled")
     await runner.settle()
 
 
 async def _toggle_airplane(
-    runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun
+    runner: FlowRunnerBase, command: FlowCommand, args: dict[str, Any], run: FlowRun
 ) -> None:
     await set_airplane_mode(runner.phone, not await airplane_mode(runner.phone))
     await runner.settle()
 
 
-async def _add_media(runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
+async def _add_media(
+    runner: FlowRunnerBase, command: FlowCommand, args: dict[str, Any], run: FlowRun
+) -> None:
     """Each file pushed into the shared storage's Pictures (images) or Movies (videos), then shown to the
     media scanner, so galleries and pickers list it."""
     for path, data in command.media:
@@ -197,7 +203,7 @@ async def _add_media(runner: FlowRunner, command: FlowCommand, args: dict[str, A
 
 
 async def _start_recording(
-    runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun
+    runner: FlowRunnerBase, command: FlowCommand, args: dict[str, Any], run: FlowRun
 ) -> None:
     if run.recording:
         raise StepFailed(f"a recording ({run.recording}) is already running: stopRecording first")
@@ -209,7 +215,7 @@ async def _start_recording(
     run.recording = path if path.lower().endswith(".mp4") else f"{path}.mp4"
 
 
-async def stop_recording(runner: FlowRunner, run: FlowRun) -> None:
+async def stop_recording(runner: FlowRunnerBase, run: FlowRun) -> None:
     """The running recording's MP4, kept with the run's recordings under its path."""
     answer = await runner.phone.call("stop_recording", {})
     run.recordings.append({"path": run.recording, "data": str(answer.get("contentBase64", ""))})
@@ -217,7 +223,7 @@ async def stop_recording(runner: FlowRunner, run: FlowRun) -> None:
 
 
 async def _stop_recording(
-    runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun
+    runner: FlowRunnerBase, command: FlowCommand, args: dict[str, Any], run: FlowRun
 ) -> None:
     if run.recording:  # Maestro's stopRecording does nothing when no recording runs
         await stop_recording(runner, run)
@@ -236,16 +242,22 @@ def random_text(kind: str, length: int = 8) -> str:
     return "".join(_random.choices(string.ascii_letters, k=length))
 
 
-def _input_random(kind: str) -> Callable[[FlowRunner, FlowCommand, dict[str, Any], FlowRun], Awaitable[None]]:
-    async def action(runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
+def _input_random(
+    kind: str,
+) -> Callable[[FlowRunnerBase, FlowCommand, dict[str, Any], FlowRun], Awaitable[None]]:
+    async def action(
+        runner: FlowRunnerBase, command: FlowCommand, args: dict[str, Any], run: FlowRun
+    ) -> None:
         await runner.phone.call("type_text", {"text": random_text(kind, int(args.get("length", 8)))})
         await runner.settle()
 
     return action
 
 
-def _needs_ai(name: str) -> Callable[[FlowRunner, FlowCommand, dict[str, Any], FlowRun], Awaitable[None]]:
-    async def action(runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
+def _needs_ai(name: str) -> Callable[[FlowRunnerBase, FlowCommand, dict[str, Any], FlowRun], Awaitable[None]]:
+    async def action(
+        runner: FlowRunnerBase, command: FlowCommand, args: dict[str, Any], run: FlowRun
+    ) -> None:
         raise StepFailed(
             f"{name} asks Maestro's cloud AI, which phone-agent does not call (the step is optional unless "
             "the flow says optional: false)"
@@ -284,7 +296,9 @@ async def launch_with_arguments(phone: FlowPhone, package: str, arguments: dict[
         raise StepFailed(f"the phone did not start {package}: {answer.strip()}")
 
 
-DEVICE_ACTIONS: dict[str, Callable[[FlowRunner, FlowCommand, dict[str, Any], FlowRun], Awaitable[None]]] = {
+DEVICE_ACTIONS: dict[
+    str, Callable[[FlowRunnerBase, FlowCommand, dict[str, Any], FlowRun], Awaitable[None]]
+] = {
     "killApp": _kill_app,
     "clearKeychain": _clear_keychain,
     "setLocation": _set_location,

@@ -1,6 +1,6 @@
 """The run of a flow itself: each command, in order, through the catalog's device tools — no model.
 
-``FlowRunner`` acts through a ``FlowPhone``: ``call`` runs a device tool of the catalog by name (tap,
+``FlowRunnerBase`` acts through a ``FlowPhone``: ``call`` runs a device tool of the catalog by name (tap,
 long_press, swipe, type_text, press_key, open_app, stop_app, open_url, push_file …) and raises its
 ``ToolError``; ``nodes`` reads the screen's UI tree, on which Maestro's selectors are matched
 (``selectors``); ``shell`` runs a shell line on the phone. Commands are run by a table of actions
@@ -81,7 +81,7 @@ class FlowRun:
         return self.variables.copied
 
 
-Action = Callable[["FlowRunner", FlowCommand, dict[str, Any], FlowRun], Awaitable[None]]
+Action = Callable[["FlowRunnerBase", FlowCommand, dict[str, Any], FlowRun], Awaitable[None]]
 
 
 def monotonic_ms() -> float:
@@ -115,7 +115,7 @@ def fingerprint(nodes: list[UiNode]) -> tuple[Any, ...]:
     return tuple((n.class_name, n.text, n.content_desc, n.bounds, n.checked, n.focused) for n in nodes)
 
 
-async def settle_screen(runner: FlowRunner, limit: float, run: FlowRun) -> None:
+async def settle_screen(runner: FlowRunnerBase, limit: float, run: FlowRun) -> None:
     """Wait until two looks in a row see the same screen, at most ``limit`` ms."""
     started = runner.now()
     last = fingerprint(await runner.phone.nodes())
@@ -136,7 +136,7 @@ class SkipStep(Exception):
     """A command that did not run because its condition was false (Maestro reports it skipped)."""
 
 
-class FlowRunner:
+class FlowRunnerBase:
     """Runs flows on one phone with a table of actions. ``progress`` hears one line a step."""
 
     def __init__(

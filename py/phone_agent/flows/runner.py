@@ -10,13 +10,12 @@ import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 
 from .actions import ACTIONS
-from .flow_run import Action, FlowPhone, FlowRun, SkipStep, monotonic_ms, selector_of
-from .flow_run import FlowRunner as _FlowRunner
+from .flow_run import Action, FlowPhone, FlowRun, FlowRunnerBase, SkipStep, monotonic_ms, selector_of
 
 __all__ = ["ACTIONS", "Action", "FlowPhone", "FlowRun", "FlowRunner", "SkipStep", "selector_of"]
 
 
-class FlowRunner(_FlowRunner):
+class FlowRunner(FlowRunnerBase):
     """Runs flows on one phone with the grammar's every command (or the ``actions`` given)."""
 
     def __init__(
