@@ -5,9 +5,10 @@ its strings already expanded. ``text`` is a regular expression that must match t
 text or content description (or equal it literally), ``id`` the whole resource id or the part after
 ``:id/``; ``enabled``, ``checked``, ``focused``, ``selected``, ``width``/``height`` (± ``tolerance``)
 compare states and sizes; ``below``/``above``/``leftOf``/``rightOf`` keep nodes on that side of the
-first node the inner selector finds, nearest first; ``containsChild`` needs a direct child that matches,
-``childOf`` an ancestor, ``containsDescendants`` a descendant for each selector given; ``index`` picks
-among the rest (0-based). Only nodes on the screen count. Pure.
+first node the inner selector finds, nearest first; ``traits`` keep nodes with text, square ones or long
+text; ``containsChild`` needs a direct child that matches, ``childOf`` an ancestor, ``containsDescendants``
+a descendant for each selector given; ``index`` picks among the rest (0-based). Only nodes on the screen
+count. Pure.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..device.interface import UiNode
+from .variables import StepFailed
 
 SCREEN_SUMMARY_LABELS = 25
 
@@ -136,6 +138,10 @@ def find(selector: dict[str, Any], screen: UiScreen) -> list[UiNode]:
         if key in selector:
             wanted = selector[key]
             found = [node for node in found if matcher(wanted, node)]
+    for trait in selector.get("traits") or ():
+        keep = _TRAITS.get(str(trait).lower().replace("_", "-"))
+        if keep is not None:
+            found = [node for node in found if keep(node)]
     tolerance = int(selector.get("tolerance") or 0)
     for key, size in (("width", lambda node: node.bounds.width), ("height", lambda node: node.bounds.height)):
         if key in selector:
@@ -163,9 +169,31 @@ def find(selector: dict[str, Any], screen: UiScreen) -> list[UiNode]:
     if order is not None:
         found.sort(key=order)
     if "index" in selector:
-        index = int(selector["index"])
+        index = _index(selector["index"])
         return found[index : index + 1] if 0 <= index < len(found) else []
     return found
+
+
+def _index(value: Any) -> int:
+    """A selector's ``index`` (Maestro reads it as text: ``"2"``, ``${N}`` once evaluated)."""
+    try:
+        return int(float(str(value).strip()))
+    except ValueError:
+        raise StepFailed(f"index must be a number, not {value!r}") from None
+
+
+def _square(node: UiNode) -> bool:
+    bounds = node.bounds
+    return bounds.height > 0 and abs(1.0 - bounds.width / bounds.height) < 0.03
+
+
+# Maestro's traits: text (the element has text), square (width and height within 3 %), long-text (over
+# 200 characters of text).
+_TRAITS: dict[str, Callable[[UiNode], bool]] = {
+    "text": lambda node: bool("" if node.password else node.text),
+    "square": _square,
+    "long-text": lambda node: len(node.text) > 200,
+}
 
 
 def _matches_alone(selector: dict[str, Any], node: UiNode, screen: UiScreen) -> bool:
