@@ -54,7 +54,7 @@ async def test_an_external_client_reaches_the_page_for_every_tool(browser):
         before = await session.call_tool("get_device_status", {})
         assert before.is_error is True
         assert result_text(before).startswith(
-            f"Browser not connected. Open the WebADB page first. The page: http://127.0.0.1:{port}/"
+            f"Browser not connected. Open the phone-agent page first. The page: http://127.0.0.1:{port}/"
         )
 
         listed = {tool.name: tool for tool in (await session.list_tools()).tools}

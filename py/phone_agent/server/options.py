@@ -17,8 +17,10 @@ PORT_ENV = "PHONE_AGENT_WS_PORT"
 
 
 def default_root() -> Path:
-    """The repository root the page is served from: the package is installed editable from ``py/``."""
-    return Path(__file__).resolve().parents[3]
+    """Where the page is served from: a checkout's working tree, else the page the package carries."""
+    from .page_source import default_page_root
+
+    return default_page_root()
 
 
 @dataclass

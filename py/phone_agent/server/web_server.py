@@ -16,10 +16,11 @@ from . import credentials
 from .access import AccessPolicy
 from .adb_bridge import BridgePolicy
 from .app import RELAY_PATH, McpService, build_app
-from .listen import bind_socket, is_loopback, page_link, page_url
+from .listen import StartupError, bind_socket, is_loopback, page_link, page_url
 from .mcp_bridge import build_mcp_server
 from .mcp_http import MCP_PATH, McpHttpEndpoint
 from .options import ServerOptions
+from .page_source import missing_page, missing_runtime
 from .pairing import PageKey, PairingGate
 from .relay import Relay
 from .sim_on_demand import SimOnDemand
@@ -108,13 +109,14 @@ class WebServer:
         return page_link(self.url, self._page_token)
 
     async def start(self) -> None:
+        problem = missing_page(self.options.root)
+        if problem:
+            raise StartupError(problem)
         await self._uvicorn.start()
         relay_url = self.url.replace("http://", "ws://", 1).rstrip("/") + RELAY_PATH
-        root = self.options.root
-        if not (root / "index.html").is_file():
-            log.warning("%s has no index.html: the page will not load (wrong --root?)", root)
-        elif not (root / "static" / "vendor" / "pyodide").is_dir():
-            log.warning("%s has no static/vendor/pyodide: run scripts/setup to vendor the runtime", root)
+        runtime = missing_runtime(self.options.root)
+        if runtime:
+            log.warning("%s", runtime)
         print(f"phone-agent: serving {self.options.root} (page and relay on one port)", file=sys.stderr)
         print(f"phone-agent: WebSocket relay on {relay_url}", file=sys.stderr)
         print(
