@@ -49,7 +49,8 @@ class BuildPyWithPage(build_py):
             vendoring.ensure_vendored(checkout_vendor, HERE, say=say)
         except vendoring.VendoringError as exc:
             raise SystemExit(
-                f"phone-agent: cannot build the wheel: the page's browser runtime could not be vendored:\n  {exc}"
+                "phone-agent: cannot build the wheel: the page's browser runtime could not be vendored:\n"
+                f"  {exc}"
             ) from None
         shutil.copytree(checkout_vendor, page / "static" / "vendor", ignore=shutil.ignore_patterns(".*"))
         gone = vendoring.missing(page / "static" / "vendor")
