@@ -89,6 +89,8 @@ class McpService:
     # Who this server is (``GET /api/server``): version, pid, uid, port, options that matter to a client.
     identity: Mapping[str, object]
     request_stop: Callable[[], None]
+    # What changes while it runs, added to that answer (``pagePaired``: a page is on the relay now).
+    live: Callable[[], Mapping[str, object]] = dict
 
 
 def mcp_service_routes(mcp: McpService) -> list[Route]:
@@ -98,7 +100,7 @@ def mcp_service_routes(mcp: McpService) -> list[Route]:
     async def server_info(request: Request) -> Response:
         if not mcp.endpoint.guard.allows(request.headers):
             return unauthorized()
-        return JSONResponse(dict(mcp.identity), headers={"Cache-Control": "no-store"})
+        return JSONResponse({**mcp.identity, **mcp.live()}, headers={"Cache-Control": "no-store"})
 
     async def stop(request: Request) -> Response:
         if not mcp.endpoint.guard.allows(request.headers):

@@ -3,7 +3,9 @@
 ``Relay`` drives ``RelayCore`` (the pure part): it sends call and cancel frames (``relay.frames``) through a
 ``PageLink``, resolves each call's future from the page's answer, enforces the per-tool time limit, hands
 progress to the caller in order, and runs the self-check 3 s after a page connects. A call that finds no
-page waits for one up to ``page_wait_s`` (``--page-wait-ms``) before it answers "Browser not connected".
+page answers "Browser not connected" at once when no page has paired since the server started (saying the
+command that prints the page's link), else waits for the page to come back up to ``page_wait_s``
+(``--page-wait-ms``).
 While a call's agent waits for a person, the page may ask the call's MCP client too (``ask`` frames): the
 relay hands the question to the call's ``ask`` (the MCP edge's elicitation) and sends the client's answer
 back; the page's ``withdraw`` (the person at the page answered first) or the call's end cancels the
@@ -87,6 +89,8 @@ class Relay:
         self.core = core if core is not None else RelayCore()
         self.page_wait_s = page_wait_s
         self._page_present = asyncio.Event()
+        # Whether any page has paired since the server started (a call then waits for one to come back).
+        self.paired_once = False
         # None or <= 0 turns the self-check off (tests that script every frame the page sees).
         self.self_check_delay_s = (
             DEFAULT_SELF_CHECK_DELAY_S if self_check_delay_s is None else self_check_delay_s
@@ -119,6 +123,7 @@ class Relay:
         old_links = [(token, old) for token, old in self._links.items() if token != page]
         self._links[page] = link
         self._page_present.set()
+        self.paired_once = True
         for call in dropped:
             self._settle(call, page_replaced(call.tool).to_result())
         for token, old in old_links:
@@ -251,6 +256,10 @@ class Relay:
         try:
             call = self.core.start_call(tool, args)
         except ToolError as exc:
+            if exc.code is ErrorCode.BROWSER_NOT_CONNECTED and not self.paired_once:
+                # No page has paired since this server started: none is coming back by itself, so the
+                # caller learns at once what to do instead of waiting.
+                return errors.browser_not_connected(self.core.page_url, never_paired=True).to_result()
             if exc.code is not ErrorCode.BROWSER_NOT_CONNECTED or not await self._wait_for_page():
                 return exc.to_result()
             try:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import sys
 import time
 
@@ -16,7 +17,7 @@ from . import credentials
 from .access import AccessPolicy
 from .adb_bridge import BridgePolicy
 from .app import RELAY_PATH, McpService, build_app
-from .listen import StartupError, bind_socket, is_loopback, page_link, page_url
+from .listen import StartupError, bind_socket, is_loopback, open_page_line, page_link, page_url
 from .mcp_bridge import build_mcp_server
 from .mcp_http import MCP_PATH, McpHttpEndpoint
 from .options import ServerOptions
@@ -82,7 +83,12 @@ class WebServer:
             },
             pairing=pairing,
             page_key=PageKey(self._page_token, self.port),
-            mcp=McpService(self.mcp_endpoint, self.identity, self.stop_requested.set),
+            mcp=McpService(
+                self.mcp_endpoint,
+                self.identity,
+                self.stop_requested.set,
+                live=lambda: {"pagePaired": self.relay.has_page},
+            ),
             # With --sim the page's "Start the simulated phone" answers the phone already running.
             sim_on_demand=SimOnDemand(
                 options.default_device if options.sim else None, options.realistic_profile
@@ -138,8 +144,10 @@ class WebServer:
                 file=sys.stderr,
             )
         # The link carries the token on purpose (as Jupyter's does): it is what makes this browser the
-        # user's. Only the user reads this console or the private log of a background server.
-        print(f"phone-agent: open {self.link} in Chrome", file=sys.stderr, flush=True)
+        # user's. So it is shown only to a person at a terminal, never into a log or CI's output.
+        line = open_page_line(self.link, self.port, sys.stderr, os.environ, self.relay.has_page)
+        if line:
+            print(line, file=sys.stderr, flush=True)
 
     @property
     def task(self) -> asyncio.Task[None]:
