@@ -147,30 +147,8 @@ def _open_page(page_url: str | None) -> str:
     return f" The page: {page_url} (phone-agent's page; open the link `phone-agent url` prints in Chrome)."
 
 
-def url_command(page_url: str | None) -> str:
-    """The command that prints the page's link (its URL with the token) for the server at ``page_url``."""
-    from urllib.parse import urlsplit
-
-    port = urlsplit(page_url).port if page_url else None
-    return "phone-agent url" + (f" --port {port}" if port else "")
-
-
-def browser_not_connected(page_url: str | None = None, never_paired: bool = False) -> ToolError:
-    """No page on the relay: the specification's text, then the page's URL (``page_url``) after it. With
-    ``never_paired`` (no page has paired since the server started: answered at once, no wait) it says
-    the one thing to do: open the link the command prints."""
-    if never_paired:
-        command = url_command(page_url)
-        return ToolError(
-            ErrorCode.BROWSER_NOT_CONNECTED,
-            f"{BROWSER_NOT_CONNECTED_TEXT} No phone-agent page has connected since the server started: "
-            f"run `{command}` and open the link it prints in Chrome.",
-            remedy=f"Run `{command}` on the server's machine and open the link it prints in Chrome (it "
-            "carries the page's token, which pairs that browser); once the MCP Relay badge is green, call "
-            "the tool again.",
-            retryable=True,
-            details={"command": command, "neverPaired": True},
-        )
+def browser_not_connected(page_url: str | None = None) -> ToolError:
+    """No page on the relay: the specification's text, then the page's URL (``page_url``) after it."""
     return ToolError(
         ErrorCode.BROWSER_NOT_CONNECTED,
         BROWSER_NOT_CONNECTED_TEXT + _open_page(page_url),

@@ -38,6 +38,7 @@ from ..relay.frames import (
     secret_value_frame,
     task_record_frame,
 )
+from .failures import never_paired
 from .task_ledger import TaskLedger
 from .transfers import Transfer, TransferRegistry
 
@@ -259,7 +260,7 @@ class Relay:
             if exc.code is ErrorCode.BROWSER_NOT_CONNECTED and not self.paired_once:
                 # No page has paired since this server started: none is coming back by itself, so the
                 # caller learns at once what to do instead of waiting.
-                return errors.browser_not_connected(self.core.page_url, never_paired=True).to_result()
+                return never_paired(self.core.page_url).to_result()
             if exc.code is not ErrorCode.BROWSER_NOT_CONNECTED or not await self._wait_for_page():
                 return exc.to_result()
             try:
