@@ -60,7 +60,8 @@ async def fetch_server_config() -> dict[str, Any] | None:
         if not response.ok:
             return None
         data = json.loads(await response.text())  # Python's json: null stays None (to_py gives jsnull)
-        return data if isinstance(data, dict) else None
+        # A static site (phone-agent site) answers its own file, {"server": "static"}: no server of ours.
+        return data if isinstance(data, dict) and data.get("server") == "phone-agent" else None
     except Exception:
         return None
 

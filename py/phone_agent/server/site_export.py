@@ -6,16 +6,19 @@ modules that pyscript.toml lists, and ``static/`` with the vendored runtime and 
 taken from where ``phone-agent serve`` takes them (a checkout's working tree, or the page the installed
 package carries). Such a page has no ``/api/config``: WebMCP and WebUSB work there, and it pairs with a
 local ``phone-agent`` only when the person asks (``--allow-origin`` for its origin, and the pairing code).
-``.nojekyll`` keeps GitHub Pages from hiding ``__init__.py`` files.
+``.nojekyll`` keeps GitHub Pages from hiding ``__init__.py`` files; ``api/config`` tells the page it is
+static.
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import __version__
 from .page_source import missing_page, missing_runtime, modules_dir
 
 TOP_FILES = ("index.html", "pyscript.toml", "py/main.py")
@@ -76,4 +79,8 @@ def write_site(folder: Path, root: Path, force: bool = False) -> SiteReport:
         shutil.copyfile(source, target)
         size += target.stat().st_size
     (folder / ".nojekyll").write_text("")
+    # What the page asks first (``/api/config``): here a file that says no phone-agent serves this page,
+    # so the page knows it is static without a 404 in its console.
+    (folder / "api").mkdir(exist_ok=True)
+    (folder / "api" / "config").write_text(json.dumps({"server": "static", "version": __version__}) + "\n")
     return SiteReport(folder, len(files), size)
