@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from . import __version__
 from .arg_types import port_number
-from .server.cli_commands import add_call_command, add_flow_command, add_site_command
+from .server.cli_commands import add_call_command, add_doctor_command, add_flow_command, add_site_command
 from .server.options import DEFAULT_BACKGROUND_IDLE_EXIT_S
 from .tools.catalog import DEFAULT_TOOL_PROFILE, TOOL_NAMES, ToolProfile
 
@@ -352,6 +352,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_call_command(commands)
     add_flow_command(commands)
     add_site_command(commands)
+    add_doctor_command(commands)
     return parser
 
 

@@ -141,3 +141,25 @@ def run_flow_files(args: argparse.Namespace) -> int:
     return run_flow_command(
         _client_options(args), list(args.files), dict(args.env), args.device, args.report_format, args.output
     )
+
+
+def add_doctor_command(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "doctor",
+        help="check what a real set-up needs (Chrome and WebMCP, adb, USB access, the port, the page, the "
+        "jars) and say how to fix each; exit 0 when all pass, 1 otherwise",
+    )
+    _client_port_options(parser)
+    parser.add_argument("--json", action="store_true", help="print the checks as JSON")
+    parser.set_defaults(run=run_doctor)
+
+
+def run_doctor(args: argparse.Namespace) -> int:
+    from .doctor import report_json, report_text, run_checks
+    from .doctor_probe import LocalMachine
+    from .options import default_port
+
+    port = args.port if args.port is not None else default_port()
+    results = run_checks(LocalMachine(args.host), port)
+    print(report_json(results) if args.json else report_text(results))
+    return 0 if all(result.ok for result in results) else 1
