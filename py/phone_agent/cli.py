@@ -490,5 +490,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     return command(args)
 
 
+def mcp_main() -> int:
+    """``phone-agent-mcp [ARGS]``: ``phone-agent mcp [ARGS]`` (the registry's clients run the command
+    named like the package)."""
+    return main(["mcp", *sys.argv[1:]])
+
+
 if __name__ == "__main__":
     sys.exit(main())

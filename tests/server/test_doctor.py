@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from phone_agent.server.doctor import (
-    AdbDevice,
+    ListedPhone,
     UsbPhone,
     adb_server,
     chrome_version,
@@ -39,7 +39,7 @@ class FakeMachine:
     flags: list[tuple[str, list[str]]] = field(
         default_factory=lambda: [("Chrome", ["enable-webmcp-testing@1"])]
     )
-    devices: list[AdbDevice] | None = None
+    devices: list[ListedPhone] | None = None
     is_linux: bool = True
     phones: list[UsbPhone] = field(default_factory=list)
     user_groups: set[str] = field(default_factory=lambda: {"plugdev"})
@@ -96,9 +96,9 @@ def test_webmcp_off_or_disabled_fails_with_the_flag_to_turn_on():
 
 
 def test_a_host_adb_server_holding_the_usb_phone_fails_and_says_adb_kill_server():
-    held = adb_server(FakeMachine(devices=[AdbDevice("R58M123", "device", usb=True)]))
+    held = adb_server(FakeMachine(devices=[ListedPhone("R58M123", "device", usb=True)]))
     assert not held.ok and "R58M123" in held.detail and "adb kill-server" in held.fix
-    network = adb_server(FakeMachine(devices=[AdbDevice("127.0.0.1:5555", "device", usb=False)]))
+    network = adb_server(FakeMachine(devices=[ListedPhone("127.0.0.1:5555", "device", usb=False)]))
     assert network.ok
 
 
@@ -154,7 +154,7 @@ async def test_the_adb_probe_reads_a_real_adb_server(tmp_path: Path, make_sim):
         await adb.output("connect", f"127.0.0.1:{sim.port}")
         await adb.wait_for_state(f"127.0.0.1:{sim.port}", "device")
         devices = machine.adb_devices()
-        assert devices == [AdbDevice(f"127.0.0.1:{sim.port}", "device", usb=False)]
+        assert devices == [ListedPhone(f"127.0.0.1:{sim.port}", "device", usb=False)]
         assert adb_server(machine).ok
     finally:
         adb.stop()

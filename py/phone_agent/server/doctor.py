@@ -40,7 +40,7 @@ class UsbPhone:
 
 
 @dataclass(frozen=True)
-class AdbDevice:
+class ListedPhone:
     serial: str
     state: str
     usb: bool
@@ -57,7 +57,7 @@ class Machine(Protocol):
         """Each browser profile's chrome://flags (``Local State``): (where, enabled experiments)."""
         ...
 
-    def adb_devices(self) -> list[AdbDevice] | None:
+    def adb_devices(self) -> list[ListedPhone] | None:
         """The host adb server's devices, or None when no adb server answers."""
         ...
 

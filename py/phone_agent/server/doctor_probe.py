@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .doctor import AdbDevice, UsbPhone
+from .doctor import ListedPhone, UsbPhone
 
 BROWSER_COMMANDS = ("google-chrome", "google-chrome-stable", "chromium", "chromium-browser")
 MAC_BROWSERS = (
@@ -70,7 +70,7 @@ class LocalMachine:
             profiles.append((f"{name} ({folder})", [str(flag) for flag in flags]))
         return profiles
 
-    def adb_devices(self) -> list[AdbDevice] | None:
+    def adb_devices(self) -> list[ListedPhone] | None:
         request = b"host:devices-l"
         try:
             with socket.create_connection(("127.0.0.1", self.adb_port), timeout=TIMEOUT_S) as sock:
@@ -86,7 +86,8 @@ class LocalMachine:
         for line in data[8:].decode(errors="replace").splitlines():
             parts = line.split()
             if len(parts) >= 2:
-                devices.append(AdbDevice(parts[0], parts[1], any(p.startswith("usb:") for p in parts[2:])))
+                usb = any(part.startswith("usb:") for part in parts[2:])
+                devices.append(ListedPhone(parts[0], parts[1], usb))
         return devices
 
     def linux(self) -> bool:
