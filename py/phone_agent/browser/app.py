@@ -115,8 +115,7 @@ async def start() -> PhoneAgentPage:
     if settings.refused:
         js.console.warn(f"[MCP relay] {settings.refused}")
     own_relay = server_config is not None and same_origin(settings.url, str(js.location.href))
-    origin = str(js.location.origin)
-    pairing_form = PairingForm(own_relay, link_taken, origin)
+    pairing_form = PairingForm(own_relay, link_taken, str(js.location.origin))
     relay = McpRelayClient(
         context,
         settings.url,
@@ -147,10 +146,7 @@ async def start() -> PhoneAgentPage:
     webmcp = WebMcpService(context)
     webmcp.on_others = ui.show_other_tools
     ui.set_webmcp_status(await webmcp.register(), webmcp.registered, str(context.profile))
-    if server_config is not None or settings.named or relay.pairing.remembered():
-        relay.connect()
-    else:  # a static page: a relay only when the person asks for it (pairing_ui)
-        pairing_form.offer_local_relay(origin, relay.connect)
+    pairing_form.connect(relay, server_config is not None or settings.named)
     phone = PhonePanel(context, (server_config or {}).get("adbBridge"), agent.settings.screen)
     # The Settings' screen part drives the live view's scrcpy; the agent looks at its frames.
     agent.settings.on_screen_change = phone.live.apply_screen_settings

@@ -87,6 +87,7 @@ class PairingForm:
         self.on_code: Any = None
         self._events.listen("relay-pair", "submit", self._submit)
         self.banner = PairBanner()
+        self.origin = origin
         self.help = FOREIGN_PAGE_HELP
         self.banner_text = foreign_banner(origin)
         if own_relay:
@@ -99,6 +100,14 @@ class PairingForm:
         if needed:
             js.document.getElementById("relay-pair-help").textContent = self.help
             js.document.getElementById("relay-state").textContent = "pairing needed: type the code"
+
+    def connect(self, relay: Any, wanted: bool) -> None:
+        """Connect ``relay`` (an ``McpRelayClient``) now when this page's server or URL names it, or the
+        page paired with it before; else (a static page) only once the person asks."""
+        if wanted or relay.pairing.remembered():
+            relay.connect()
+        else:
+            self.offer_local_relay(self.origin, relay.connect)
 
     def relay_status(self, connected: bool, show: Callable[[bool], None]) -> None:
         """The relay connected (paired) or dropped: ``show`` it; a paired page has no banner."""
