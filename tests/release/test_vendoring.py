@@ -30,7 +30,7 @@ def test_every_part_of_the_table_is_vendored_with_its_license_in_the_checkout():
     vendor = ROOT / "static" / "vendor"
     assert vendoring.missing(vendor) == []
     # The stamp says: vendored by this table from this npm lock.
-    assert vendoring.up_to_date(vendor), "static/vendor is older than the table or the lock: run scripts/setup"
+    assert vendoring.up_to_date(vendor), "static/vendor is older than its table or lock: run scripts/setup"
     for part in vendoring.PARTS:
         assert (vendor / part.name / "LICENSE").stat().st_size > 500, part.name
     assert vendoring.missing(Path("/nonexistent")) != []
