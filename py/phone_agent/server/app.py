@@ -158,6 +158,8 @@ class PageRoutes:
     )
 
     async def config(self, request: Request) -> Response:
+        if request.headers.get("sec-fetch-mode"):  # a browser's page (not a probe): it pairs within seconds,
+            self.relay.page_booting()  # so a call made now waits for it rather than failing at once
         body = dict(self.answer)
         if self.pairing is not None:
             # The page knows by this whether it was opened with the link (else it offers the code).
