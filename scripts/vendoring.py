@@ -271,7 +271,8 @@ def ensure_vendored(dest: Path, root: Path = ROOT, say: Callable[[str], None] = 
     if up_to_date(dest):
         return False
     node_modules = npm_ci(root, say)
-    say(f"vendoring the browser runtime into {dest.name}/ ({', '.join(p.name for p in PARTS)})")
+    where = dest.relative_to(root) if dest.is_relative_to(root) else dest
+    say(f"vendoring the browser runtime into {where}/ ({', '.join(p.name for p in PARTS)})")
     vendor(dest, node_modules)
     return True
 
