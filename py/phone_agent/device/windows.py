@@ -74,26 +74,13 @@ def union(boxes: list[Bounds]) -> Bounds | None:
 
 
 def window_roots(nodes: list[UiNode]) -> list[int]:
-    """The indexes of the nodes that begin a window: top-level nodes, except a childless top-level node
-    lying inside the window before it (a flat list of nodes is one window, not one per node)."""
-    roots: list[int] = []
-    for position, node in enumerate(nodes):
-        if node.depth != 0:
-            continue
-        if roots and not node.children:
-            last = nodes[roots[-1]].bounds
-            box = node.bounds
-            if (
-                last.left <= box.left
-                and last.top <= box.top
-                and box.right <= last.right
-                and box.bottom <= last.bottom
-            ):
-                continue
-        roots.append(position)
-    if not roots and nodes:
-        roots.append(0)
-    return roots
+    """The indexes of the nodes that begin a window: the top-level nodes that hold others (a childless
+    top-level node belongs to the window before it). A list whose nodes all say depth 0 (built by hand,
+    not read from a dump) is one window, its first node."""
+    if not any(node.depth for node in nodes):
+        return [0] if nodes else []
+    roots = [position for position, node in enumerate(nodes) if node.depth == 0 and node.children]
+    return roots or [0]
 
 
 def screen_extent(nodes: list[UiNode]) -> tuple[int, int]:

@@ -36,6 +36,7 @@ SETTLE_S = 0.4  # after an action, before the next command looks at the screen
 ERASE_DEFAULT = 50
 MAX_REPEAT = 1_000
 
+
 class FlowPhone(Protocol):
     """What a flow needs of the phone: the catalog's device tools by name, the UI tree, a screenshot,
     deleting characters, a shell line."""
@@ -94,6 +95,8 @@ def _fingerprint(nodes: list[UiNode]) -> tuple[Any, ...]:
 
 
 Action = Callable[["FlowRunner", FlowCommand, dict[str, Any], FlowRun], Awaitable[None]]
+
+
 def selector_of(args: dict[str, Any]) -> dict[str, Any]:
     found = {key: value for key, value in args.items() if key in SELECTOR_KEYS}
     if "tolerance" in args and found:

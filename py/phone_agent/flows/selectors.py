@@ -7,7 +7,11 @@ text or content description (or equal it literally), ``id`` the whole resource i
 compare states and sizes; ``below``/``above``/``leftOf``/``rightOf`` keep nodes on that side of the
 first node the inner selector finds, nearest first; ``containsChild`` needs a direct child that matches,
 ``childOf`` an ancestor, ``containsDescendants`` a descendant for each selector given; ``index`` picks
-among the rest (0-based). Only nodes on the screen count. Pure.
+among the rest (0-based, in reading order: top to bottom, then left to right, as Maestro counts);
+without ``index`` clickable nodes come first (Maestro's order, so a row found by a label inside it is
+the row, not the list around it). Only nodes on the screen count: the screen is the display's size
+when the caller gives it, else the union of the tree's windows. Text is compared as screen text
+(``device.screen_text``): ``3:17 PM`` finds ``3:17\u202fPM`` and the other way round. Pure.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ..device.interface import UiNode
+from ..device.screen_text import screen_text
+from ..device.windows import screen_extent
 
 SCREEN_SUMMARY_LABELS = 25
 
@@ -24,13 +30,21 @@ SCREEN_SUMMARY_LABELS = 25
 def _pattern_matches(pattern: str, value: str) -> bool:
     if not value:
         return False
-    if value == pattern or " ".join(value.split()) == pattern:
+    shown, wanted = screen_text(value), screen_text(pattern)
+    if value == pattern or shown == pattern or shown == wanted:
         return True
     try:
         compiled = re.compile(pattern, re.DOTALL)
     except re.error:
         return False
-    return compiled.fullmatch(value) is not None or compiled.fullmatch(" ".join(value.split())) is not None
+    if compiled.fullmatch(value) is not None or compiled.fullmatch(shown) is not None:
+        return True
+    if wanted == pattern:
+        return False
+    try:  # the pattern itself written with no-break spaces or marks the screen does not show
+        return re.compile(wanted, re.DOTALL).fullmatch(shown) is not None
+    except re.error:
+        return False
 
 
 def text_matches(pattern: str, node: UiNode) -> bool:
@@ -66,7 +80,8 @@ class UiScreen:
 
     def __init__(self, nodes: list[UiNode], width: int = 0, height: int = 0) -> None:
         if (not width or not height) and nodes:
-            width, height = width or nodes[0].bounds.right, height or nodes[0].bounds.bottom
+            extent = screen_extent(nodes)
+            width, height = width or extent[0], height or extent[1]
         self.width, self.height = width, height
         self.all = nodes
         self.parent: dict[int, UiNode] = {}
@@ -98,12 +113,12 @@ class UiScreen:
         """What the screen shows, as labels: ``"Settings", "Network & internet", …``."""
         labels: list[str] = []
         for node in self.nodes:
-            label = ("" if node.password else node.text).strip() or node.content_desc.strip()
+            label = screen_text("" if node.password else node.text) or screen_text(node.content_desc)
             if label and label not in labels:
                 labels.append(label)
         if not labels:
             return "no text at all"
-        shown = ", ".join(f'"{" ".join(label.split())[:60]}"' for label in labels[:SCREEN_SUMMARY_LABELS])
+        shown = ", ".join(f'"{label[:60]}"' for label in labels[:SCREEN_SUMMARY_LABELS])
         more = len(labels) - SCREEN_SUMMARY_LABELS
         return shown + (f" and {more} more" if more > 0 else "")
 
@@ -151,7 +166,9 @@ def find(selector: dict[str, Any], screen: UiScreen) -> list[UiNode]:
     if "containsDescendants" in selector:
         wanted_all = selector["containsDescendants"]
         wanted_all = wanted_all if isinstance(wanted_all, list) else [wanted_all]
-        found = [node for node in found if all(_has_descendant(node, inner, screen) for inner in wanted_all)]
+        for inner in wanted_all:
+            holders = _holders(inner, screen)
+            found = [node for node in found if id(node) in holders]
     order: Callable[[UiNode], float] | None = None
     for key in ("below", "above", "leftOf", "rightOf"):
         if key in selector:
@@ -164,7 +181,9 @@ def find(selector: dict[str, Any], screen: UiScreen) -> list[UiNode]:
         found.sort(key=order)
     if "index" in selector:
         index = int(selector["index"])
+        found.sort(key=lambda node: (node.bounds.top, node.bounds.left))
         return found[index : index + 1] if 0 <= index < len(found) else []
+    found.sort(key=lambda node: not node.clickable)  # stable: clickable first, each in its order
     return found
 
 
@@ -172,15 +191,12 @@ def _matches_alone(selector: dict[str, Any], node: UiNode, screen: UiScreen) -> 
     return any(candidate is node for candidate in find(selector, screen))
 
 
-def _has_descendant(node: UiNode, selector: dict[str, Any], screen: UiScreen) -> bool:
-    matches = {id(candidate) for candidate in find(selector, screen)}
-    stack = list(node.children)
-    while stack:
-        current = stack.pop()
-        if id(current) in matches:
-            return True
-        stack.extend(current.children)
-    return False
+def _holders(selector: dict[str, Any], screen: UiScreen) -> set[int]:
+    """The ids of every node holding (as an ancestor) a node ``selector`` finds."""
+    held: set[int] = set()
+    for node in find(selector, screen):
+        held.update(id(up) for up in screen.ancestors(node))
+    return held
 
 
 def describe(selector: dict[str, Any]) -> str:
