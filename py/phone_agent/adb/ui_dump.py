@@ -52,7 +52,7 @@ class _Full(Exception):
 
 
 @dataclass
-class _Reader:
+class _DumpReader:
     """expat's handlers and the stack of open elements (a node, or None for any other element)."""
 
     max_nodes: int
@@ -160,8 +160,8 @@ class _Reader:
         return "; ".join(parts)
 
 
-def _read(text: str, max_nodes: int, max_depth: int) -> _Reader:
-    reader = _Reader(max_nodes, max_depth)
+def _read(text: str, max_nodes: int, max_depth: int) -> _DumpReader:
+    reader = _DumpReader(max_nodes, max_depth)
     parser = expat.ParserCreate()
     parser.StartElementHandler = reader.start
     parser.EndElementHandler = reader.end

@@ -37,7 +37,8 @@ DIALOG_PACKAGES = frozenset(
         "android",
     }
 )
-FULL_SCREEN_SHARE = 0.85  # a window covering less of the screen than this floats over it
+FULL_SCREEN_SHARE = 0.85  # a window clear of the edges and smaller than this share floats over the app
+BAR_SHARE = 0.12  # a strip along a whole edge, thinner than this share of the screen, is a bar
 
 
 def is_input_method(package: str) -> bool:
@@ -92,6 +93,16 @@ def screen_extent(nodes: list[UiNode]) -> tuple[int, int]:
     return (max(box.right, 0), max(box.bottom, 0)) if box is not None else (0, 0)
 
 
+def _is_bar(box: Bounds, width: int, height: int) -> bool:
+    """A strip along a whole edge of the screen (a status, navigation or task bar)."""
+    if not width or not height:
+        return False
+    across = box.left <= 0 and box.right >= width and box.height < BAR_SHARE * height
+    along = box.top <= 0 and box.bottom >= height and box.width < BAR_SHARE * width
+    at_edge = box.top <= 0 or box.bottom >= height or box.left <= 0 or box.right >= width
+    return (across and (box.top <= 0 or box.bottom >= height)) or (along and at_edge)
+
+
 def _kind(root: UiNode, width: int, height: int, windows: int) -> str:
     package = root.package
     if is_input_method(package):
@@ -102,9 +113,18 @@ def _kind(root: UiNode, width: int, height: int, windows: int) -> str:
         return APP
     if package in DIALOG_PACKAGES:
         return DIALOG
+    if _is_bar(root.bounds, width, height):
+        return SYSTEM  # a taskbar, or a navigation bar drawn by the launcher
+    box = root.bounds
+    floating = (
+        box.left > 0
+        and box.top > 0
+        and (not width or box.right < width)
+        and (not height or box.bottom < height)
+    )
     screen = max(width, 0) * max(height, 0)
-    if screen and _area(root.bounds) < FULL_SCREEN_SHARE * screen:
-        return DIALOG
+    if floating and screen and _area(box) < FULL_SCREEN_SHARE * screen:
+        return DIALOG  # a window clear of every edge: a dialog, a popup, a menu
     return APP
 
 

@@ -27,47 +27,69 @@ from ..device.windows import screen_extent
 SCREEN_SUMMARY_LABELS = 25
 
 
-def _pattern_matches(pattern: str, value: str) -> bool:
-    if not value:
-        return False
-    shown, wanted = screen_text(value), screen_text(pattern)
-    if value == pattern or shown == pattern or shown == wanted:
-        return True
+def _compiled(pattern: str) -> re.Pattern[str] | None:
     try:
-        compiled = re.compile(pattern, re.DOTALL)
+        return re.compile(pattern, re.DOTALL)
     except re.error:
-        return False
-    if compiled.fullmatch(value) is not None or compiled.fullmatch(shown) is not None:
-        return True
-    if wanted == pattern:
-        return False
-    try:  # the pattern itself written with no-break spaces or marks the screen does not show
-        return re.compile(wanted, re.DOTALL).fullmatch(shown) is not None
-    except re.error:
-        return False
+        return None
+
+
+def pattern_matcher(pattern: str) -> Callable[[str], bool]:
+    """Whether a value equals ``pattern`` or matches it whole as a regular expression — both sides read
+    as screen text too (``3:17 PM`` and ``3:17\u202fPM`` match each other). Built once per selector."""
+    wanted = screen_text(pattern)
+    exact = _compiled(pattern)
+    loose = _compiled(wanted) if wanted != pattern else None
+
+    def matches(value: str) -> bool:
+        if not value:
+            return False
+        if value == pattern:
+            return True
+        shown = screen_text(value)
+        if shown == pattern or shown == wanted:
+            return True
+        if exact is not None and (exact.fullmatch(value) is not None or exact.fullmatch(shown) is not None):
+            return True
+        return loose is not None and loose.fullmatch(shown) is not None
+
+    return matches
 
 
 def text_matches(pattern: str, node: UiNode) -> bool:
     """Maestro's text: the node's text or its accessibility text matches the whole pattern."""
-    own = "" if node.password else node.text
-    return _pattern_matches(pattern, own) or _pattern_matches(pattern, node.content_desc)
+    return _text_matcher(pattern)(node)
+
+
+def _text_matcher(pattern: str) -> Callable[[UiNode], bool]:
+    matches = pattern_matcher(pattern)
+    return lambda node: matches("" if node.password else node.text) or matches(node.content_desc)
 
 
 def id_matches(pattern: str, node: UiNode) -> bool:
-    rid = node.resource_id
-    if not rid:
-        return False
-    short = rid.split(":id/", 1)[1] if ":id/" in rid else rid
-    return _pattern_matches(pattern, rid) or _pattern_matches(pattern, short)
+    return _id_matcher(pattern)(node)
 
 
-def _flag(name: str) -> Callable[[Any, UiNode], bool]:
-    return lambda wanted, node: bool(getattr(node, name)) == bool(wanted)
+def _id_matcher(pattern: str) -> Callable[[UiNode], bool]:
+    matches = pattern_matcher(pattern)
+
+    def match(node: UiNode) -> bool:
+        rid = node.resource_id
+        if not rid:
+            return False
+        return matches(rid) or matches(rid.split(":id/", 1)[1] if ":id/" in rid else rid)
+
+    return match
 
 
-_SIMPLE: dict[str, Callable[[Any, UiNode], bool]] = {
-    "text": lambda value, node: text_matches(str(value), node),
-    "id": lambda value, node: id_matches(str(value), node),
+def _flag(name: str) -> Callable[[Any], Callable[[UiNode], bool]]:
+    return lambda wanted: lambda node: bool(getattr(node, name)) == bool(wanted)
+
+
+# Each simple key's matcher, built once per selector from the value it asks for.
+_SIMPLE: dict[str, Callable[[Any], Callable[[UiNode], bool]]] = {
+    "text": lambda value: _text_matcher(str(value)),
+    "id": lambda value: _id_matcher(str(value)),
     "enabled": _flag("enabled"),
     "checked": _flag("checked"),
     "focused": _flag("focused"),
@@ -147,10 +169,10 @@ def _side(key: str, anchor: UiNode) -> tuple[Callable[[UiNode], bool], Callable[
 def find(selector: dict[str, Any], screen: UiScreen) -> list[UiNode]:
     """The nodes on ``screen`` that ``selector`` names, in the order ``index`` counts them."""
     found = list(screen.nodes)
-    for key, matcher in _SIMPLE.items():
+    for key, make in _SIMPLE.items():
         if key in selector:
-            wanted = selector[key]
-            found = [node for node in found if matcher(wanted, node)]
+            matcher = make(selector[key])
+            found = [node for node in found if matcher(node)]
     tolerance = int(selector.get("tolerance") or 0)
     for key, size in (("width", lambda node: node.bounds.width), ("height", lambda node: node.bounds.height)):
         if key in selector:
