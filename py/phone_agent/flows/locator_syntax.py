@@ -180,7 +180,10 @@ def _format(clauses: tuple[Clause, ...] | list[Clause], nested: bool) -> str:
 def format_clauses(clauses: tuple[Clause, ...] | list[Clause]) -> str:
     """Clauses written as a locator that ``parse_clauses`` reads back to the same clauses."""
     if len(clauses) == 1 and clauses[0].key not in RELATION_KEYS:
-        simple = f"{clauses[0].key}={clauses[0].value}"
+        value = clauses[0].value
+        simple = f"{clauses[0].key}={value}"
+        if ";" not in value and value == value.strip() and value:
+            return simple  # nothing in it can end the value early
         try:
             if parse_clauses(simple) == list(clauses):
                 return simple

@@ -217,14 +217,12 @@ class ScreenSnapshot:
         windows = windows_of(nodes, width, height)
         kinds = window_of_each(nodes, windows)
         chosen = _addressable(nodes, width, height)
+        keys = [_keys(node) for _, _, _, node, _ in chosen]
         elements = [
-            _element(number, node, center, kinds[order])
-            for number, (_, _, order, node, center) in enumerate(chosen, 1)
-        ]
-        keys = [LocatorKeys(e.text, e.desc, e.resource_id, e.class_name, e.role) for e in elements]
-        elements = [
-            _with_locator(element, locator)
-            for element, locator in zip(elements, own_locators(keys), strict=True)
+            _element(number, node, center, kinds[order], key, locator)
+            for number, ((_, _, order, node, center), key, locator) in enumerate(
+                zip(chosen, keys, own_locators(keys), strict=True), 1
+            )
         ]
         keyboard = next((window.bounds for window in windows if window.kind == KEYBOARD), None)
         return cls(elements, width, height, keyboard=keyboard, windows=windows, nodes=nodes)
@@ -264,19 +262,24 @@ def _addressable(
     return candidates
 
 
-def _element(number: int, node: UiNode, center: tuple[int, int], window: str) -> Element:
+def _keys(node: UiNode) -> LocatorKeys:
     text = "" if node.password else screen_text(node.text)
-    desc = screen_text(node.content_desc)
-    label = text or desc or inner_text(node)
+    return LocatorKeys(text, screen_text(node.content_desc), node.resource_id, node.class_name, role_of(node))
+
+
+def _element(
+    number: int, node: UiNode, center: tuple[int, int], window: str, keys: LocatorKeys, locator: str
+) -> Element:
+    label = keys.text or keys.desc or inner_text(node)
     if not label and node.resource_id:
         label = node.resource_id.rsplit("/", 1)[-1]
     return Element(
         ref=f"@e{number}",
-        text=text,
-        desc=desc,
+        text=keys.text,
+        desc=keys.desc,
         resource_id=node.resource_id,
         class_name=node.class_name,
-        role=role_of(node),
+        role=keys.role,
         bounds=node.bounds,
         center=center,
         clickable=node.clickable,
@@ -290,9 +293,6 @@ def _element(number: int, node: UiNode, center: tuple[int, int], window: str) ->
         label=label[:MAX_LABEL_CHARS],
         package=node.package,
         window=window,
+        locator=locator,
         node=node,
     )
-
-
-def _with_locator(element: Element, locator: str) -> Element:
-    return Element(**{**element.__dict__, "locator": locator})
