@@ -47,6 +47,11 @@ class FlowPhone(Protocol):
 
     async def nodes(self) -> list[UiNode]: ...
 
+    async def screen_size(self) -> tuple[int, int]:
+        """The screen's true size as it is turned now (device pixels); (0, 0) when unknown (the flow's
+        screen is then the union of the tree's windows)."""
+        ...
+
     async def screenshot(self) -> bytes: ...
 
     async def delete_chars(self, count: int) -> None: ...
@@ -119,7 +124,8 @@ class FlowRunner:
     # -- the screen ---------------------------------------------------------------------------
 
     async def screen(self) -> UiScreen:
-        return UiScreen(await self.phone.nodes())
+        nodes = await self.phone.nodes()
+        return UiScreen(nodes, *await self.phone.screen_size())
 
     async def wait_for(
         self, selector: dict[str, Any], present: bool, limit_ms: float, run: FlowRun

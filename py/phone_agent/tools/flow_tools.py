@@ -79,6 +79,12 @@ class ToolPhone:
     async def nodes(self) -> list[UiNode]:
         return await self.session.device.ui_nodes()
 
+    async def screen_size(self) -> tuple[int, int]:
+        try:
+            return await self.session.screen_size()
+        except errors.ToolError:
+            return (0, 0)
+
     async def screenshot(self) -> bytes:
         return await self.session.device.screenshot_png()
 
