@@ -73,7 +73,7 @@ class _DumpReader:
             self.skipping += 1
             if tag == "node":
                 self.too_deep += 1
-                self.deepest = max(self.deepest, len(self.parents) + self.skipping - 1)
+                self.deepest = max(self.deepest, len(self.parents) + self.skipping)
             return
         if tag != "node":
             if tag == "hierarchy" and self.rotation is None and "rotation" in attrs:
