@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from phone_agent.adb.ui_dump import MAX_TREE_NODES
 from tests.ui_corpus.shapes import (
     GBOARD,
     NNBSP,
@@ -492,7 +493,7 @@ def wide(count: int) -> Dump:
         for i in range(count)
     ]
     root = n("FrameLayout", (0, 0, 1080, 2400), *children, pkg="com.example.wide")
-    return Dump(f"wide-{count}", render([root]), 1080, 2400, (), (), partial=count >= 20_000)
+    return Dump(f"wide-{count}", render([root]), 1080, 2400, (), (), partial=count >= MAX_TREE_NODES)
 
 
 DUMPS: list[Dump] = [

@@ -21,7 +21,7 @@ JAR_MD5 = "d4f2cb5299dfd894a40fdde067b56bc9"
 SERVER_CLASS = "com.wetest.uia2.Main"
 SERVER_PORT = 9008
 JSONRPC_PATH = "/jsonrpc/0"
-MAX_DEPTH = 500  # uiautomator2 cuts at 50 by default, dropping a deep WebView's nodes unsaid; ui_dump bounds it too
+MAX_DEPTH = 500  # uiautomator2's default, 50, drops a deep WebView's nodes unsaid; ui_dump bounds it
 ALREADY_REGISTERED = "already registered"
 
 

@@ -19,7 +19,7 @@ from xml.parsers import expat
 from ..device.interface import Bounds, UiNode
 from ..errors import DeviceError
 
-MAX_TREE_NODES = 20_000  # a real screen has a few hundred nodes, a long WebView a few thousand
+MAX_TREE_NODES = 10_000  # a real screen has a few hundred nodes, a long WebView a few thousand
 MAX_TREE_DEPTH = 500  # a real screen nests a few dozen levels, a WebView rarely a hundred
 _BOUNDS = re.compile(r"\[(-?\d+),(-?\d+)\]\[(-?\d+),(-?\d+)\]")
 _INTEGER = re.compile(r"\s*([+-]?\d+)")
