@@ -62,7 +62,7 @@ class _DumpReader:
     parents: list[UiNode] = field(default_factory=list)
     skipping: int = 0  # open elements inside a subtree left out for its depth
     too_deep: int = 0
-    deepest: int = 0
+    deepest: int = 0  # levels below the depth bound that a subtree left out reached
     cut: bool = False
     rotation: int | None = None
     bad_bounds: int = 0
@@ -73,7 +73,8 @@ class _DumpReader:
             self.skipping += 1
             if tag == "node":
                 self.too_deep += 1
-                self.deepest = max(self.deepest, len(self.parents) + self.skipping)
+                if self.skipping > self.deepest:
+                    self.deepest = self.skipping
             return
         if tag != "node":
             if tag == "hierarchy" and self.rotation is None and "rotation" in attrs:
@@ -84,7 +85,7 @@ class _DumpReader:
         depth = len(self.parents)
         if depth >= self.max_depth:
             self.skipping, self.too_deep = 1, self.too_deep + 1
-            self.deepest = max(self.deepest, depth + 1)
+            self.deepest = max(self.deepest, 1)
             return
         if len(self.flat) >= self.max_nodes:
             self.cut = True
@@ -149,7 +150,7 @@ class _DumpReader:
         if self.too_deep:
             parts.append(
                 f"{self.too_deep:,} node{'s' if self.too_deep != 1 else ''} deeper than {self.max_depth:,} "
-                f"levels (the tree goes {self.deepest:,} deep) left out"
+                f"levels (the tree goes {self.max_depth + self.deepest:,} deep) left out"
             )
         if self.bad_bounds:
             plural = "s" if self.bad_bounds != 1 else ""
