@@ -18,6 +18,7 @@ from ..device.windows import screen_extent
 from .locators import ScreenSnapshot
 
 SETTLE_TIMEOUT_MS = 2_000  # the longest a look waits for the screen to settle after an action
+DISPLAY_TRIES = 3  # looks that ask the display's size before the windows alone tell it
 TREE_REUSE_MS = 5_000  # a tree read this recently, with no action since, resolves a target again
 
 
@@ -33,6 +34,7 @@ class SessionState:
     # The display's size in its natural orientation and the rotation it was read at (``screen_info``);
     # None until asked, () when the phone cannot say.
     display: tuple[int, int, int] | tuple[()] | None = None
+    display_misses: int = 0
     actions: int = 0
     settled_actions: int = 0  # ``actions`` when a look last waited for the screen to settle
     latest: ScreenSnapshot | None = None  # the latest tree read, handed out or not
@@ -99,7 +101,8 @@ class DeviceSession:
 
     async def _display(self) -> tuple[int, int, int] | tuple[()]:
         """The display's natural size and the rotation it was read at, asked once (``screen_info``:
-        ``wm size`` and the display's rotation); () when the phone cannot say."""
+        ``wm size`` and the display's rotation); () when the phone cannot say (asked again at the next
+        look when its failure may pass)."""
         if self.state.display is None:
             try:
                 info = await self.device.screen_info()
@@ -108,7 +111,12 @@ class DeviceSession:
                     int(info["height"]),
                     int(info.get("rotation") or 0),
                 )
-            except (errors.ToolError, NotImplementedError, AttributeError, KeyError, TypeError, ValueError):
+            except errors.ToolError as exc:
+                self.state.display_misses += 1
+                if exc.retryable and self.state.display_misses < DISPLAY_TRIES:
+                    return ()  # a failure that may pass: asked again at the next look
+                width = height = rotation = 0
+            except (NotImplementedError, AttributeError, KeyError, TypeError, ValueError):
                 width = height = rotation = 0
             if width > 0 and height > 0:
                 natural = (height, width) if rotation % 2 else (width, height)
