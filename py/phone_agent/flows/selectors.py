@@ -166,6 +166,24 @@ def _side(key: str, anchor: UiNode) -> tuple[Callable[[UiNode], bool], Callable[
     return keep, distance
 
 
+_DEEPEST = ("text", "id")  # Maestro names the deepest of a chain of nodes that all match these
+
+
+def _deepest(found: list[UiNode], matcher: Callable[[UiNode], bool], screen: UiScreen) -> list[UiNode]:
+    """Each match replaced by the deepest node of the chain of matching children below it (a tab
+    whose description is "Explore" holding a text "Explore" is named by that text), as Maestro does."""
+    out: list[UiNode] = []
+    seen: set[int] = set()
+    for node in found:
+        current = node
+        while kids := [child for child in current.children if matcher(child) and screen.on_screen(child)]:
+            current = kids[-1]
+        if id(current) not in seen:
+            seen.add(id(current))
+            out.append(current)
+    return out
+
+
 def find(selector: dict[str, Any], screen: UiScreen) -> list[UiNode]:
     """The nodes on ``screen`` that ``selector`` names, in the order ``index`` counts them."""
     found = list(screen.nodes)
@@ -173,6 +191,8 @@ def find(selector: dict[str, Any], screen: UiScreen) -> list[UiNode]:
         if key in selector:
             matcher = make(selector[key])
             found = [node for node in found if matcher(node)]
+            if key in _DEEPEST:
+                found = _deepest(found, matcher, screen)
     tolerance = int(selector.get("tolerance") or 0)
     for key, size in (("width", lambda node: node.bounds.width), ("height", lambda node: node.bounds.height)):
         if key in selector:
