@@ -115,3 +115,23 @@ def test_a_point_is_recorded_only_with_a_comment_saying_why() -> None:
     assert f"# {note}\n- tapOn:\n    point: 250,750\n" in text
     assert recorder.count() == 1
     assert [(c.name, c.args) for c in read_flow(text).commands] == [("tapOn", {"point": "250,750"})]
+
+
+def test_an_agent_task_names_a_row_it_tapped_by_ref_as_the_recorder_does() -> None:
+    from phone_agent.agent.model_functions import Action
+    from phone_agent.agent.resolve import acted_on
+    from phone_agent.agent.screen import Observation, ScreenMapping
+    from phone_agent.flows.recorder import commands_from_task
+    from phone_agent.sim.android.commands.capture import screen_dump
+    from phone_agent.sim.android.phone import VirtualPhone
+    from phone_agent.tools.locators import ScreenSnapshot
+
+    phone = VirtualPhone()
+    phone.launch("com.android.settings")
+    snapshot = ScreenSnapshot.from_nodes(parse_ui_dump(screen_dump(phone)), 1080, 2400)
+    row = next(e for e in snapshot.elements if e.role == "button" and e.label.startswith("Connected devices"))
+    seen = Observation(b"", ScreenMapping(1080, 2400, 540, 1200), b"", "image/png", snapshot=snapshot)
+    target, point = acted_on(Action("tap", {"target": row.ref}), seen)
+    assert target == "containsDescendants=(text=Connected devices)" and point == ""
+    commands = commands_from_task([("tap", {"target": row.ref}, "tapped", True, target, point)])
+    assert commands == [("tapOn", ROW)]

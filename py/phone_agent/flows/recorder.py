@@ -22,7 +22,7 @@ from typing import Any
 from ..device.interface import UiNode
 from ..device.screen_text import screen_text
 from .keys import MAESTRO_NAMES
-from .locator_syntax import Clause, SyntaxProblem, parse_clauses
+from .locator_syntax import Clause, SyntaxProblem, format_clauses, parse_clauses
 from .selectors import UiScreen, find
 
 COMMENT = "#"  # a comment line in a recorded flow, as a (COMMENT, text) command
@@ -226,6 +226,31 @@ def _clauses_selector(clauses: list[Clause] | tuple[Clause, ...]) -> dict[str, A
             else:
                 selector[name] = wanted
     return selector or None
+
+
+def _unliteral(pattern: str) -> str:
+    """The text a ``regex_literal`` pattern stands for."""
+    return re.sub(r"\\(.)", r"\1", pattern)
+
+
+def selector_locator(selector: dict[str, Any]) -> str:
+    """A selector ``selector_for`` wrote (text, id, index, containsDescendants of texts) as a tools'
+    locator that ``locator_selector`` turns back into the same selector; "" for any other."""
+    clauses: list[Clause] = []
+    for key, value in selector.items():
+        if key in ("text", "id") and isinstance(value, str):
+            clauses.append(Clause(key, _unliteral(value)))
+        elif key == "index":
+            clauses.append(Clause("index", str(int(value))))
+        elif key == "containsDescendants" and isinstance(value, list):
+            for inner in value:
+                nested = selector_locator(inner)
+                if not nested:
+                    return ""
+                clauses.append(Clause(key, inner=tuple(parse_clauses(nested))))
+        else:
+            return ""
+    return format_clauses(clauses) if clauses else ""
 
 
 def locator_selector(target: str) -> dict[str, Any] | None:
