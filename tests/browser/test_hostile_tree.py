@@ -1,5 +1,6 @@
 """A hostile phone cannot crash the page (issue 33, item 5; issue 35, item 5): a UI tree 100,000 levels
-deep, or 50,000 nodes wide, sent by the simulated phone's hierarchy server, is read by the page's Python
+deep, or 50,000 nodes wide, sent by the simulated phone's hierarchy server (its ``deep-tree`` and
+``wide-tree`` hostile modes), is read by the page's Python
 (Pyodide's small stack) without recursion, in part, with a note saying what was left out — and the page
 answers the next call as before."""
 
@@ -12,7 +13,6 @@ import pytest
 from phone_agent.adb.ui_dump import MAX_TREE_NODES
 from phone_agent.sim.server import SimulatedPhoneServer
 from tests.support import KeptPage, free_port, mcp_stdio_session
-from tests.ui_corpus.screens import deep, wide
 
 pytestmark = pytest.mark.browser
 
@@ -70,11 +70,11 @@ async def _answer(session, tool: str, **args) -> dict:
 async def test_a_hostile_tree_is_read_in_part_and_the_page_answers_the_next_call(rig, hostile):
     sim, session, kept = rig
     sim.phone.reset()
-    sim.phone.hostile_tree = deep(100_000).xml if hostile == "deep" else wide(50_000).xml
+    sim.set_hostile([f"{hostile}-tree"])  # sim/hostile.py: 100,000 levels deep, or 50,000 nodes wide
     try:
         answer = await _answer(session, "list_elements", maxElements=5)
     finally:
-        sim.phone.hostile_tree = None
+        sim.set_hostile([])
     if answer.get("isError"):  # refused whole: a clear error that names the bound it met
         error = answer["structuredContent"]
         assert error["code"] == "device_error" and ("cap" in error["message"] or "bytes" in error["message"])

@@ -46,6 +46,25 @@ class AdbTimeoutError(AdbError, TimeoutError):
     """The phone did not answer in time."""
 
 
+class AdbOutputTooLarge(AdbError):
+    """The phone sent more than the cap for one answer (a shell command's output, a screenshot, the
+    hierarchy server's body, a pull); the stream was closed, the rest never read."""
+
+    def __init__(self, what: str, cap: int) -> None:
+        limit = describe_bytes(cap)
+        super().__init__(f"{what} was more than {limit}, the cap for one answer (the rest was not read)")
+        self.what = what
+        self.cap = cap
+
+
+def describe_bytes(size: int) -> str:
+    """``16 MiB (16777216 bytes)``: a cap as a person and a program read it."""
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= scale and size % scale == 0:
+            return f"{size // scale} {unit} ({size} bytes)"
+    return f"{size} bytes"
+
+
 class AdbConnectionLost(AdbError):
     """The connection to the phone is gone (unplugged, closed, broken): nothing more can be done on it."""
 

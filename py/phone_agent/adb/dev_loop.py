@@ -14,16 +14,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import secrets
-import shlex
 from collections.abc import Callable
 from typing import Any
 
 from phone_agent import errors
-from phone_agent.adb.client import AdbConnectionLost, AdbError, ServiceOpener, ServiceStream
+from phone_agent.adb.client import (
+    AdbConnectionLost,
+    AdbError,
+    AdbOutputTooLarge,
+    ServiceOpener,
+    ServiceStream,
+)
 from phone_agent.adb.services import SyncClient
 from phone_agent.adb.sync_protocol import SyncError, SyncStat
 from phone_agent.device.install import install_failure
 from phone_agent.device.interface import ChunkStream, ChunkWriter, FileEntry, file_type
+from phone_agent.device.shell_args import command, for_device, text_value
 from phone_agent.device.shell_result import ShellResult
 from phone_agent.errors import DeviceError, PhoneDisconnectedError, ToolError
 
@@ -79,6 +85,13 @@ class DevLoopCalls:
             raise DeviceError(f"the transfer of {path} did not finish within {timeout:g} s") from None
         except SyncError as exc:
             raise _sync_failure(path, exc) from None
+        except AdbOutputTooLarge as exc:
+            raise DeviceError(
+                f"the transfer of {path} stopped: {exc}",
+                remedy="If the file is really that large (list_files shows its size), ask for more with "
+                "pull_file's maxBytes; otherwise the phone is sending more than the file holds.",
+                retryable=False,
+            ) from None
         except AdbError as exc:
             raise DeviceError(f"the transfer of {path} failed: {exc}") from None
 
@@ -111,8 +124,9 @@ class DevLoopCalls:
                 raise errors.invalid_argument(
                     "pull_file",
                     "devicePath",
-                    f"is a file of {info.size} bytes, over the {limit} bytes an answer carries",
-                    "Pull it with `path` through phone-agent mcp (stdio), which writes it to a file.",
+                    f"is a file of {info.size} bytes, over this pull's cap of {limit} bytes (maxBytes)",
+                    "Call pull_file with a larger maxBytes: up to 64 MiB inline, or with `path` through "
+                    "phone-agent mcp (stdio), which writes it to a file, as much as it holds.",
                 )
             if into is not None:
                 await sync.pull_into(path, into, limit)
@@ -189,7 +203,8 @@ class DevLoopCalls:
                 "Turn on 'Live view through scrcpy' in the phone-agent page's Settings, or install "
                 "Clipper (github.com/majido/clipper) on the phone.",
             )
-        out = await self._check(f"am broadcast -a clipper.set -e text {shlex.quote(text)}")
+        typed = for_device(text_value, text, "the text")
+        out = await self._check(command("am", "broadcast", "-a", "clipper.set", "-e", "text", typed))
         if "Broadcast completed" not in out:
             raise DeviceError(f"Clipper did not take the text: {out.strip()[:200]}")
         if paste:
@@ -220,10 +235,10 @@ class DevLoopCalls:
             raise DeviceError(f"could not start screenrecord: {exc}") from None
 
         async def drain() -> bytes:
-            out = bytearray()
+            out = bytearray()  # what screenrecord says: its first 64 KiB (a phone may print forever)
             with contextlib.suppress(AdbError):
                 while chunk := await stream.read(max_seconds + 30.0):
-                    out += chunk
+                    out += chunk[: max(0, 65536 - len(out))]
             return bytes(out)
 
         self._recording = (stream, asyncio.ensure_future(drain()))

@@ -17,14 +17,15 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from phone_agent.adb.client import AdbConnectionLost, AdbError, ServiceOpener
+from phone_agent.adb.client import AdbConnectionLost, AdbError, AdbOutputTooLarge, ServiceOpener
 from phone_agent.adb.dev_loop import DevLoopCalls
 from phone_agent.adb.hierarchy import HierarchyServer, HierarchyUnavailable, JarSource
 from phone_agent.adb.screen_info import SCREEN_INFO_COMMAND, parse_screen_info
-from phone_agent.adb.services import SyncClient, exec_out, join_command, quote, shell
+from phone_agent.adb.services import SHELL_OUTPUT_MAX, SyncClient, exec_out, shell
 from phone_agent.adb.sync_protocol import SyncError
 from phone_agent.adb.ui_dump import UiDump, read_ui_dump
 from phone_agent.device.interface import TREE_DUMP, TREE_SERVER, DeviceInfo, UiNode, UiTree, key_code
+from phone_agent.device.shell_args import command, for_device, package_name, quote, text_value
 from phone_agent.device.shell_result import ShellResult
 from phone_agent.errors import DeviceError, PhoneDisconnectedError, command_exited
 
@@ -34,8 +35,12 @@ ADB_KEYBOARD_IME = "com.android.adbkeyboard/.AdbIME"
 CLIPPER_PACKAGE = "ca.zgrs.clipper"
 KEYCODE_PASTE = 279
 UI_DUMP_PATH = "/sdcard/window_dump.xml"
+LAUNCHER_CATEGORY = "android.intent.category.LAUNCHER"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
+# What the phone may send for one screenshot: a 4K screen's PNG is ~20-35 MiB at worst; more is refused.
+SCREENCAP_MAX = 48 * 1024 * 1024
+SCREEN_SIDE_MAX = 16384  # pixels a side a screenshot may say it has (8K is 7680)
 COMMAND_TIMEOUT = 15.0
 SCREENSHOT_TIMEOUT = 20.0
 UI_DUMP_TIMEOUT = 30.0
@@ -65,6 +70,11 @@ def is_input_text_safe(text: str) -> bool:
 
 
 RECONNECT_REMEDY = "Check that the phone is connected and unlocked, then reconnect it."
+CAP_REMEDY = (
+    "The phone sent far more than a real answer holds (a broken or hostile phone, or a command that "
+    "prints without end): ask for less (a narrower filter, sinceSeconds, a pull's maxBytes) or check the "
+    "phone."
+)
 
 
 @contextlib.contextmanager
@@ -81,6 +91,8 @@ def phone_call(
         yield
     except AdbConnectionLost as exc:
         raise PhoneDisconnectedError(str(exc)) from None
+    except AdbOutputTooLarge as exc:  # the cap named; the page stays as it was
+        raise DeviceError(f"{failed}: {exc}", remedy=CAP_REMEDY, retryable=False) from None
     except TimeoutError as exc:  # AdbTimeoutError too
         if timed_out:
             raise DeviceError(timed_out, remedy=timeout_remedy) from None
@@ -112,7 +124,11 @@ class AdbDevice(DevLoopCalls):
     # ----- plumbing
 
     async def _run(
-        self, command: str, timeout: float = COMMAND_TIMEOUT, stdin: bytes | None = None
+        self,
+        command: str,
+        timeout: float = COMMAND_TIMEOUT,
+        stdin: bytes | None = None,
+        max_bytes: int = SHELL_OUTPUT_MAX,
     ) -> ShellResult:
         with phone_call(
             f"`{command}` failed",
@@ -121,7 +137,7 @@ class AdbDevice(DevLoopCalls):
             remedy=RECONNECT_REMEDY,
         ):
             async with asyncio.timeout(timeout + 1):
-                return await shell(self.opener, command, stdin=stdin, timeout=timeout)
+                return await shell(self.opener, command, stdin=stdin, timeout=timeout, max_bytes=max_bytes)
 
     async def _check(self, command: str, timeout: float = COMMAND_TIMEOUT) -> str:
         """Run ``command``; its stdout, or DeviceError with its stderr when it fails."""
@@ -170,13 +186,25 @@ class AdbDevice(DevLoopCalls):
             timeout_remedy="Check that the phone is awake and try again.",
             remedy=RECONNECT_REMEDY,
         ):
-            data = await exec_out(self.opener, "screencap -p", timeout=SCREENSHOT_TIMEOUT)
+            data = await exec_out(
+                self.opener, "screencap -p", timeout=SCREENSHOT_TIMEOUT, max_bytes=SCREENCAP_MAX
+            )
         if not data.startswith(PNG_SIGNATURE):
             shown = data[:200].decode("utf-8", "replace").strip()
             raise DeviceError(
                 f"the phone did not return a PNG screenshot: {shown or 'empty answer'}",
                 remedy="The screen may be protected (a secure window) or off; unlock the phone and retry.",
             )
+        if data[12:16] == b"IHDR" and len(data) >= 24:
+            # A few bytes may say "100 000 pixels square": decoding that would take the page down.
+            width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+            if not 0 < width <= SCREEN_SIDE_MAX or not 0 < height <= SCREEN_SIDE_MAX:
+                raise DeviceError(
+                    f"the phone's screenshot says it is {width}x{height} pixels, over the cap of "
+                    f"{SCREEN_SIDE_MAX} pixels a side (no screen is that large; it was not decoded)",
+                    remedy=CAP_REMEDY,
+                    retryable=False,
+                )
         return data
 
     async def tap(self, x: int, y: int) -> None:
@@ -210,7 +238,7 @@ class AdbDevice(DevLoopCalls):
                 # The person's own keyboard back: ADBKeyBoard shows none, so left selected it would
                 # leave the phone without a keyboard. (The broadcast has committed the text by now.)
                 if previous and previous != ADB_KEYBOARD_IME:
-                    await self._check(f"ime set {quote(previous)}")
+                    await self._check(command("ime", "set", previous))
             return "ADBKeyBoard"
         if await self._installed(CLIPPER_PACKAGE):
             await self._paste(text)
@@ -225,13 +253,14 @@ class AdbDevice(DevLoopCalls):
 
     async def _paste(self, text: str) -> None:
         """Type ``text`` by putting it on the clipboard (Clipper) and pasting it."""
-        out = await self._check(f"am broadcast -a clipper.set -e text {quote(text)}")
+        typed = for_device(text_value, text, "the text")
+        out = await self._check(command("am", "broadcast", "-a", "clipper.set", "-e", "text", typed))
         if "Broadcast completed" not in out:
             raise DeviceError(f"Clipper did not take the text: {out.strip()[:200]}")
         await self._check(f"input keyevent {KEYCODE_PASTE}")
 
     async def _installed(self, package: str) -> bool:
-        packages = await self._check(f"pm list packages {package}")
+        packages = await self._check(command("pm", "list", "packages", package))
         return f"package:{package}" in packages.split()
 
     async def _switch_to_adb_keyboard(self) -> str | None:
@@ -262,9 +291,8 @@ class AdbDevice(DevLoopCalls):
         await self.shell("input keyevent KEYCODE_MOVE_END " + " ".join(["KEYCODE_DEL"] * count))
 
     async def open_app(self, package: str) -> None:
-        if not re.fullmatch(r"[A-Za-z0-9_.]+", package):
-            raise DeviceError(f"not an Android package name: {package!r}", retryable=False)
-        result = await self._run(f"monkey -p {package} -c android.intent.category.LAUNCHER 1")
+        package = for_device(package_name, package, "the app")
+        result = await self._run(command("monkey", "-p", package, "-c", LAUNCHER_CATEGORY, 1))
         output = (result.stdout + result.stderr).decode("utf-8", "replace")
         if result.exit_code not in (0, -1) or "No activities found" in output or "monkey aborted" in output:
             raise DeviceError(
@@ -274,13 +302,14 @@ class AdbDevice(DevLoopCalls):
             )
 
     async def stop_app(self, package: str) -> None:
-        result = await self.shell(f"am force-stop {quote(package)}")
+        package = for_device(package_name, package, "the app")
+        result = await self.shell(command("am", "force-stop", package))
         if result.exit_code not in (0, -1):
             detail = (result.stderr or result.stdout).decode("utf-8", "replace").strip()[:200]
             raise DeviceError(f"`am force-stop {package}` failed: {detail}")
 
     async def open_url(self, url: str) -> None:
-        result = await self.shell(f"am start -W -a android.intent.action.VIEW -d {quote(url)}")
+        result = await self.shell(command("am", "start", "-W", "-a", "android.intent.action.VIEW", "-d", url))
         output = (result.stdout + result.stderr).decode("utf-8", "replace")
         if result.exit_code not in (0, -1) or "Error" in output:
             raise DeviceError(
@@ -384,7 +413,7 @@ class AdbDevice(DevLoopCalls):
         with phone_call(f"could not read {path} from the phone", remedy=RECONNECT_REMEDY):
             sync = await SyncClient.open(self.opener, timeout=UI_DUMP_TIMEOUT)
             async with sync:
-                data = await sync.pull(path)
+                data = await sync.pull(path, limit=SHELL_OUTPUT_MAX)
         return data.decode("utf-8", "replace")
 
     async def shell(self, command: str, timeout_ms: int = 10_000) -> ShellResult:
@@ -397,12 +426,12 @@ class AdbDevice(DevLoopCalls):
                 async with asyncio.timeout(timeout):
                     await sync.push(data, path, mode)
 
-    async def pull(self, path: str, timeout: float = 120.0) -> bytes:
-        """Read a file from the phone (sync RECV)."""
+    async def pull(self, path: str, timeout: float = 120.0, limit: int = SHELL_OUTPUT_MAX) -> bytes:
+        """Read a file from the phone (sync RECV); more than ``limit`` bytes is a DeviceError."""
         with phone_call(f"could not read {path} from the phone"):
             async with await SyncClient.open(self.opener, timeout=timeout) as sync:
                 async with asyncio.timeout(timeout):
-                    return await sync.pull(path)
+                    return await sync.pull(path, limit=limit)
 
 
 def _tree(dump: UiDump, source: str, note: str = "") -> UiTree:
@@ -410,4 +439,4 @@ def _tree(dump: UiDump, source: str, note: str = "") -> UiTree:
     return UiTree(dump.nodes, source, "; ".join(part for part in (note, dump.note) if part), dump.rotation)
 
 
-__all__ = ["AdbDevice", "escape_input_text", "is_input_text_safe", "join_command"]
+__all__ = ["AdbDevice", "escape_input_text", "is_input_text_safe"]

@@ -19,7 +19,7 @@ import contextlib
 import hashlib
 from collections.abc import Awaitable, Callable
 
-from phone_agent.adb.client import AdbError, ServiceOpener, ServiceStream
+from phone_agent.adb.client import AdbError, AdbOutputTooLarge, ServiceOpener, ServiceStream
 from phone_agent.adb.hierarchy_protocol import (
     ALREADY_REGISTERED,
     JAR_MD5,
@@ -43,6 +43,7 @@ JarSource = bytes | Callable[[], Awaitable[bytes]]
 START_TIMEOUT = 15.0  # a real phone's server answers its first ping in 1–3 s
 PING_INTERVAL = 0.05
 CALL_TIMEOUT = 20.0
+OUTPUT_KEPT = 64 * 1024  # of the server's own output (its errors come first): a phone may print forever
 RETRY_AFTER_S = 60.0  # after falling back, the next look tries the server again only this much later
 
 
@@ -72,7 +73,7 @@ class HierarchyServer:
         self._lock = asyncio.Lock()
         self._process: ServiceStream | None = None
         self._process_task: asyncio.Task[None] | None = None
-        self._output = bytearray()
+        self._output = bytearray()  # what the server printed (its first OUTPUT_KEPT bytes)
         self._exit: int | None = None
         self._stream: ServiceStream | None = None
         self._up = False  # the latest exchange with the server worked
@@ -176,7 +177,9 @@ class HierarchyServer:
                         f"the hierarchy server answered HTTP {response.status} {response.reason}"
                     )
                 return response.body
-            except asyncio.CancelledError:  # its answer would meet the next request: a fresh stream
+            except (asyncio.CancelledError, AdbOutputTooLarge):
+                # The rest of that answer would meet the next request: a fresh stream next time. (Too
+                # large is not a server gone: restarting it would only ask for the same again.)
                 await self._drop_stream()
                 raise
             except TimeoutError:
@@ -264,14 +267,19 @@ class HierarchyServer:
         with contextlib.suppress(AdbError, ShellProtocolError, ConnectionError):
             while chunk := await stream.read(None):
                 if not v2:
-                    self._output += chunk
+                    self._keep(chunk)
                     continue
                 for packet in decoder.receive_data(chunk):
                     if packet.id in (ShellId.STDOUT, ShellId.STDERR):
-                        self._output += packet.data
+                        self._keep(packet.data)
                     elif packet.id == ShellId.EXIT:
                         self._exit = packet.data[0] if packet.data else 0
                         return
+
+    def _keep(self, data: bytes) -> None:
+        room = OUTPUT_KEPT - len(self._output)
+        if room > 0:
+            self._output += data[:room]
 
     def _why(self, reason: str) -> str:
         """``reason``, with what the server printed when it has ended."""

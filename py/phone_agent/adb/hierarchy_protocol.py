@@ -4,9 +4,10 @@ stream, ``GET /ping`` answering ``pong`` and JSON-RPC 2.0 at ``POST /jsonrpc/0``
 ``waitForIdle [timeoutMs]`` answers whether the screen went idle in time).
 
 Pure: requests are bytes out, ``HttpResponseParser`` takes bytes in and gives the response once it is
-whole (Content-Length, chunked, or closed by the server). What the server is and how it starts (its
-path on the phone, its class, its port, its digests) is here too, so the client and the simulated
-phone agree by construction.
+whole (Content-Length, chunked, or closed by the server), refusing a body over ``BODY_MAX`` as soon as
+it shows (a Content-Length, a chunk, or the bytes so far) with ``AdbOutputTooLarge``. What the server
+is and how it starts (its path on the phone, its class, its port, its digests) is here too, so the
+client and the simulated phone agree by construction.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from phone_agent.adb.client import AdbOutputTooLarge
+
 JAR_PATH = "/data/local/tmp/u2.jar"
 JAR_SHA256 = "87c8ac9505970d42aa5922baa90114808fda6f47f9e5fbd4caa0f621c2c8d30d"
 JAR_MD5 = "d4f2cb5299dfd894a40fdde067b56bc9"
@@ -22,6 +25,9 @@ SERVER_CLASS = "com.wetest.uia2.Main"
 SERVER_PORT = 9008
 JSONRPC_PATH = "/jsonrpc/0"
 MAX_DEPTH = 500  # uiautomator2's default, 50, drops a deep WebView's nodes unsaid; ui_dump bounds it
+# The most the server's answer may be: a real screen's hierarchy is 50-500 kB, a crowded one a few MiB.
+BODY_MAX = 16 * 1024 * 1024
+ANSWER = "the hierarchy server's answer"
 ALREADY_REGISTERED = "already registered"
 
 
@@ -105,6 +111,7 @@ class HttpResponseParser:
     """Bytes of one response in (``feed``), the response out once whole; ``close()`` when the stream
     ended (a body without length ends there, else the answer was cut)."""
 
+    max_body: int = BODY_MAX  # a longer body is AdbOutputTooLarge, found as soon as it shows
     _buffer: bytearray = field(default_factory=bytearray)
     _head: tuple[int, str, dict[str, str]] | None = None
     _done: HierarchyHttpResponse | None = None
@@ -112,7 +119,10 @@ class HttpResponseParser:
 
     def feed(self, data: bytes) -> HierarchyHttpResponse | None:
         self._buffer += data
-        return self._advance()
+        answer = self._advance()
+        if answer is None and self._head is not None and len(self._buffer) > self.max_body + 64:
+            raise AdbOutputTooLarge(ANSWER, self.max_body)  # (64: a chunk's size line and its ends)
+        return answer
 
     def close(self) -> HierarchyHttpResponse:
         """The stream ended: the response if it is whole now; HttpProtocolError when it was cut."""
@@ -149,6 +159,8 @@ class HttpResponseParser:
                 length = int(headers["content-length"])
             except ValueError:
                 raise HttpProtocolError(f"bad Content-Length {headers['content-length']!r}") from None
+            if length > self.max_body:
+                raise AdbOutputTooLarge(ANSWER, self.max_body)
             if len(self._buffer) < length:
                 return None
             self._done = HierarchyHttpResponse(status, reason, headers, bytes(self._buffer[:length]), keep)
@@ -165,6 +177,8 @@ class HttpResponseParser:
                 size = int(bytes(self._buffer[:line_end]).split(b";")[0].strip() or b"0", 16)
             except ValueError:
                 raise HttpProtocolError("bad chunk size in the hierarchy server's answer") from None
+            if len(self._chunks) + size > self.max_body:
+                raise AdbOutputTooLarge(ANSWER, self.max_body)
             if size == 0:  # the last chunk, then trailers (usually none) and an empty line
                 if self._buffer.find(b"\r\n\r\n", line_end) < 0:
                     return None

@@ -11,13 +11,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
-import shlex
 import stat as stat_module
 import time
 from collections.abc import Awaitable, Callable
 
 from phone_agent.adb import sync_protocol as sp
-from phone_agent.adb.client import AdbError, AdbTimeoutError, ServiceOpener, ServiceStream
+from phone_agent.adb.client import AdbError, AdbOutputTooLarge, AdbTimeoutError, ServiceOpener, ServiceStream
 from phone_agent.adb.shell_protocol import (
     ShellId,
     ShellPacketDecoder,
@@ -27,15 +26,11 @@ from phone_agent.adb.shell_protocol import (
 from phone_agent.device.shell_result import ShellResult
 
 SHELL_TIMEOUT = 30.0
-
-
-def quote(argument: str) -> str:
-    """One argument for Android's sh (as ``adb exec-out`` quotes: single quotes)."""
-    return shlex.quote(argument)
-
-
-def join_command(*argv: str) -> str:
-    return " ".join(quote(a) for a in argv)
+# The most one shell command's output may be (stdout and stderr together): a real phone's largest
+# answers (a whole logcat, dumpsys of everything) are a few MiB; a phone that sends more is stopped.
+SHELL_OUTPUT_MAX = 32 * 1024 * 1024
+MAX_LISTED = 200_000  # entries of one directory listing
+MAX_NAME_BYTES = 4096  # a listed name (Linux: 255 a name, 4096 a path)
 
 
 class StreamReader:
@@ -93,27 +88,36 @@ async def _bounded(coro, timeout: float, what: str):
 
 
 async def shell(
-    opener: ServiceOpener, command: str, *, stdin: bytes | None = None, timeout: float = SHELL_TIMEOUT
+    opener: ServiceOpener,
+    command: str,
+    *,
+    stdin: bytes | None = None,
+    timeout: float = SHELL_TIMEOUT,
+    max_bytes: int = SHELL_OUTPUT_MAX,
 ) -> ShellResult:
     """Run ``command`` with the shell protocol (stdout, stderr, exit code) when the phone has
-    ``shell_v2``, else through ``shell:`` (merged output, exit code -1)."""
+    ``shell_v2``, else through ``shell:`` (merged output, exit code -1). More than ``max_bytes`` of
+    output is AdbOutputTooLarge (the stream closed, the rest never read)."""
+    what = "its output"
     if "shell_v2" not in opener.features:
         stream = await opener.open_stream(f"shell:{command}", timeout=min(timeout, 10.0))
         try:
             if stdin:
                 await stream.write(stdin)
-            out = await _bounded(_read_all(stream), timeout, f"shell {command!r}")
+            out = await _bounded(_read_all(stream, max_bytes, what), timeout, f"shell {command!r}")
         finally:
             await stream.close()
         return ShellResult(out, b"", -1)
     stream = await opener.open_stream(f"shell,v2,raw:{command}", timeout=min(timeout, 10.0))
     try:
-        return await _bounded(_shell_v2(stream, stdin), timeout, f"shell {command!r}")
+        return await _bounded(_shell_v2(stream, stdin, max_bytes, what), timeout, f"shell {command!r}")
     finally:
         await stream.close()
 
 
-async def _shell_v2(stream: ServiceStream, stdin: bytes | None) -> ShellResult:
+async def _shell_v2(
+    stream: ServiceStream, stdin: bytes | None, max_bytes: int = SHELL_OUTPUT_MAX, what: str = "shell"
+) -> ShellResult:
     if stdin:
         for offset in range(0, len(stdin), 64 * 1024):
             await stream.write(encode_shell_packet(ShellId.STDIN, stdin[offset : offset + 64 * 1024]))
@@ -135,6 +139,9 @@ async def _shell_v2(stream: ServiceStream, stdin: bytes | None) -> ShellResult:
             packets = decoder.receive_data(chunk)
         except ShellProtocolError as exc:
             raise AdbError(str(exc)) from None
+        # A packet still being received counts too: one that says it is 4 GiB must not be waited for.
+        if len(stdout) + len(stderr) + decoder.buffered + sum(len(p.data) for p in packets) > max_bytes:
+            raise AdbOutputTooLarge(what, max_bytes)
         for packet in packets:
             if packet.id == ShellId.STDOUT:
                 stdout += packet.data
@@ -150,17 +157,24 @@ async def _shell_v2(stream: ServiceStream, stdin: bytes | None) -> ShellResult:
     return ShellResult(bytes(stdout), bytes(stderr), exit_code)
 
 
-async def _read_all(stream: ServiceStream) -> bytes:
+async def _read_all(stream: ServiceStream, max_bytes: int = SHELL_OUTPUT_MAX, what: str = "shell") -> bytes:
     parts = []
+    total = 0
     while chunk := await stream.read(None):
+        total += len(chunk)
+        if total > max_bytes:
+            raise AdbOutputTooLarge(what, max_bytes)
         parts.append(chunk)
     return b"".join(parts)
 
 
-async def exec_out(opener: ServiceOpener, command: str, *, timeout: float = SHELL_TIMEOUT) -> bytes:
-    """Binary-safe output of ``exec:command`` (stdout and stderr merged, as adb exec-out)."""
+async def exec_out(
+    opener: ServiceOpener, command: str, *, timeout: float = SHELL_TIMEOUT, max_bytes: int = SHELL_OUTPUT_MAX
+) -> bytes:
+    """Binary-safe output of ``exec:command`` (stdout and stderr merged, as adb exec-out); more than
+    ``max_bytes`` is AdbOutputTooLarge."""
     parts: list[bytes] = []
-    await exec_into(opener, command, parts.append, timeout=timeout)
+    await exec_into(opener, command, parts.append, timeout=timeout, max_bytes=max_bytes)
     return b"".join(parts)
 
 
@@ -170,13 +184,18 @@ async def exec_into(
     write: Callable[[bytes], object],
     *,
     timeout: float = SHELL_TIMEOUT,
+    max_bytes: int = 1 << 62,
 ) -> int:
-    """Stream the output of ``exec:command`` into ``write`` as it arrives; returns its size."""
+    """Stream the output of ``exec:command`` into ``write`` as it arrives; returns its size. More than
+    ``max_bytes`` is AdbOutputTooLarge (the stream closed at once)."""
     stream = await opener.open_stream(f"exec:{command}", timeout=min(timeout, 10.0))
     total = 0
+    what = "its output"
 
     def count(chunk: bytes) -> None:
         nonlocal total
+        if total + len(chunk) > max_bytes:
+            raise AdbOutputTooLarge(what, max_bytes)
         write(chunk)
         total += len(chunk)
 
@@ -226,6 +245,8 @@ class SyncClient:
     async def _fail_message(self, length: int) -> str:
         # adbd ends the sync session after a FAIL: later requests need a new SyncClient.
         self.failed = True
+        if length > MAX_NAME_BYTES * 16:
+            return f"(a failure message of {length} bytes, not read)"
         return (await self.reader.read_exact(length)).decode("utf-8", "replace")
 
     def _check_usable(self) -> None:
@@ -241,8 +262,9 @@ class SyncClient:
         await self.stream.write(sp.encode_request(b"STAT", path))
         return sp.decode_stat_v1(await self.reader.read_exact(sp.STAT_V1.size))
 
-    async def list(self, path: str) -> list[sp.SyncEntry]:
-        """The entries of a directory (``.`` and ``..`` included, as the phone sends them)."""
+    async def list(self, path: str, limit: int = MAX_LISTED) -> list[sp.SyncEntry]:
+        """The entries of a directory (``.`` and ``..`` included, as the phone sends them); SyncError
+        past ``limit`` entries (a listing without end)."""
         self._check_usable()
         v2 = "ls_v2" in self.features
         await self.stream.write(sp.encode_request(b"LIS2" if v2 else b"LIST", path))
@@ -258,8 +280,14 @@ class SyncClient:
             if kind not in (b"DENT", b"DNT2"):
                 raise sp.SyncError(f"unexpected {kind!r} in a directory listing")
             info, namelen = sp.decode_dent_v2(raw) if v2 else sp.decode_dent_v1(raw)
+            if namelen > MAX_NAME_BYTES:
+                self.failed = True
+                raise sp.SyncError(f"list {path}: an entry named in {namelen} bytes (a name has at most 255)")
             name = (await self.reader.read_exact(namelen)).decode("utf-8", "surrogateescape")
             entries.append(sp.SyncEntry(name, info))
+            if len(entries) > limit:
+                self.failed = True
+                raise sp.SyncError(f"list {path}: the phone listed more than {limit} entries, the cap")
 
     async def push(
         self,
@@ -324,8 +352,9 @@ class SyncClient:
         if kind != b"OKAY":
             raise sp.SyncError(f"push {path}: unexpected answer {kind!r}")
 
-    async def pull(self, path: str, limit: int = 1 << 31) -> bytes:
-        """The contents of ``path`` (RECV); SyncError with the phone's reason."""
+    async def pull(self, path: str, limit: int = SHELL_OUTPUT_MAX) -> bytes:
+        """The contents of ``path`` (RECV); SyncError with the phone's reason, AdbOutputTooLarge past
+        ``limit``."""
         parts: list[bytes | memoryview] = []
         await self.pull_into(path, parts.append, limit)
         return b"".join(parts)
@@ -334,7 +363,9 @@ class SyncClient:
         self, path: str, write: Callable[[bytes | memoryview], object], limit: int = 1 << 62
     ) -> int:
         """Stream ``path`` into ``write`` (a file's write, a list's append …) as it arrives, without
-        holding it all; returns its size. ``write`` gets views that stay valid (immutable chunks)."""
+        holding it all; returns its size. ``write`` gets views that stay valid (immutable chunks). More
+        than ``limit`` bytes is AdbOutputTooLarge, raised before the chunk that passes it is handed on
+        (whatever the phone's stat said)."""
         self._check_usable()
         await self.stream.write(sp.encode_request(b"RECV", path))
         total = 0
@@ -343,12 +374,13 @@ class SyncClient:
             if kind == b"DATA":
                 if length > sp.DATA_MAX:
                     raise sp.SyncError(f"pull {path}: DATA chunk of {length} bytes")
+                if total + length > limit:
+                    self.failed = True  # the rest is never read: this session cannot go on
+                    raise AdbOutputTooLarge(f"the file {path}", limit)
                 written = write(await self.reader.read_exact_view(length))
                 if inspect.isawaitable(written):  # a writer that sets the pace (a network transfer)
                     await written
                 total += length
-                if total > limit:
-                    raise sp.SyncError(f"pull {path}: more than {limit} bytes")
             elif kind == b"DONE":
                 return total
             elif kind == b"FAIL":

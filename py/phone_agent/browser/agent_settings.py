@@ -169,7 +169,12 @@ class SettingsCard:
             or "http://127.0.0.1:11434/v1"
         )
         self._field("model").placeholder = server.get("model") or "e.g. qwen2.5-vl-7b-instruct"
-        self._field("apiKey").placeholder = "set by the server" if server.get("apiKey") else "(none)"
+        key = "(none)"
+        if server.get("apiKey"):
+            key = "set by the server"
+        elif server.get("apiKeyWithheld"):  # the server keeps it for the page opened with its link
+            key = "set by the server: open this page with its link (phone-agent url) to use it"
+        self._field("apiKey").placeholder = key
         chrome = self._field("provider").value == "chrome"
         for name in ("baseUrl", "apiKey", "model"):
             self._field(name).disabled = chrome

@@ -12,6 +12,7 @@ relay's frames as they are::
     (the call's reply)       page → mcp   {"id", "result"} and {"id", "type": "progress", "seq", "message"}
     farm.discover            mcp → pages  "announce yourselves now"
     $KV.phone-farm-tasks.NAME.SERIAL.TASK   the page's task records (JetStream key-value)
+    $KV.phone-farm-devices.SERIAL           the NATS user a serial is pinned to (the MCP servers write it)
 
 NAME is the page's NATS user (the broker confines each user to its own subjects), PAGE a random id per
 page load. Pure: used by the page (Pyodide) and the MCP server (CPython) alike.
@@ -30,6 +31,9 @@ PRESENCE_PREFIX = "farm.presence"
 PAGE_PREFIX = "farm.page"
 DISCOVER_SUBJECT = "farm.discover"
 TASKS_BUCKET = "phone-farm-tasks"
+# Which NATS user's pages may serve each serial: written by the MCP servers (pages cannot), the first
+# page to claim a serial pins it to its user (key: the serial as a subject token).
+DEVICES_BUCKET = "phone-farm-devices"
 # The user a page takes its subjects from when the farm URL carries a token instead of a user.
 TOKEN_USER = "token"
 DEFAULT_HEARTBEAT_MS = 1_000
@@ -63,6 +67,15 @@ def page_subject_for_presence(subject: str) -> str | None:
     if len(parts) != 4 or ".".join(parts[:2]) != PRESENCE_PREFIX:
         return None
     return f"{PAGE_PREFIX}.{parts[2]}.{parts[3]}"
+
+
+def user_of_presence(subject: str) -> str | None:
+    """The NATS user (as its subject token) whose page announced itself on ``subject``: the broker lets a
+    user publish only under its own name, so this is who the page is, whatever its body says."""
+    parts = subject.split(".")
+    if len(parts) != 4 or ".".join(parts[:2]) != PRESENCE_PREFIX:
+        return None
+    return parts[2]
 
 
 def task_key(user: str, serial: str, task_id: str) -> str:

@@ -14,9 +14,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..device.shell_args import ShellValueError, package_name, permission_name
+from .output_paths import OutputPathError, output_path
 from .yaml_reader import Node, YamlError, parse_all, scalar_value, split_documents
 
 MAX_INCLUDE_DEPTH = 8
+MAX_REPEAT = 1_000  # the most rounds a repeat runs: more is refused when read, never cut short
 
 SELECTOR_KEYS = (
     "text",
@@ -40,6 +43,7 @@ SELECTOR_KEYS = (
 _NESTED_SELECTORS = ("below", "above", "leftOf", "rightOf", "containsChild", "childOf")
 _BOOL, _INT, _STR, _SEL, _ANY = "boolean", "integer", "string", "selector", "any"
 _SELS = "list of selectors"
+_OUT = "output path"  # a path the command writes to: it must stay under the run's folder (output_paths)
 _SELECTOR_TYPES = {
     "text": _STR,
     "id": _STR,
@@ -125,7 +129,7 @@ COMMANDS: dict[str, CommandSpec] = {
     "openLink": CommandSpec(
         "link", False, {"link": _STR, "autoVerify": _BOOL, "browser": _BOOL}, required=("link",)
     ),
-    "takeScreenshot": CommandSpec("path", False, {"path": _STR}, required=("path",)),
+    "takeScreenshot": CommandSpec("path", False, {"path": _OUT}, required=("path",)),
     "copyTextFrom": CommandSpec("text", False, {}, selector=True),
     "pasteText": CommandSpec(None, True),
     "runFlow": CommandSpec("file", False, {"file": _STR, "commands": _ANY, "when": _ANY, "env": _ANY}),
@@ -184,6 +188,11 @@ class Flow:
 
 
 FlowLookup = Callable[[str], str | None]
+
+
+def repeat_bound(times: object) -> str:
+    """Why a repeat's ``times`` is refused."""
+    return f"repeat times must be from 0 to {MAX_REPEAT} (the most rounds a repeat runs), not {times}"
 
 
 def read_flow(
@@ -245,7 +254,7 @@ class _FlowReading:
         app_id, name, env = "", "", {}
         for key, value in node.pairs:
             if key.value == "appId":
-                app_id = self.string(value, "appId")
+                app_id = self.app_id(self.string(value, "appId"), value)
             elif key.value == "name":
                 name = self.string(value, "name")
             elif key.value == "env":
@@ -355,6 +364,11 @@ class _FlowReading:
             return int(value)
         if kind == _STR:
             return "" if node.value is None else str(node.value)
+        if kind == _OUT:
+            try:
+                return output_path("" if node.value is None else str(node.value))
+            except OutputPathError as exc:
+                raise self.error(str(exc), node) from None
         return value
 
     def selector(self, node: Node, what: str) -> dict[str, Any]:
@@ -378,12 +392,14 @@ class _FlowReading:
         """What only some commands need: runFlow's and repeat's inner commands, and checks of values."""
         args = command.args
         at = value if value is not None else None
-        if command.name in ("launchApp", "stopApp", "clearState") and not args.get("appId"):
-            if not app_id:
-                raise self.error(
-                    f"{command.name} needs an appId (in the header or here)", at, command.line, command.column
-                )
-            args["appId"] = app_id
+        if command.name in ("launchApp", "stopApp", "clearState"):
+            if not args.get("appId"):
+                if not app_id:
+                    needs = f"{command.name} needs an appId (in the header or here)"
+                    raise self.error(needs, at, command.line, command.column)
+                args["appId"] = app_id
+            else:
+                self.app_id(args["appId"], self.key_nodes.get("appId", at))
         if command.name == "launchApp" and "permissions" in args:
             args["permissions"] = self.permissions(args["permissions"])
         if command.name == "swipe" and "direction" not in args and not ("start" in args and "end" in args):
@@ -407,6 +423,9 @@ class _FlowReading:
         if command.name == "runFlow":
             self.run_flow(command, args, app_id, at)
         if command.name == "repeat":
+            times = args.get("times")
+            if isinstance(times, int) and not 0 <= times <= MAX_REPEAT:
+                raise self.error(repeat_bound(times), self.key_nodes.get("times", at))
             commands = args.pop("commands")
             command.commands = self.commands(commands, app_id)
             if "while" in args:
@@ -414,12 +433,25 @@ class _FlowReading:
             if "times" not in args and "while" not in args:
                 raise self.error("repeat needs times or while", at, command.line, command.column)
 
+    def app_id(self, value: str, node: Node | None) -> str:
+        """An appId as written: a package name (it reaches the phone's shell), or ``${…}`` known later."""
+        if "${" not in value:
+            try:
+                package_name(value)
+            except ShellValueError as exc:
+                raise self.error(f"appId {exc.problem}: {exc.remedy}", node) from None
+        return value
+
     def permissions(self, node: Node) -> dict[str, str]:
         """``permissions: {all: allow, android.permission.CAMERA: deny}`` — each allow, deny or unset."""
         if node.kind != "map":
             raise self.error("permissions must be `name: allow | deny | unset` lines", node)
         found: dict[str, str] = {}
         for key, value in node.pairs:
+            try:
+                permission_name(str(key.value))
+            except ShellValueError as exc:
+                raise self.error(f"the permission {exc.problem}: {exc.remedy}", key) from None
             state = str(value.value) if value.kind == "scalar" else ""
             if state not in ("allow", "deny", "unset"):
                 raise self.error(f"the permission {key.value} must be allow, deny or unset", value)

@@ -18,10 +18,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ..device import shell_args
 from ..device.interface import UiNode
+from ..device.shell_args import ShellValueError, package_name, permission_name
 from ..errors import ToolError
-from .flow_reader import SELECTOR_KEYS, Flow, FlowCommand
+from .flow_reader import COMMANDS, MAX_REPEAT, SELECTOR_KEYS, Flow, FlowCommand, repeat_bound
 from .keys import maestro_key
+from .output_paths import OutputPathError, output_path
 from .selectors import UiScreen, describe, find
 from .variables import SECRET_TEXT, StepFailed, expand
 
@@ -34,7 +37,6 @@ ANIMATION_WAIT_MS = 15_000
 POLL_S = 0.3
 SETTLE_S = 0.4  # after an action, before the next command looks at the screen
 ERASE_DEFAULT = 50
-MAX_REPEAT = 1_000
 
 
 class FlowPhone(Protocol):
@@ -100,6 +102,18 @@ def _fingerprint(nodes: list[UiNode]) -> tuple[Any, ...]:
 
 
 Action = Callable[["FlowRunner", FlowCommand, dict[str, Any], FlowRun], Awaitable[None]]
+
+
+def _retyped(name: str, args: dict[str, Any]) -> dict[str, Any]:
+    """A number written as ``${NAME}`` is known only now: it must be a number then, or the step fails."""
+    kinds = COMMANDS[name].keys
+    for key, value in args.items():
+        if kinds.get(key) == "integer" and isinstance(value, str):
+            try:
+                args[key] = int(value.strip())
+            except ValueError:
+                raise StepFailed(f"{key} must be a number, not {value!r}") from None
+    return args
 
 
 def selector_of(args: dict[str, Any]) -> dict[str, Any]:
@@ -210,7 +224,7 @@ class FlowRunner:
         if self.now() >= run.deadline:
             return "the flow ran out of time (timeoutMs) before this command"
         try:
-            args = expand(command.args, run.env, run.copied)
+            args = _retyped(command.name, expand(command.args, run.env, run.copied))
             await ACTIONS[command.name](self, command, args, run)
         except StepFailed as exc:
             return str(exc)
@@ -253,8 +267,17 @@ async def _launch_app(runner: FlowRunner, command: FlowCommand, args: dict[str, 
     await runner.settle()
 
 
+def _checked(check: Callable[[str], str], value: Any, what: str) -> str:
+    """A value bound for the phone's shell, of its kind (a package, a permission), else the step fails."""
+    try:
+        return check(str(value))
+    except ShellValueError as exc:
+        raise StepFailed(f"{what} {exc.problem}: {exc.remedy}") from None
+
+
 async def _clear(runner: FlowRunner, package: str) -> None:
-    answer = await runner.phone.shell(f"pm clear {package}")
+    package = _checked(package_name, package, "appId")
+    answer = await runner.phone.shell(shell_args.command("pm", "clear", package))
     if "Success" not in answer:
         raise StepFailed(f"the phone did not clear {package}'s data: {answer.strip() or 'no answer'}")
 
@@ -262,9 +285,11 @@ async def _clear(runner: FlowRunner, package: str) -> None:
 async def _set_permissions(runner: FlowRunner, package: str, wanted: dict[str, str]) -> None:
     """launchApp's permissions: ``all`` means every permission the app requests (``dumpsys package``);
     a named one wins over ``all``. allow grants, deny and unset revoke (pm grant / pm revoke)."""
+    package = _checked(package_name, package, "appId")
+    named = {_checked(permission_name, name, "the permission"): state for name, state in wanted.items()}
     states: dict[str, str] = {}
-    if "all" in wanted:
-        listing = await runner.phone.shell(f"dumpsys package {package}")
+    if "all" in named:
+        listing = await runner.phone.shell(shell_args.command("dumpsys", "package", package))
         requested, inside = [], False
         for line in listing.splitlines():
             stripped = line.strip()
@@ -274,11 +299,11 @@ async def _set_permissions(runner: FlowRunner, package: str, wanted: dict[str, s
                 requested.append(stripped)
             elif inside:
                 inside = False
-        states = dict.fromkeys(requested, wanted["all"])
-    states.update({name: state for name, state in wanted.items() if name != "all"})
+        states = dict.fromkeys(requested, named["all"])
+    states.update({name: state for name, state in named.items() if name != "all"})
     for name, state in states.items():
         verb = "grant" if state == "allow" else "revoke"
-        answer = await runner.phone.shell(f"pm {verb} {package} {name}")
+        answer = await runner.phone.shell(shell_args.command("pm", verb, package, name))
         if "Exception" in answer or "Unknown" in answer:
             raise StepFailed(f"the phone would not {verb} {name} for {package}: {answer.strip()}")
 
@@ -386,6 +411,8 @@ async def _scroll_until_visible(
 ) -> None:
     selector = args["element"]
     direction = str(args.get("direction", "DOWN")).upper()
+    if direction not in _SCROLL_FINGER:
+        raise StepFailed(f"direction must be one of UP, DOWN, LEFT, RIGHT, not {args['direction']!r}")
     limit = int(args.get("timeout", SCROLL_UNTIL_VISIBLE_MS))
     started = runner.now()
     while True:
@@ -487,7 +514,10 @@ async def _open_link(runner: FlowRunner, command: FlowCommand, args: dict[str, A
 async def _take_screenshot(
     runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun
 ) -> None:
-    path = str(args["path"])
+    try:
+        path = output_path(args["path"])  # a ${NAME} path is known only now
+    except OutputPathError as exc:
+        raise StepFailed(str(exc)) from None
     path = path if path.lower().endswith(".png") else f"{path}.png"
     png = await runner.phone.screenshot()
     run.screenshots.append({"path": path, "data": base64.b64encode(png).decode("ascii")})
@@ -522,13 +552,19 @@ async def _run_flow(runner: FlowRunner, command: FlowCommand, args: dict[str, An
 
 
 async def _repeat(runner: FlowRunner, command: FlowCommand, args: dict[str, Any], run: FlowRun) -> None:
-    times = int(args["times"]) if "times" in args else MAX_REPEAT
-    for round_index in range(min(times, MAX_REPEAT)):
+    times = int(args["times"]) if "times" in args else None
+    if times is not None and not 0 <= times <= MAX_REPEAT:  # a ${NAME} known only now
+        raise StepFailed(repeat_bound(times))
+    for round_index in range(MAX_REPEAT if times is None else times):
         if "while" in command.args and not await runner.condition(command.args["while"], run):
             return
         if runner.now() >= run.deadline:
             raise StepFailed(f"repeat ran out of time after {round_index} rounds")
         await runner.run_inner(command.commands, run, f"repeat (round {round_index + 1})")
+    if times is None:  # the while condition still holds: say so rather than pass
+        raise StepFailed(
+            f"repeat: the while condition still held after {MAX_REPEAT} rounds (the most a repeat runs)"
+        )
 
 
 ACTIONS: dict[str, Action] = {

@@ -37,6 +37,7 @@ from phone_agent.scrcpy.protocol import (
 CONNECT_ATTEMPTS = 50  # scrcpy's client tries 100 times, 100 ms apart; the server is up in ~1 s
 CONNECT_INTERVAL = 0.1
 VIDEO_READ_TIMEOUT = 3600.0  # a still screen may send nothing for long on a real phone
+OUTPUT_KEPT = 64 * 1024  # of the server's own output (its errors come first)
 JarSource = bytes | Callable[[], Awaitable[bytes]]
 
 
@@ -124,16 +125,22 @@ class ScrcpyClient:
         self._server = await self.opener.open_stream(f"shell,v2,raw:{command}" if v2 else f"shell:{command}")
         self._server_task = asyncio.ensure_future(self._collect_server_output(self._server, v2))
 
+    def _keep(self, data: bytes) -> None:
+        """What the server printed, its first OUTPUT_KEPT bytes (a phone may print without end)."""
+        room = OUTPUT_KEPT - len(self.server_output)
+        if room > 0:
+            self.server_output += data[:room]
+
     async def _collect_server_output(self, stream: ServiceStream, v2: bool) -> None:
         decoder = ShellPacketDecoder()
         with contextlib.suppress(AdbError, ShellProtocolError):
             while chunk := await stream.read(VIDEO_READ_TIMEOUT):
                 if not v2:
-                    self.server_output += chunk
+                    self._keep(chunk)
                     continue
                 for packet in decoder.receive_data(chunk):
                     if packet.id in (ShellId.STDOUT, ShellId.STDERR):
-                        self.server_output += packet.data
+                        self._keep(packet.data)
                     elif packet.id == ShellId.EXIT:
                         self.server_exit = packet.data[0] if packet.data else 0
         if self.server_exit is None:

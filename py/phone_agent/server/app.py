@@ -3,8 +3,9 @@ and MCP over streamable HTTP.
 
 Routes: ``GET /api/config`` (how the page learns it is served by phone-agent, where the relay and the
 ADB bridge are, which device to connect to at load, the tool profile, and — for the user's browser
-only, the one holding the page cookie — the relay's pairing secret), ``POST /api/page-key`` (the page
-trades its link's token for that cookie), ``POST /api/task-record`` (each task record the page stores,
+only, the one holding the page cookie — the relay's pairing secret and the model's API key; anyone
+else learns only ``apiKeyWithheld``), ``POST /api/page-key`` (the page trades its link's token for that
+cookie), ``POST /api/task-record`` (each task record the page stores,
 kept for the page that replaces it: ``task_ledger``), ``POST /api/sim`` (the simulated phone, started
 on demand), the relay WebSocket at ``/`` and ``/relay`` (a page must pair first, see ``pairing``), the
 ADB bridge WebSocket at ``/adb``, ``/mcp`` (MCP, bearer token), the bearer-protected
@@ -158,12 +159,19 @@ def build_app(
 
     async def config(request: Request) -> Response:
         body = dict(answer)
+        users_page = False
         if pairing is not None:
             # The page knows by this whether it was opened with the link (else it offers the code).
             linked = page_key is not None and page_key.browser_ok(request.cookies)
             body["pageKey"] = linked
-            if linked and _same_origin_fetch(request):
+            users_page = linked and _same_origin_fetch(request)
+            if users_page:
                 body["pairing"] = pairing.secret
+        model = body.get("model")
+        if isinstance(model, dict) and "apiKey" in model and not users_page:
+            # The model's key, like the pairing secret, only to the user's page (the page cookie):
+            # any other local process or page learns that there is one, not what it is.
+            body["model"] = {**{k: v for k, v in model.items() if k != "apiKey"}, "apiKeyWithheld": True}
         return JSONResponse(body, headers=config_headers)
 
     async def claim_page_key(request: Request) -> Response:

@@ -7,7 +7,9 @@ subject, each as it is in an envelope that names the phone (``farm.frames.farm_e
 server's reply subject for that page; the page's answers are the relay's frames, fed to that relay. A page
 that leaves (its heartbeat lapses or it says so) is detached like a closed WebSocket, so its pending calls
 end at once, answered ``no_device``. Task records are read from the farm's JetStream key-value bucket, which
-the pages write.
+the pages write — only those of the user the serial is pinned to. A serial is pinned to the NATS user
+whose page claimed it first (``farm_pins``): another user's page announcing it is refused (logged, and
+listed by list_devices as ``refused``), never given a call.
 
 Credentials come in the farm URL (or, as an nkey seed, from ``--farm-nkey-seed``'s file) and go to nats-py
 as arguments; they are never logged (the URL is shown with ``***``, the seed never).
@@ -42,6 +44,7 @@ from ..farm.frames import (
     page_subject_for_presence,
     parse_presence,
     subject_token,
+    user_of_presence,
 )
 from ..farm.registry import ANY_DEVICE, FarmPhone, FarmRegistry
 from ..relay.core import RelayCore
@@ -49,6 +52,7 @@ from ..tasks import TASK_CREATED_KEY
 from ..tools.catalog import get_tool
 from ..tools.results import json_result
 from ..tools.spec import validate_arguments
+from .farm_pins import FarmPins
 from .relay import ProgressHandler, Relay
 
 log = logging.getLogger("phone_agent.farm")
@@ -111,6 +115,8 @@ class FarmRouter:
         # broker's nonce with it; its content never passes through this module.
         self.nkey_seed = nkey_seed
         self.registry = FarmRegistry()
+        self.pins = FarmPins()
+        self._refusals_logged: set[tuple[str, str]] = set()  # (page subject, serial)
         self._timeouts = dict(timeout_overrides or {})
         self._clock_ms = clock_ms
         self._nc: NatsClient | None = None
@@ -170,6 +176,7 @@ class FarmRouter:
             )
         except Exception as exc:
             log.warning("the farm's task records are unavailable (JetStream): %s", exc)
+        await self.pins.start(js)
         await nc.publish(DISCOVER_SUBJECT, b"")
         await nc.flush()
         self._started_ms = self._clock_ms()
@@ -179,6 +186,7 @@ class FarmRouter:
     async def close(self) -> None:
         if self._ticker is not None:
             self._ticker.cancel()
+        await self.pins.close()
         for route in list(self._routes.values()):
             await route.relay.close()
         self._routes.clear()
@@ -192,11 +200,16 @@ class FarmRouter:
 
     async def _on_presence(self, msg: Msg) -> None:
         presence = parse_presence(msg.data)
-        if presence is None:
+        user = user_of_presence(msg.subject)
+        if presence is None or user is None:
             return
-        left = self.registry.heard(msg.subject, presence, self._clock_ms())
+        owner = None if presence.leaving else await self.pins.owner(presence.serial, user)
+        left = self.registry.heard(msg.subject, presence, self._clock_ms(), owner)
         if left is not None:
-            self._page_left(left, "said it leaves")
+            self._page_left(left, "said it leaves" if presence.leaving else "claims another user's serial")
+        if owner is not None and owner != user:
+            self._refused(msg.subject, presence.serial, user, owner)
+            return
         phone = self.registry.get(page_subject_for_presence(msg.subject) or "")
         if phone is None:
             return
@@ -212,6 +225,22 @@ class FarmRouter:
         token = await relay.page_connected(link, f"the page of phone {phone.serial}")
         self._routes[phone.subject] = _PageRoute(relay, token, phone.serial)
         self._by_reply[reply] = phone.subject
+
+    def _refused(self, presence_subject: str, serial: str, user: str, owner: str) -> None:
+        """Say once per page that its claim of ``serial`` is refused (it stays listed as refused)."""
+        if (presence_subject, serial) in self._refusals_logged:
+            return
+        self._refusals_logged.add((presence_subject, serial))
+        page = presence_subject.rsplit(".", 1)[-1]
+        log.warning(
+            "refused: a page of user %s (page %s) announces the phone %s, which is pinned to the pages of "
+            "user %s; its calls stay with user %s's page",
+            user,
+            page,
+            serial,
+            owner,
+            owner,
+        )
 
     async def _on_reply(self, msg: Msg) -> None:
         subject = self._by_reply.get(msg.subject)
@@ -246,8 +275,10 @@ class FarmRouter:
             remaining -= 0.05
 
     def list_devices(self) -> dict[str, Any]:
-        phones = [phone.to_json() for phone in self.registry.phones(self._clock_ms())]
-        return json_result({"devices": phones})
+        now = self._clock_ms()
+        phones = self.registry.phones(now) + self.registry.refused(now)
+        phones.sort(key=lambda phone: (phone.serial, bool(phone.refused), phone.subject))
+        return json_result({"devices": [phone.to_json() for phone in phones]})
 
     async def call(
         self, tool: str, args: dict[str, Any], on_progress: ProgressHandler | None = None
@@ -307,17 +338,28 @@ class FarmRouter:
                 async for entry in watcher:
                     if entry is None:  # the end of what the bucket holds now
                         break
-                    try:
-                        record = json.loads(entry.value or b"")
-                    except ValueError:
-                        continue
-                    if isinstance(record, dict) and isinstance(record.get("task"), dict):
+                    record = self._record_of(entry.key, entry.value)
+                    if record is not None:
                         records.append(record)
                     if entry.delta == 0:
                         break
         finally:
             await watcher.stop()
         return records
+
+    def _record_of(self, key: str, value: bytes | None) -> dict[str, Any] | None:
+        """A task record as stored under ``key`` (``USER.SERIAL.TASK``); None when it is no record, or
+        was written by a user the serial is not pinned to (a page cannot vouch for a phone it does not
+        hold)."""
+        user, serial = [*key.split("."), "", ""][:2]
+        owner = self.pins.known_token(serial)
+        if owner is not None and owner != user:
+            return None
+        try:
+            record = json.loads(value or b"")
+        except ValueError:
+            return None
+        return record if isinstance(record, dict) and isinstance(record.get("task"), dict) else None
 
     async def _task_record(
         self, tool: str, args: dict[str, Any], device: str | None
@@ -349,6 +391,7 @@ class FarmRouter:
             return None
         latest = max(records, key=lambda r: (r["task"].get(TASK_CREATED_KEY) or 0, r.get("updatedAt") or 0))
         return json_result(latest["task"])
+
 
 
 def _error_code(result: dict[str, Any]) -> str | None:

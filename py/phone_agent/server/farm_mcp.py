@@ -41,8 +41,9 @@ LIST_DEVICES = types.Tool(
     name="list_devices",
     title="List the farm's phones",
     description="Lists the phones of the farm: serial, model, Android release, screen size, the host of the "
-    "page that holds it, busy or idle, and since when (ms since the epoch). Use a serial as the "
-    '"device" argument of any other tool.',
+    "page that holds it and its NATS user, busy or idle, and since when (ms since the epoch). Use a serial "
+    'as the "device" argument of any other tool. A page of another user announcing a serial pinned to '
+    'its first user is listed as state "refused" (and why) and never gets a call.',
     input_schema={"type": "object", "properties": {}, "additionalProperties": False},
     output_schema={
         "type": "object",
@@ -57,8 +58,10 @@ LIST_DEVICES = types.Tool(
                         "release": {"type": "string"},
                         "screen": {"type": "string"},
                         "host": {"type": "string"},
-                        "state": {"type": "string", "enum": ["idle", "busy"]},
+                        "state": {"type": "string", "enum": ["idle", "busy", "refused"]},
                         "since": {"type": "integer"},
+                        "user": {"type": "string"},
+                        "refused": {"type": "string"},
                     },
                     "required": ["serial", "model", "release", "screen", "host", "state", "since"],
                 },

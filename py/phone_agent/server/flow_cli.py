@@ -8,7 +8,8 @@ any runs; one that cannot be read stops the command with exit 2 and ``FILE:LINE:
 1 when a step failed (or a flow could not be run), 2 when a flow could not be read. Screenshots
 (``takeScreenshot`` and the one taken when a step fails) are written as files: ``takeScreenshot`` paths
 relative to the working directory, a failure's next to the report (``--output``) or in the working
-directory, named after the flow.
+directory, named after the flow. A path that would leave the working directory (absolute, or with
+``..``) is refused when the flow is read, and checked again, resolved, before anything is written.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any
 from xml.etree import ElementTree
 
 from ..flows.flow_reader import FlowError, read_flow
+from ..flows.output_paths import OutputPathError, output_path
 from ..flows.yaml_reader import Node, YamlError, parse_all
 from . import background
 from .front import FrontOptions
@@ -153,13 +155,31 @@ async def _run_one(client: ToolClient, flow: FlowFile, env: dict[str, str], repo
     outcome.report = report
     content = answer.get("content", [])
     for shot in report.get("screenshots", []):
-        _write_image(content, shot.get("image"), Path(shot["path"]))
+        target = _under(Path.cwd(), shot.get("path"))
+        if target is None:  # the flow was checked when read: only a page that lies gets here
+            where = shot.get("path")
+            print(f"phone-agent: not written, outside the working directory: {where!r}", file=sys.stderr)
+            continue
+        _write_image(content, shot.get("image"), target)
     failure = report.get("failure") or {}
     if "image" in failure:
         target = report_dir / f"{_safe(flow.name)}-failure.png"
         if _write_image(content, failure["image"], target):
             outcome.failure_png = target
     return outcome
+
+
+def _under(folder: Path, path: Any) -> Path | None:
+    """``folder / path`` when it stays under ``folder`` once resolved (links followed), else None."""
+    try:
+        relative = output_path(path) if isinstance(path, str) else None
+    except OutputPathError:
+        relative = None
+    if relative is None:
+        return None
+    base = folder.resolve()
+    target = (base / relative).resolve()
+    return target if base in target.parents else None
 
 
 def _safe(name: str) -> str:

@@ -15,6 +15,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from phone_agent.arg_types import port_number
+from phone_agent.sim.hostile import HOSTILE_MODES
 
 if TYPE_CHECKING:
     from phone_agent.sim.realistic import RealisticProfile
@@ -53,6 +54,17 @@ def add_sim_arguments(parser: argparse.ArgumentParser) -> None:
         help="a phone scrcpy cannot run on (no app_process): clients fall back to screencap",
     )
     add_realistic_arguments(parser)
+    parser.add_argument(
+        "--hostile",
+        action="append",
+        default=[],
+        choices=HOSTILE_MODES,
+        metavar="MODE",
+        help="answer as a broken or hostile phone would (tests): flood-output (logcat and dumpsys print "
+        "without end), huge-png (screencap never ends), png-bomb (a screenshot that says it is 100 000 "
+        "pixels square), huge-hierarchy (the hierarchy server's answer never ends), deep-tree (a UI tree "
+        "100 000 levels deep), wide-tree (50 000 nodes side by side); repeatable",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logs (to stderr)")
 
 
@@ -96,6 +108,7 @@ def build_sim(args: argparse.Namespace) -> SimulatedPhoneServer:
         control_port=args.control_port,
         scrcpy=getattr(args, "scrcpy", True),
         realistic=realistic_profile(args),
+        hostile=getattr(args, "hostile", ()),
     )
 
 

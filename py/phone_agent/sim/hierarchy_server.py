@@ -27,11 +27,13 @@ from phone_agent.adb.hierarchy_protocol import (
     SERVER_CLASS,
     SERVER_PORT,
     HttpProtocolError,
+    HttpRequest,
     HttpRequestParser,
     http_response,
 )
 from phone_agent.adb.shell_protocol import ShellId, encode_shell_packet
 from phone_agent.sim.connection import AdbdStream, AdbdStreamClosedError, ServiceHandler
+from phone_agent.sim.hostile import endless_http_body
 from phone_agent.sim.scrcpy_server.command_line import AppProcessCommand, parse_app_process
 
 _pids = itertools.count(6100)
@@ -66,6 +68,9 @@ class HierarchyProcess:
                     break
                 for request in parser.feed(data):
                     self.requests += 1
+                    if self._hostile_dump(request):
+                        await endless_http_body(stream)
+                        return
                     if request.method == "GET" and request.path == "/ping":
                         answer = http_response(200, b"pong", "text/plain")
                     elif request.path == JSONRPC_PATH and request.method == "POST":
@@ -80,6 +85,12 @@ class HierarchyProcess:
         finally:
             if not stream.closed:
                 stream.connection.close_stream(stream)
+
+    def _hostile_dump(self, request: HttpRequest) -> bool:
+        """A dump asked of a phone told to answer it without end (sim/hostile.py's huge-hierarchy)."""
+        if "huge-hierarchy" not in getattr(self.owner.adbd, "hostile", ()):
+            return False
+        return request.path == JSONRPC_PATH and b"dumpWindowHierarchy" in request.body
 
     async def _jsonrpc(self, body: bytes) -> bytes:
         try:

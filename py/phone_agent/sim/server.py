@@ -13,7 +13,7 @@ import contextlib
 import functools
 import logging
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +23,7 @@ from phone_agent.adb.connection import ConnectionState, Side, make_banner
 from phone_agent.adb.keys import AdbPublicKey
 from phone_agent.sim.connection import AdbdConnection, ServiceHandler
 from phone_agent.sim.hierarchy_server import SimHierarchy
+from phone_agent.sim.hostile import hostile_modes, hostile_tree
 from phone_agent.sim.scrcpy_server.process import SimScrcpy
 from phone_agent.sim.vfs import VirtualFileSystem
 
@@ -87,6 +88,7 @@ class SimulatedPhoneServer:
         scrcpy: bool = False,
         hierarchy: bool | None = None,
         realistic: Any = None,
+        hostile: Iterable[str] = (),
     ) -> None:
         if auth not in ("accept", "prompt", "none"):
             raise ValueError(f"auth must be accept, prompt or none, not {auth!r}")
@@ -97,7 +99,10 @@ class SimulatedPhoneServer:
             phone = VirtualPhone(serial=serial or "PHAGSIM0001", realistic=realistic)
         self.host = host
         self.auth: AuthMode = auth
+        # What a broken or malicious phone would send (sim/hostile.py): off unless asked by name.
+        self.hostile: frozenset[str] = hostile_modes(hostile)
         self.phone = phone
+        self.phone.hostile_tree = hostile_tree(self.hostile)
         self.fs = fs or VirtualFileSystem()
         self.trusted_keys: dict[str, AdbPublicKey] = {}
         self.pending: dict[str, PendingKey] = {}
@@ -287,6 +292,12 @@ class SimulatedPhoneServer:
     def online_connections(self) -> int:
         return sum(1 for c in self._connections.values() if c.state is ConnectionState.ONLINE)
 
+    def set_hostile(self, modes: Iterable[str]) -> list[str]:
+        """Answer as a hostile phone in these ways from now on (``[]``: a good phone again)."""
+        self.hostile = hostile_modes(modes)
+        self.phone.hostile_tree = hostile_tree(self.hostile)
+        return sorted(self.hostile)
+
     def state(self) -> dict[str, Any]:
         """Everything the control interface shows: the phone's own state plus the adbd's."""
         return {
@@ -301,6 +312,7 @@ class SimulatedPhoneServer:
             ],
             "phone": self.phone.state(),
             "realistic": self.realistic_profile(),
+            "hostile": sorted(self.hostile),
         }
 
     def realistic_profile(self) -> dict[str, Any] | None:

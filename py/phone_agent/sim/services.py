@@ -22,6 +22,7 @@ from phone_agent.adb.shell_protocol import (
 )
 from phone_agent.device.shell_result import ShellResult
 from phone_agent.sim.connection import AdbdStream, AdbdStreamClosedError, ServiceHandler
+from phone_agent.sim.hostile import hostile_handler
 from phone_agent.sim.screenrecord import screenrecord_handler
 from phone_agent.sim.shell.interpreter import Shell
 from phone_agent.sim.sync_service import serve_sync
@@ -163,6 +164,9 @@ def parse_service(name: str) -> tuple[str, list[str], str]:
 def find_service(server: ServiceHost, name: str) -> ServiceHandler | None:
     """The handler for an OPEN's service name, or None (the OPEN is refused with CLSE)."""
     kind, options, arg = parse_service(name)
+    hostile = hostile_handler(getattr(server, "hostile", frozenset()), kind, options, arg)
+    if hostile is not None:  # asked for by name: what a broken or malicious phone sends
+        return hostile
     hierarchy = getattr(server, "hierarchy", None)
     if kind in ("shell", "exec") and arg.strip() and hierarchy is not None:
         started = hierarchy.shell_handler(arg, v2=kind == "shell" and "v2" in options)

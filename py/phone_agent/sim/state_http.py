@@ -9,6 +9,7 @@ Lets tests in other processes (and people) see and steer what a phone's owner wo
     POST /auth/approve     {"fingerprint": …} or {} for all pending keys
     POST /auth/deny        same shape
     POST /reset            phone and files back to their initial state
+    POST /hostile          {"modes": [...]}: what a hostile phone sends (sim/hostile.py); [] is off
     GET  /files?path=P     a file from the phone's file system (base64), or a directory listing
 
 Only loopback Host headers are served (a web page cannot DNS-rebind its way in); every read has a
@@ -50,6 +51,7 @@ class ObservedPhone(Protocol):
     def approve(self, fingerprint: str | None = None) -> list[str]: ...
     def deny(self, fingerprint: str | None = None) -> list[str]: ...
     def reset(self) -> None: ...
+    def set_hostile(self, modes: list[str]) -> list[str]: ...
 
 
 class StateServer:
@@ -129,6 +131,7 @@ class StateServer:
             "/auth/approve": lambda: {"approved": sim.approve(fingerprint)},
             "/auth/deny": lambda: {"denied": sim.deny(fingerprint)},
             "/reset": lambda: (sim.reset(), {"reset": True})[1],
+            "/hostile": lambda: {"hostile": sim.set_hostile(_modes(payload))},
         }
         if path == "/files" and method == "GET":
             return self._file(query.get("path", ["/"])[0])
@@ -146,6 +149,13 @@ class StateServer:
             return 200, {"path": path, "base64": base64.b64encode(fs.read_file(path)).decode()}
         except OSError as exc:
             return 404, {"error": f"{path}: {exc.__class__.__name__}"}
+
+
+def _modes(payload: Any) -> list[str]:
+    modes = payload.get("modes") if isinstance(payload, dict) else None
+    if not isinstance(modes, list) or not all(isinstance(mode, str) for mode in modes):
+        raise ValueError('give {"modes": ["flood-output", …]} ([] turns it off)')
+    return modes
 
 
 class StateError(Exception):
@@ -194,6 +204,10 @@ class StateClient:
 
     def reset(self) -> None:
         self._call("POST", "/reset")
+
+    def set_hostile(self, modes: list[str]) -> list[str]:
+        """Make the phone hostile in these ways (sim/hostile.py); ``[]`` makes it a good phone again."""
+        return self._call("POST", "/hostile", {"modes": modes})["hostile"]
 
     def read_file(self, path: str) -> bytes:
         """A file from the phone's file system."""

@@ -27,7 +27,8 @@ from .transfer import Batcher, HashingSource, sink_of, source_of
 
 INLINE_MAX = 64 * 1024 * 1024  # bytes an answer carries inline
 PUSH_MAX = 256 * 1024 * 1024  # bytes a call may send
-STREAM_MAX = 1 << 40  # a pull streamed to the caller's file has no limit of its own
+STREAM_MAX = 1 << 40  # the most a pull streamed to the caller's file may ask for (maxBytes)
+STREAM_DEFAULT = 1 << 30  # a pull to a file stops here unless the caller asks for more (maxBytes)
 TRANSFER_TIMEOUT_MS = 900_000
 
 DEVICE_PATH = {
@@ -184,18 +185,27 @@ async def pull_file(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
     device_path = _absolute("pull_file", args["devicePath"])
     phone = env.session()
     sink = sink_of(env)
+    limit = args.get("maxBytes", STREAM_DEFAULT if sink is not None else INLINE_MAX)
+    if sink is None and limit > INLINE_MAX:
+        raise errors.invalid_argument(
+            "pull_file",
+            "maxBytes",
+            f"is over the {INLINE_MAX} bytes an answer carries inline",
+            "Give maxBytes up to 64 MiB, or pull it with path through phone-agent mcp (stdio), which "
+            "writes it to a file (up to maxBytes, 1 GiB unless asked for more).",
+        )
     if sink is not None:  # streamed to the caller's file: never held whole here
         listed = await phone.device.list_files(device_path)  # a file lists itself: its size, for progress
         total = listed[0].size if len(listed) == 1 and listed[0].type == "file" else 0
         receiving = transfer_progress(env, f"receiving {device_path}")
         out = Batcher(sink, None if receiving is None else lambda done: receiving(done, max(total, done)))
-        await phone.device.pull_file(device_path, STREAM_MAX, into=out.write)
+        await phone.device.pull_file(device_path, limit, into=out.write)
         await out.flush()
         return action_result(
             f"pulled {device_path} ({out.size} bytes)",
             {"devicePath": device_path, "size": out.size, "sha256": out.sha256},
         )
-    data = await phone.device.pull_file(device_path, INLINE_MAX)
+    data = await phone.device.pull_file(device_path, limit)
     return file_answer(f"pulled {device_path} ({len(data)} bytes)", device_path, data, inline=True)
 
 
@@ -203,8 +213,23 @@ PULL_FILE = ToolSpec(
     name="pull_file",
     title="Pull a file from the phone",
     description="Read a file from the phone (over ADB sync): its bytes come back as contentBase64 (up to "
-    "64 MiB) with size and sha256, or are written to path (a file on your machine, through phone-agent mcp).",
-    input_schema=object_schema({"devicePath": DEVICE_PATH, "path": CLIENT_PATH}, required=["devicePath"]),
+    "64 MiB) with size and sha256, or are written to path (a file on your machine, through phone-agent mcp). "
+    "maxBytes caps what the phone may send (default 64 MiB inline, 1 GiB to path): a larger file is "
+    "refused, never cut.",
+    input_schema=object_schema(
+        {
+            "devicePath": DEVICE_PATH,
+            "path": CLIENT_PATH,
+            "maxBytes": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": STREAM_MAX,
+                "description": "At most this many bytes (default 64 MiB inline, the most an answer "
+                "carries; 1 GiB with path). A larger file is refused.",
+            },
+        },
+        required=["devicePath"],
+    ),
     read_only=True,
     consequential=False,
     relay_timeout_ms=TRANSFER_TIMEOUT_MS,

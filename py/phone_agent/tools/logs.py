@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import errors
+from ..device.shell_args import PACKAGE_PATTERN, command, for_tool, package_name
 from ..errors import DeviceError
 from .results import action_result
 from .session import DeviceSession
@@ -43,6 +44,7 @@ PACKAGE_FILTER = {
     "type": "string",
     "minLength": 1,
     "maxLength": 255,
+    "pattern": PACKAGE_PATTERN,
     "description": "Only this app's lines (its processes' pids), e.g. com.example.app.",
 }
 SINCE = {
@@ -109,7 +111,7 @@ async def phone_clock(phone: DeviceSession) -> tuple[float, int]:
 
 
 async def app_pids(phone: DeviceSession, package: str, lines: list[LogLine]) -> set[int]:
-    result = await phone.device.shell(f"pidof {package}", 10_000)
+    result = await phone.device.shell(command("pidof", package_name(package)), 10_000)
     pids = {int(word) for word in result.stdout.decode("utf-8", "replace").split() if word.isdigit()}
     for line in lines:
         for match in _START_PROC.finditer(line.message):
@@ -118,8 +120,10 @@ async def app_pids(phone: DeviceSession, package: str, lines: list[LogLine]) -> 
     return pids
 
 
-async def logcat(phone: DeviceSession, options: str) -> str:
-    result = await phone.device.shell(f"logcat -d -v threadtime -v year {options}".strip(), LOG_TIMEOUT_MS)
+async def logcat(phone: DeviceSession, *options: str) -> str:
+    """``logcat -d`` (dump and exit: the log is read, never cleared) with these options."""
+    line = command("logcat", "-d", "-v", "threadtime", "-v", "year", *options)
+    result = await phone.device.shell(line, LOG_TIMEOUT_MS)
     if result.exit_code not in (0, -1):
         said = (result.stderr or result.stdout).decode("utf-8", "replace").strip()
         raise DeviceError(f"logcat failed: {said[:300]}")
@@ -127,6 +131,9 @@ async def logcat(phone: DeviceSession, options: str) -> str:
 
 
 async def read_logs(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
+    package = None
+    if "packageName" in args:
+        package = for_tool(package_name, args["packageName"], "read_logs", "packageName")
     phone = env.session()
     pattern = None
     if "grep" in args:
@@ -139,14 +146,14 @@ async def read_logs(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
                 f"is not a valid regular expression ({exc})",
                 "Give a plain word or a valid regex.",
             ) from None
-    options = ["-b main,system,crash"]
+    options = ["-b", "main,system,crash"]
     if "sinceSeconds" in args:
         now, _offset = await phone_clock(phone)
-        options.append(f"-T '{now - args['sinceSeconds']:.3f}'")
-    lines = parse_logcat(await logcat(phone, " ".join(options)))
-    if "packageName" in args:
+        options += ["-T", f"{now - args['sinceSeconds']:.3f}"]
+    lines = parse_logcat(await logcat(phone, *options))
+    if package is not None:
         # Start proc lines are the system buffer's: read them too when the level filter hid them.
-        pids = await app_pids(phone, args["packageName"], lines)
+        pids = await app_pids(phone, package, lines)
         lines = [line for line in lines if line.pid in pids]
     if "level" in args:  # here, not logcat's *:L: the Start proc lines above are level I
         floor = LEVELS.index(args["level"])
@@ -304,7 +311,7 @@ def parse_crash_buffer(lines: list[LogLine]) -> list[Crash]:
 async def gather_crashes(phone: DeviceSession) -> list[Crash]:
     dropbox = await phone.device.shell("dumpsys dropbox --print", LOG_TIMEOUT_MS)
     crashes = parse_dropbox(dropbox.stdout.decode("utf-8", "replace"))
-    buffered = parse_crash_buffer(parse_logcat(await logcat(phone, "-b crash")))
+    buffered = parse_crash_buffer(parse_logcat(await logcat(phone, "-b", "crash")))
     for crash in buffered:  # the same crash in the dropbox and the crash buffer: the dropbox's report
         twin = any(
             other.package == crash.package and other.kind == crash.kind and other.time[:16] == crash.time[:16]
@@ -317,10 +324,13 @@ async def gather_crashes(phone: DeviceSession) -> list[Crash]:
 
 
 async def list_crashes(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
+    package = None
+    if "packageName" in args:
+        package = for_tool(package_name, args["packageName"], "list_crashes", "packageName")
     phone = env.session()
     crashes = await gather_crashes(phone)
-    if "packageName" in args:
-        crashes = [crash for crash in crashes if crash.package == args["packageName"]]
+    if package is not None:
+        crashes = [crash for crash in crashes if crash.package == package]
     if "sinceSeconds" in args:
         now, offset = await phone_clock(phone)
         crashes = [c for c in crashes if stamp_epoch(c.time, offset) >= now - args["sinceSeconds"] - 1]

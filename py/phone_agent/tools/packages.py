@@ -10,10 +10,17 @@ permission the app never asked for as invalid_argument). Pure: the phone is reac
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from .. import errors
+from ..device.shell_args import (
+    PACKAGE_PATTERN,
+    PERMISSION_PATTERN,
+    command,
+    for_tool,
+    package_name,
+    permission_name,
+)
 from ..errors import DeviceError
 from .apk import NotAnApk, read_apk
 from .files import CLIENT_PATH, CONTENT_BASE64, PUSH_MAX, TRANSFER_TIMEOUT_MS, content_of, transfer_progress
@@ -26,20 +33,15 @@ PACKAGE_NAME = {
     "type": "string",
     "minLength": 1,
     "maxLength": 255,
+    "pattern": PACKAGE_PATTERN,
     "description": "The app's exact package name, e.g. com.example.app (list_apps lists them).",
 }
-_PACKAGE = re.compile(r"[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+")
-_PERMISSION = re.compile(r"[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*")
 
 
 async def installed_package(phone: DeviceSession, tool: str, name: str) -> str:
     """``name`` when it is an installed package's exact name; app_not_installed (or invalid_argument for
     something that is no package name) otherwise."""
-    package = name.strip()
-    if not _PACKAGE.fullmatch(package):
-        raise errors.invalid_argument(
-            tool, "packageName", "is not an Android package name", "Give one such as com.example.app."
-        )
+    package = for_tool(package_name, name, tool, "packageName")
     if package not in await phone.device.list_apps():
         raise errors.app_not_installed(package)
     return package
@@ -117,7 +119,7 @@ async def uninstall_app(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
     phone = env.session()
     package = await installed_package(phone, "uninstall_app", args["packageName"])
     keep = args["keepData"]
-    result = await phone.device.shell(f"pm uninstall{' -k' if keep else ''} {package}", 60_000)
+    result = await phone.device.shell(command("pm", "uninstall", *(["-k"] if keep else []), package), 60_000)
     said = _said(result)
     if "Success" not in said:
         raise DeviceError(
@@ -155,7 +157,7 @@ UNINSTALL_APP = ToolSpec(
 async def clear_app_data(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
     phone = env.session()
     package = await installed_package(phone, "clear_app_data", args["packageName"])
-    result = await phone.device.shell(f"pm clear {package}", 60_000)
+    result = await phone.device.shell(command("pm", "clear", package), 60_000)
     said = _said(result)
     if "Success" not in said:
         raise DeviceError(f"the phone did not clear {package}'s data: {said[:300] or 'no answer'}")
@@ -178,20 +180,14 @@ CLEAR_APP_DATA = ToolSpec(
 
 
 async def set_permission(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
+    permission = for_tool(permission_name, args["permission"], "set_permission", "permission")
     phone = env.session()
     package = await installed_package(phone, "set_permission", args["packageName"])
-    permission = args["permission"].strip()
-    if not _PERMISSION.fullmatch(permission):
-        raise errors.invalid_argument(
-            "set_permission",
-            "permission",
-            "is not a permission name",
-            "Give one such as android.permission.CAMERA.",
-        )
     if "." not in permission:
         permission = "android.permission." + permission.upper()
     granted = args["granted"]
-    result = await phone.device.shell(f"pm {'grant' if granted else 'revoke'} {package} {permission}", 30_000)
+    line = command("pm", "grant" if granted else "revoke", package, permission)
+    result = await phone.device.shell(line, 30_000)
     said = _said(result)
     if result.exit_code not in (0, -1) or "Exception" in said:
         reason = said.splitlines()[-1] if said else "no answer"
@@ -225,6 +221,7 @@ SET_PERMISSION = ToolSpec(
                 "type": "string",
                 "minLength": 1,
                 "maxLength": 255,
+                "pattern": PERMISSION_PATTERN,
                 "description": "The permission, e.g. android.permission.CAMERA (CAMERA alone means that).",
             },
             "granted": {**BOOLEAN, "description": "true grants it, false revokes it."},

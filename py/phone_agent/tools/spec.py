@@ -266,6 +266,8 @@ def validate_arguments(tool: ToolSpec, args: Any) -> dict[str, Any]:
                 raise _bad(tool, key, "must not be empty")
             if len(value) > spec.get("maxLength", len(value)):
                 raise _bad(tool, key, f"must be at most {spec['maxLength']} characters")
+            if "pattern" in spec and re.search(spec["pattern"], value) is None:
+                raise _bad(tool, key, f"must match {spec['pattern']} (its description gives an example)")
         if "enum" in spec and value not in spec["enum"]:
             choices = ", ".join(str(choice) for choice in spec["enum"])
             raise _bad(tool, key, f"must be one of {choices}, not {value!r}")

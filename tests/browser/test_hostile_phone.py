@@ -1,0 +1,194 @@
+"""A hostile phone cannot crash the page: the simulated phone, told to answer as a broken or malicious one
+(``sim/hostile.py``), floods logcat and dumpsys without end, sends a PNG without end, a small PNG that
+says it is 100 000 pixels square, and a hierarchy server answer without end; the page (Pyodide in
+Chromium, over the ADB bridge) stops each at its cap with a ``device_error`` naming it — on both
+channels — and answers the very next call, with no page error and no reload. And a hostile caller's
+shell syntax in a value (a package, a permission, a flow's appId) runs nothing on the phone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from phone_agent.adb.device import SCREENCAP_MAX
+from phone_agent.adb.hierarchy_protocol import BODY_MAX
+from phone_agent.adb.services import SHELL_OUTPUT_MAX
+from phone_agent.sim.server import SimulatedPhoneServer
+from tests.support import KeptPage, free_port, mcp_stdio_session
+
+pytestmark = pytest.mark.browser
+MIB = 1024 * 1024
+
+
+class Rig:
+    def __init__(self, sim: SimulatedPhoneServer, kept: KeptPage, session) -> None:
+        self.sim, self.kept, self.session = sim, kept, session
+        self.page = None
+
+    async def call(self, channel: str, tool: str, **args) -> dict:
+        if channel == "webmcp":
+            return await self.page.webmcp.call_tool(tool, args)
+        answer = await self.session.call_tool(tool, args)
+        return answer.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+    async def refused_at_cap(self, channel: str, tool: str, cap: int, **args) -> str:
+        started = time.monotonic()
+        result = await self.call(channel, tool, **args)
+        assert result.get("isError") is True, result
+        error = result["structuredContent"]
+        assert error["code"] == "device_error", error
+        assert f"{cap // MIB} MiB ({cap} bytes)" in error["message"], error
+        assert "the cap for one answer" in error["message"] and error["remedy"], error
+        assert time.monotonic() - started < 60
+        return error["message"]
+
+    async def still_answers(self, channel: str) -> None:
+        """The next call, the same channel: the page is alive and its phone too."""
+        status = await self.call(channel, "get_device_status")
+        assert not status.get("isError") and status["structuredContent"]["connected"] is True, status
+        apps = await self.call(channel, "list_apps")
+        assert not apps.get("isError") and apps["structuredContent"]["apps"], apps
+
+
+@pytest.fixture(scope="module")
+async def rig(browser):
+    sim = SimulatedPhoneServer("127.0.0.1", free_port(), hierarchy=True)  # app_process for u2, no scrcpy
+    await sim.start()
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/?device=tcp:127.0.0.1:{sim.port}&relayRetryMs=300&scrcpy=0"
+    ready: asyncio.Future = asyncio.get_running_loop().create_future()
+    done = asyncio.Event()
+
+    async def hold_session() -> None:
+        try:
+            async with mcp_stdio_session("--port", str(port), "--self-check-delay", "0") as session:
+                ready.set_result(session)
+                await done.wait()
+        except BaseException as exc:
+            if not ready.done():
+                ready.set_exception(exc)
+            raise
+
+    holder = asyncio.ensure_future(hold_session())
+    session = await asyncio.wait_for(ready, 60)
+
+    async def prepare(page) -> None:
+        await page.wait_for_selector("html[data-phone=connected]", state="attached", timeout=30_000)
+        await page.uncheck("#live-toggle")
+        for _ in range(100):
+            status = await session.call_tool("get_device_status", {})
+            if not status.is_error:
+                break
+            await asyncio.sleep(0.1)
+
+    kept = KeptPage(browser, url, prepare=prepare)
+    try:
+        yield Rig(sim, kept, session)
+        if kept.watch is not None and not kept.watch.gone:
+            kept.watch.assert_clean()
+    finally:
+        await kept.close()
+        done.set()
+        await asyncio.wait_for(holder, 30)
+        await sim.close()
+
+
+@pytest.fixture
+async def fresh(rig: Rig) -> Rig:
+    rig.sim.set_hostile([])
+    rig.page, watch = await rig.kept.get()
+    rig.watch = watch
+    rig.sim.phone.reset()
+    return rig
+
+
+async def the_same_page(rig: Rig) -> None:
+    """No reload happened and the page said nothing wrong."""
+    page, watch = await rig.kept.get()
+    assert page is rig.page, "the page had to be booted again"
+    if watch is not None:
+        watch.assert_clean()
+
+
+@pytest.mark.parametrize("channel", ["mcp", "webmcp"])
+async def test_logcat_and_dumpsys_without_end(fresh: Rig, channel: str):
+    fresh.sim.set_hostile(["flood-output"])
+    said = await fresh.refused_at_cap(channel, "read_logs", SHELL_OUTPUT_MAX, maxLines=5)
+    assert "logcat" in said
+    await fresh.refused_at_cap(channel, "list_notifications", SHELL_OUTPUT_MAX)
+    await fresh.still_answers(channel)
+    fresh.sim.set_hostile([])
+    logs = await fresh.call(channel, "read_logs", maxLines=5)
+    assert not logs.get("isError"), logs
+    await the_same_page(fresh)
+
+
+@pytest.mark.parametrize("channel", ["mcp", "webmcp"])
+async def test_a_png_without_end(fresh: Rig, channel: str):
+    fresh.sim.set_hostile(["huge-png"])
+    await fresh.refused_at_cap(channel, "take_screenshot", SCREENCAP_MAX)
+    await fresh.still_answers(channel)
+    fresh.sim.set_hostile([])
+    shot = await fresh.call(channel, "take_screenshot")
+    assert not shot.get("isError") and shot["content"][0]["type"] == "image", shot
+    await the_same_page(fresh)
+
+
+@pytest.mark.parametrize("channel", ["mcp", "webmcp"])
+async def test_a_png_that_says_it_is_gigapixels(fresh: Rig, channel: str):
+    fresh.sim.set_hostile(["png-bomb"])
+    for args in ({}, {"maxSide": 512, "format": "jpeg"}):
+        result = await fresh.call(channel, "take_screenshot", **args)
+        assert result["structuredContent"]["code"] == "device_error", result
+        assert "over the cap of 16384 pixels a side" in result["structuredContent"]["message"]
+    await fresh.still_answers(channel)
+    await the_same_page(fresh)
+
+
+@pytest.mark.parametrize("channel", ["mcp", "webmcp"])
+async def test_a_hierarchy_answer_without_end(fresh: Rig, channel: str):
+    listed = await fresh.call(channel, "list_elements")
+    assert listed["structuredContent"]["treeSource"] == "hierarchy-server", listed
+    fresh.sim.set_hostile(["huge-hierarchy"])
+    said = await fresh.refused_at_cap(channel, "list_elements", BODY_MAX)
+    assert "hierarchy server" in said
+    await fresh.still_answers(channel)
+    fresh.sim.set_hostile([])
+    again = await fresh.call(channel, "list_elements")
+    assert not again.get("isError"), again
+    assert again["structuredContent"]["treeSource"] == "hierarchy-server", again
+    await the_same_page(fresh)
+
+
+# ----- and a hostile caller: shell syntax in a value runs nothing, on either channel ----------------------
+
+
+@pytest.mark.parametrize("channel", ["mcp", "webmcp"])
+async def test_shell_syntax_in_a_value_runs_nothing_on_the_phone(fresh: Rig, channel: str):
+    mark = f"/sdcard/Download/pwned-{channel}"
+    attacks = [
+        ("read_logs", {"packageName": f"com.x;touch {mark};echo"}, "invalid_argument"),
+        ("list_crashes", {"packageName": f"$(touch {mark})"}, "invalid_argument"),
+        ("set_permission", {"packageName": "com.android.settings", "permission": f"x;touch {mark}",
+                            "granted": True}, "invalid_argument"),
+        ("uninstall_app", {"packageName": f"`touch {mark}`"}, "invalid_argument"),
+        ("run_flow", {"yaml": f'appId: "com.x;touch {mark};echo"\n---\n- launchApp:\n    clearState: true\n'},
+         "invalid_flow"),
+        ("run_flow", {"yaml": "appId: com.android.settings\n---\n- launchApp:\n    permissions:\n"
+                              f'      "x;touch {mark};echo": allow\n'}, "invalid_flow"),
+    ]  # fmt: skip
+    for tool, args, code in attacks:
+        result = await fresh.call(channel, tool, **args)
+        assert result.get("isError") and result["structuredContent"]["code"] == code, (tool, result)
+    env_attack = await fresh.call(
+        channel,
+        "run_flow",
+        yaml="appId: ${APP}\n---\n- launchApp:\n    clearState: true\n    stopApp: false\n",
+        env={"APP": f"com.x;touch {mark};echo"},
+    )
+    assert env_attack["structuredContent"]["passed"] is False, env_attack
+    assert not fresh.sim.fs.exists(mark)
+    await fresh.still_answers(channel)
