@@ -51,31 +51,20 @@ def hostile_modes(modes: Iterable[str]) -> frozenset[str]:
     return chosen
 
 
-_TREE_NODE = (
-    '<node index="0" text="{text}" resource-id="" class="android.widget.{cls}" package="com.example.hostile" '
-    'content-desc="" checkable="false" checked="false" clickable="{clickable}" enabled="true" '
-    'focusable="false" focused="false" scrollable="false" long-clickable="false" password="false" '
-    'selected="false" bounds="[0,{top}][1080,{bottom}]"'
-)
-
-
 def hostile_tree(modes: frozenset[str]) -> str | None:
     """The UI dump a phone in ``deep-tree`` or ``wide-tree`` mode sends instead of its screen's (None
-    for a good phone); built without recursion, as a hostile phone would write it."""
+    for a good phone): terse nodes (the attributes a reader needs; a hostile phone owes no others), so
+    that the answer stays under the hierarchy server's byte cap and reaches the reader."""
     head = "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?><hierarchy rotation=\"0\">"
+    level = '<node class="android.widget.FrameLayout" package="com.example.evil" bounds="[0,0][1080,2400]">'
     if "deep-tree" in modes:
-        level = _TREE_NODE.format(text="", cls="FrameLayout", clickable="false", top=0, bottom=2400) + ">"
         return head + level * DEEP_TREE_LEVELS + "</node>" * DEEP_TREE_LEVELS + "</hierarchy>"
     if "wide-tree" in modes:
-        root = _TREE_NODE.format(text="", cls="FrameLayout", clickable="false", top=0, bottom=2400) + ">"
-        rows = (
-            _TREE_NODE.format(
-                text=f"Row {i}", cls="TextView", clickable="true", top=i % 2300, bottom=i % 2300 + 1
-            )
-            + " />"
+        rows = "".join(
+            f'<node text="Row {i}" clickable="true" bounds="[0,{i % 2300}][1080,{i % 2300 + 1}]" />'
             for i in range(WIDE_TREE_NODES)
         )
-        return head + root + "".join(rows) + "</node></hierarchy>"
+        return head + level + rows + "</node></hierarchy>"
     return None
 
 
