@@ -49,11 +49,6 @@ class FlowPhone(Protocol):
 
     async def nodes(self) -> list[UiNode]: ...
 
-    async def screen_size(self) -> tuple[int, int]:
-        """The screen's true size as it is turned now (device pixels); (0, 0) when unknown (the flow's
-        screen is then the union of the tree's windows)."""
-        ...
-
     async def screenshot(self) -> bytes: ...
 
     async def delete_chars(self, count: int) -> None: ...
@@ -132,14 +127,19 @@ class FlowRunner:
         progress: Callable[[str], None] | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         monotonic_ms: Callable[[], float] = _monotonic_ms,
+        screen_size: Callable[[], Awaitable[tuple[int, int]]] | None = None,
     ) -> None:
         self.phone, self.progress, self.sleep, self.now = phone, progress, sleep, monotonic_ms
+        # The screen's true size as it is turned now, when the caller knows it; else a flow's screen is
+        # the union of the tree's windows.
+        self.screen_size = screen_size
 
     # -- the screen ---------------------------------------------------------------------------
 
     async def screen(self) -> UiScreen:
         nodes = await self.phone.nodes()
-        return UiScreen(nodes, *await self.phone.screen_size())
+        size = await self.screen_size() if self.screen_size is not None else (0, 0)
+        return UiScreen(nodes, *size)
 
     async def wait_for(
         self, selector: dict[str, Any], present: bool, limit_ms: float, run: FlowRun
