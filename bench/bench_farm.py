@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "py"))
 
 from phone_agent.farm.frames import farm_envelope  # noqa: E402
-from phone_agent.relay.frames import call_frame  # noqa: E402
+from phone_agent.relay.frames import CallFrame  # noqa: E402
 from phone_agent.sim.server import SimulatedPhoneServer  # noqa: E402
 from tests.farm.support import PAGE_USERS, FarmBroker, PythonPage, farm_mcp  # noqa: E402
 from tests.support import (  # noqa: E402
@@ -270,7 +270,7 @@ async def broker_round_trip(broker: FarmBroker, calls: int) -> dict[str, str]:
         times = []
         cpu_before = broker_cpu_s(broker)
         for n in range(calls):
-            envelope = farm_envelope("broker-only", call_frame(f"b{n}", "get_device_status", {}))
+            envelope = farm_envelope("broker-only", CallFrame(f"b{n}", "get_device_status", {}).to_wire())
             started = time.perf_counter()
             reply = await nc.request(page.service.subject, envelope.encode(), timeout=5)
             times.append((time.perf_counter() - started) * 1000)

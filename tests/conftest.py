@@ -1,5 +1,6 @@
 """Shared fixtures: the phone-agent server as a real subprocess, one Chromium for all browser tests,
-an ADB host key, simulated phones on free ports, and an isolated Debian adb server.
+an ADB host key, simulated phones on free ports (``sim``: the one of a test), and an isolated Debian
+adb server.
 
 Browser tests drive Debian's Chromium (/usr/bin/chromium) through Playwright with WebMCP switched on.
 """
@@ -140,6 +141,24 @@ async def make_sim() -> AsyncIterator[Callable[..., Awaitable[SimulatedPhoneServ
 
 
 @pytest.fixture
+def sim_options(request: pytest.FixtureRequest) -> dict[str, Any]:
+    """What ``sim`` is started with: keyword arguments of ``SimulatedPhoneServer`` (``{"scrcpy": True}``,
+    ``{"realistic": RealisticProfile(7)}``). A module sets them as ``SIM_OPTIONS``; a folder whose phones
+    all need one overrides this fixture."""
+    return dict(getattr(request.module, "SIM_OPTIONS", {}))
+
+
+@pytest.fixture
+async def sim(make_sim, host_key, sim_options: dict[str, Any]) -> SimulatedPhoneServer:
+    """The simulated phone of a test (``sim_options``): it trusts ``host_key``, and its status-bar clock
+    stays at 12:00 (screenshots compare byte for byte)."""
+    server = await make_sim(**sim_options)
+    server.trust_key(host_key.public_key("tests@sim"))
+    server.phone.clock = lambda: "12:00"
+    return server
+
+
+@pytest.fixture
 async def client(sim, host_key) -> AsyncIterator[AdbClient]:
     """Our ADB client, online with the folder's own ``sim`` (a sim that trusts ``host_key``)."""
     connected = await connect_adbd("127.0.0.1", sim.port, host_key)
@@ -147,6 +166,13 @@ async def client(sim, host_key) -> AsyncIterator[AdbClient]:
         yield connected
     finally:
         await connected.close()
+
+
+@pytest.fixture
+async def adb_serial(sim, debian_adb: DebianAdbServer) -> AsyncIterator[str]:
+    """The test's ``sim`` held by the isolated Debian adb server: its serial there."""
+    async with debian_adb.holding(sim.port) as serial:
+        yield serial
 
 
 @pytest.fixture(scope="session")

@@ -18,7 +18,7 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -76,6 +76,14 @@ def require(path: str, what: str) -> None:
         pytest.skip(message)
 
 
+def vendored(path: Path, what: str) -> bytes:
+    """A file scripts/setup vendors (under static/vendor/), read; when it is missing the test fails
+    saying so."""
+    if not path.exists():
+        pytest.fail(f"{what} is not vendored: run scripts/setup")
+    return path.read_bytes()
+
+
 def wait_http(url: str, timeout_s: float = 20.0, process: subprocess.Popen | None = None) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -94,8 +102,8 @@ class ServedPhoneAgent:
     """``phone-agent serve`` running as a subprocess on a free port; its stderr goes to a file (a pipe
     nobody reads would fill up and stall the server)."""
 
-    def __init__(self, *extra: str, env: dict[str, str] | None = None) -> None:
-        self.port = free_port()
+    def __init__(self, *extra: str, env: dict[str, str] | None = None, port: int | None = None) -> None:
+        self.port = port or free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self._log = tempfile.TemporaryFile()
         self.process = subprocess.Popen(
@@ -221,26 +229,11 @@ async def boot_page(
 
 
 @asynccontextmanager
-async def open_page(
-    browser,
-    url: str,
-    *,
-    allowed_console: tuple[str, ...] = (),
-    wait_ready: bool = True,
-    init_script: str | None = None,
-    link: bool = True,
-):
-    """A new browser context and page at ``url``, watched, booted; closed (and checked) at the end.
-    ``init_script`` runs in the page before its own scripts (a test double of a browser API); ``link``
-    as in ``boot_page``."""
-    context, page, watch = await boot_page(
-        browser,
-        url,
-        allowed_console=allowed_console,
-        wait_ready=wait_ready,
-        init_script=init_script,
-        link=link,
-    )
+async def open_page(browser, url: str, **options: Any):
+    """A new browser context and page at ``url``, watched, booted (``options`` as ``boot_page``'s:
+    ``allowed_console``, ``wait_ready``, ``init_script`` — a test double of a browser API run before
+    the page's own scripts —, ``link``); closed (and checked) at the end."""
+    context, page, watch = await boot_page(browser, url, **options)
     try:
         yield page, watch
         watch.assert_clean()
@@ -447,6 +440,18 @@ class DebianAdbServer:
                 return state
             await asyncio.sleep(0.2)
         return state
+
+    @contextlib.asynccontextmanager
+    async def holding(self, port: int) -> AsyncIterator[str]:
+        """The phone at 127.0.0.1:``port`` connected to this server and waited for as ``device``: its
+        serial here. It is disconnected at the end."""
+        serial = f"127.0.0.1:{port}"
+        await self.run("connect", serial)
+        assert await self.wait_for_state(serial, "device") == "device"
+        try:
+            yield serial
+        finally:
+            await self.run("disconnect", serial)
 
     def stop(self) -> None:
         subprocess.run(

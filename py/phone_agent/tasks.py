@@ -133,14 +133,39 @@ class AgentStep:
         return cls(**_decode(data, STEP_FIELDS))
 
 
+@dataclass(frozen=True)
+class AgentMode:
+    """One way the agent works: its ``name`` (run_agent_task's ``mode``, the page's Setting), what the
+    page calls it (``title``), what it does (``summary``) and, when it differs from a plan's steps, what a
+    step of its report is (``steps``). The agent's table of how each way runs is ``agent.task_runner``'s
+    ``WAYS``; the tool's schema, its docs and the page's Setting are written from this one table."""
+
+    name: str
+    title: str
+    summary: str
+    steps: str = ""
+
+
+PLAN_MODE = AgentMode("plan", "Plan-and-Resolve", "plans the steps, then carries each out")
+REACT_MODE = AgentMode(
+    "react",
+    "ReAct",
+    "looks, thinks and acts one action at a time, no plan",
+    "each action is a step of the report",
+)
+# Every way, by name; the first is the default.
+AGENT_MODES: dict[str, AgentMode] = {mode.name: mode for mode in (PLAN_MODE, REACT_MODE)}
+DEFAULT_AGENT_MODE = PLAN_MODE.name
+
+
 DEFAULT_TAKEOVER_TIMEOUT_MS = 300_000
 DEFAULT_CONFIRM_TIMEOUT_MS = 120_000
 
 
 @dataclass(frozen=True)
 class TaskOptions:
-    """How one task runs, from run_agent_task's arguments: the agent's way (``plan`` or ``react``; None:
-    the page's Setting), how long a take over may wait for the person, how long a confirmation."""
+    """How one task runs, from run_agent_task's arguments: the agent's way (a name in ``AGENT_MODES``;
+    None: the page's Setting), how long a take over may wait for the person, how long a confirmation."""
 
     mode: str | None = None
     takeover_timeout_ms: int = DEFAULT_TAKEOVER_TIMEOUT_MS

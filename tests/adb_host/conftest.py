@@ -1,6 +1,7 @@
-"""Fixtures for the ADB host tests: a sim that trusts the tests' key, our client online with it, and an
-in-memory transport with a scripted device for the bad-input cases. (``make_sim``, ``host_key``, the
-client online with ``sim`` and the isolated Debian adb server ``debian_adb`` are in tests/conftest.py.)"""
+"""Fixtures for the ADB host tests: the page's dispatch on the test's phone (``ctx``), and an in-memory
+transport with a scripted device for the bad-input cases. (The test's simulated phone ``sim``,
+``make_sim``, ``host_key``, the client online with ``sim`` and the isolated Debian adb server
+``debian_adb`` are in tests/conftest.py.)"""
 
 from __future__ import annotations
 
@@ -11,18 +12,21 @@ from collections.abc import AsyncIterator
 import pytest
 
 from phone_agent.adb.client import AdbClient
+from phone_agent.adb.device import AdbDevice
 from phone_agent.adb.packet import AdbPacket, AdbPacketParser
-from phone_agent.sim.server import SimulatedPhoneServer
+from phone_agent.tools.dispatch import ToolDispatcher
+from tests.agent.pillow_codec import PillowCodec
 
 ADB = shutil.which("adb") or "/usr/bin/adb"
 
 
 @pytest.fixture
-async def sim(make_sim, host_key) -> SimulatedPhoneServer:
-    """A simulated phone that already trusts ``host_key``."""
-    server = await make_sim()
-    server.trust_key(host_key.public_key("tests@adb_host"))
-    return server
+def ctx(client: AdbClient) -> ToolDispatcher:
+    """The page's one dispatch on the test's ``sim``, over our ADB client, with the Pillow image codec."""
+    service = ToolDispatcher()
+    service.device = AdbDevice(client, transport="tcp")
+    service.image_codec = PillowCodec()
+    return service
 
 
 # ----- an in-memory transport and a scripted device ---------------------------------------------

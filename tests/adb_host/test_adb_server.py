@@ -4,13 +4,14 @@ the simulated phone with host:devices-l and uses it via host:transport; screensh
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 import pytest
 
 from phone_agent.adb.client import AdbConnectionLost, AdbError
 from phone_agent.adb.device import AdbDevice
 from phone_agent.adb.services import SyncClient, exec_out, shell
-from phone_agent.adb.smart_socket import AdbServerError
+from phone_agent.adb.smart_socket import AdbServerClient, AdbServerError
 from phone_agent.server.adb_tcp import adb_server_client, connect_adbd
 from tests.support import free_port
 
@@ -18,25 +19,9 @@ pytestmark = pytest.mark.adb
 
 
 @pytest.fixture
-async def held(debian_adb, make_sim):
-    """A simulated phone connected to the isolated adb server; yields (sim, adb serial)."""
-    sim = await make_sim(auth="accept")
-    serial = f"127.0.0.1:{sim.port}"
-    # adb 29 may print "failed to authenticate" while the phone takes its new key: wait for "device".
-    await debian_adb.run("connect", serial)
-    server = adb_server_client(port=debian_adb.port)
-    state = None
-    for _ in range(100):
-        entries = {e.serial: e.state for e in await server.devices()}
-        state = entries.get(serial)
-        if state == "device":
-            break
-        await asyncio.sleep(0.1)
-    assert state == "device", f"adb server shows {serial} as {state}"
-    try:
-        yield sim, serial
-    finally:
-        await debian_adb.run("disconnect", serial)
+def held(sim, adb_serial):
+    """A simulated phone connected to the isolated adb server: (sim, its adb serial)."""
+    return sim, adb_serial
 
 
 async def test_version_and_devices_l(debian_adb, held):
@@ -97,3 +82,48 @@ async def test_no_adb_server_is_a_clear_error():
     server = adb_server_client(port=free_port(), timeout=2)
     with pytest.raises(AdbError, match="cannot connect"):
         await server.version()
+
+
+async def test_the_servers_phones_are_tracked_as_they_come_and_go(debian_adb, held):
+    _sim, serial = held
+    server = adb_server_client(port=debian_adb.port)
+
+    def state(entries) -> str | None:
+        return next((entry.state for entry in entries if entry.serial == serial), None)
+
+    async with contextlib.aclosing(server.track_devices()) as updates:
+        assert state(await asyncio.wait_for(anext(updates), 10)) == "device"  # the list now, at once
+        await debian_adb.run("disconnect", serial)
+        while state(await asyncio.wait_for(anext(updates), 10)) is not None:
+            pass  # it may say "offline" first
+        await debian_adb.run("connect", serial)
+        while state(await asyncio.wait_for(anext(updates), 10)) != "device":
+            pass
+
+
+async def test_a_tracking_that_the_server_ends_is_a_lost_connection():
+    async def one_answer_then_closed() -> _OneAnswer:
+        return _OneAnswer(b"OKAY" + b"0000")
+
+    updates = AdbServerClient(one_answer_then_closed).track_devices()
+    assert await anext(updates) == []
+    with pytest.raises(AdbConnectionLost, match="stopped telling its phones"):
+        await anext(updates)
+
+
+class _OneAnswer:
+    """A pipe to an 'adb server' that answers once and then closes."""
+
+    def __init__(self, answer: bytes) -> None:
+        self.answer = answer
+        self.sent: list[bytes] = []
+
+    async def send(self, data: bytes) -> None:
+        self.sent.append(bytes(data))
+
+    async def receive(self) -> bytes:
+        answer, self.answer = self.answer, b""
+        return answer
+
+    async def close(self) -> None:
+        pass

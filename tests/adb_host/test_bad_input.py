@@ -42,6 +42,13 @@ async def accept_open(transport, remote: int = 500, credit: bytes = b"") -> AdbP
     return request
 
 
+async def accepted_stream(transport, client: AdbClient, service: str):
+    """``service`` opened on ``client`` and accepted by the scripted device."""
+    opening = asyncio.create_task(client.open_stream(service))
+    await accept_open(transport)
+    return await bounded(opening)
+
+
 async def test_a_device_that_never_answers_times_out(memory_transport, host_key):
     client = AdbClient(memory_transport, host_key)
     with pytest.raises(AdbTimeoutError, match=r"did not answer the ADB handshake within 0\.5 s"):
@@ -97,9 +104,7 @@ async def test_stls_is_refused_with_the_tls_message(memory_transport, host_key):
 
 async def test_garbage_after_online_ends_open_streams_with_the_reason(memory_transport, host_key):
     client = await online_client(memory_transport, host_key)
-    opening = asyncio.create_task(client.open_stream("exec:cat x"))
-    await accept_open(memory_transport)
-    stream = await bounded(opening)
+    stream = await accepted_stream(memory_transport, client, "exec:cat x")
     memory_transport.device_send(b"\x00" * 64)
     with pytest.raises(AdbError, match="not ADB"):
         await bounded(stream.read(timeout=3))
@@ -121,9 +126,7 @@ async def test_open_without_answer_times_out_and_refused_open_is_clear(memory_tr
 
 async def test_a_silent_stream_read_times_out(memory_transport, host_key):
     client = await online_client(memory_transport, host_key)
-    opening = asyncio.create_task(client.open_stream("exec:sleep 100"))
-    await accept_open(memory_transport)
-    stream = await bounded(opening)
+    stream = await accepted_stream(memory_transport, client, "exec:sleep 100")
     with pytest.raises(AdbTimeoutError, match=r"sent nothing for 0\.2 s"):
         await stream.read(timeout=0.2)
 

@@ -8,22 +8,11 @@ import asyncio
 import io
 
 import jsonschema
-import pytest
 from PIL import Image
 
-from phone_agent.adb.device import AdbDevice
 from phone_agent.tools.catalog import TOOLS_BY_NAME
 from phone_agent.tools.dispatch import ToolDispatcher
 from phone_agent.tools.spec import Channel
-from tests.agent.pillow_codec import PillowCodec
-
-
-@pytest.fixture
-def ctx(client) -> ToolDispatcher:
-    service = ToolDispatcher()
-    service.device = AdbDevice(client, transport="tcp")
-    service.image_codec = PillowCodec()
-    return service
 
 
 async def call(ctx: ToolDispatcher, tool: str, **args) -> dict:

@@ -15,8 +15,6 @@ from pathlib import Path
 import av
 import pytest
 
-from phone_agent.adb.device import AdbDevice
-from phone_agent.tools.dispatch import ToolDispatcher
 from tests.adb_host.apk_maker import make_apk
 from tests.adb_host.test_device_tools import call, fails, ok
 
@@ -38,27 +36,13 @@ def real_apk() -> bytes:
 
 
 @pytest.fixture
-def ctx(client) -> ToolDispatcher:
-    service = ToolDispatcher()
-    service.device = AdbDevice(client, transport="tcp")
-    return service
-
-
-@pytest.fixture
-async def adb(sim, debian_adb):
+def adb(adb_serial, debian_adb):
     """``adb -s SERIAL …`` of Debian's adb, connected to the same simulated phone."""
-    serial = f"127.0.0.1:{sim.port}"
-    await debian_adb.output("connect", serial)
-    for _ in range(100):
-        if await debian_adb.state_of(serial) == "device":
-            break
-        await asyncio.sleep(0.1)
 
     async def run(*args: str) -> str:
-        return (await debian_adb.output("-s", serial, *args, timeout=60)).decode("utf-8", "replace")
+        return (await debian_adb.output("-s", adb_serial, *args, timeout=60)).decode("utf-8", "replace")
 
-    yield run
-    await debian_adb.output("disconnect", serial)
+    return run
 
 
 async def test_a_real_apk_installs_shows_in_the_launcher_and_uninstalls(ctx, adb, real_apk):

@@ -15,23 +15,17 @@ from phone_agent.adb.hierarchy_protocol import JAR_PATH, start_command
 from phone_agent.adb.services import shell
 from phone_agent.device.interface import TREE_DUMP, TREE_SERVER
 from phone_agent.server.adb_tcp import connect_adbd
-from tests.support import ROOT
+from tests.support import ROOT, vendored
 
 JAR = ROOT / "static" / "vendor" / "u2" / "u2.jar"
 
 
 @pytest.fixture(scope="module")
 def jar() -> bytes:
-    if not JAR.exists():
-        pytest.fail("u2.jar is not vendored: run scripts/setup")
-    return JAR.read_bytes()
+    return vendored(JAR, "u2.jar")
 
 
-@pytest.fixture
-async def sim(make_sim, host_key):
-    server = await make_sim(scrcpy=True)  # a phone with app_process
-    server.trust_key(host_key.public_key("tests@hierarchy"))
-    return server
+SIM_OPTIONS = {"scrcpy": True}  # a phone with app_process
 
 
 @pytest.fixture

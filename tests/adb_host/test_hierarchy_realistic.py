@@ -7,19 +7,12 @@ from __future__ import annotations
 
 import time
 
-import pytest
-
 from phone_agent.adb.device import AdbDevice
 from phone_agent.device.interface import TREE_SERVER
 from phone_agent.sim.realistic import HIERARCHY_IDLE_QUIET_S, RealisticProfile
 from tests.adb_host.test_hierarchy import jar  # noqa: F401  (the fixture)
 
-
-@pytest.fixture
-async def sim(make_sim, host_key):
-    server = await make_sim(scrcpy=True, realistic=RealisticProfile(seed=19))
-    server.trust_key(host_key.public_key("tests@hierarchy"))
-    return server
+SIM_OPTIONS = {"scrcpy": True, "realistic": RealisticProfile(seed=19)}
 
 
 async def test_the_server_reads_fast_and_through_animations_and_waits_for_idle(client, sim, jar):  # noqa: F811

@@ -23,11 +23,7 @@ from tests.adb_host.test_hierarchy import JAR
 MIB = 1024 * 1024
 
 
-@pytest.fixture
-async def sim(make_sim, host_key):
-    server = await make_sim(scrcpy=True)  # app_process: the hierarchy server can run
-    server.trust_key(host_key.public_key("tests@hostile"))
-    return server
+SIM_OPTIONS = {"scrcpy": True}  # app_process: the hierarchy server can run
 
 
 @pytest.fixture

@@ -8,29 +8,13 @@ from __future__ import annotations
 import base64
 import io
 
-import pytest
 from PIL import Image
 
-from phone_agent.adb.device import AdbDevice
 from phone_agent.sim.realistic import RealisticProfile
 from phone_agent.tools.dispatch import ToolDispatcher
 from tests.adb_host.test_device_tools import call, fails, ok
-from tests.agent.pillow_codec import PillowCodec
 
-
-@pytest.fixture
-async def sim(make_sim, host_key):
-    server = await make_sim(realistic=RealisticProfile(7, scale=0.0))
-    server.trust_key(host_key.public_key("tests@realistic"))
-    return server
-
-
-@pytest.fixture
-def ctx(client) -> ToolDispatcher:
-    service = ToolDispatcher()
-    service.device = AdbDevice(client, transport="tcp")
-    service.image_codec = PillowCodec()
-    return service
+SIM_OPTIONS = {"realistic": RealisticProfile(7, scale=0.0)}
 
 
 async def open_pin_screen(ctx: ToolDispatcher) -> None:

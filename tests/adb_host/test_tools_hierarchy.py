@@ -15,12 +15,7 @@ from phone_agent.tools.dispatch import ToolDispatcher
 from tests.adb_host.test_device_tools import ok, ref_of
 from tests.adb_host.test_hierarchy import jar  # noqa: F401  (the fixture)
 
-
-@pytest.fixture
-async def sim(make_sim, host_key):
-    server = await make_sim(scrcpy=True)
-    server.trust_key(host_key.public_key("tests@tools"))
-    return server
+SIM_OPTIONS = {"scrcpy": True}
 
 
 @pytest.fixture

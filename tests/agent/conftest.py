@@ -1,5 +1,6 @@
-"""Fixtures for the agent's tests: the scripted model server, the simulated phone as a Device, the
-Pillow image codec, and an agent wired to them with short time bounds."""
+"""Fixtures for the agent's tests: the scripted model server, the simulated phone as a Device (in
+process, ``device``; or the test's ``sim`` over ADB, ``adb_device``), the Pillow image codec, and an
+agent wired to them with short time bounds."""
 
 from __future__ import annotations
 
@@ -7,11 +8,13 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from phone_agent.adb.device import AdbDevice
 from phone_agent.agent.config import AgentConfig
 from phone_agent.agent.extract import ExtractConfig
 from phone_agent.agent.openai_client import OpenAIChatModel
 from phone_agent.agent.settings import ModelSettings
 from phone_agent.agent.task_runner import PlanAndResolveAgent
+from phone_agent.server.adb_tcp import connect_adbd
 from tests.agent.http_client import AsyncioHttpClient
 from tests.agent.model_server import ScriptedModelServer
 from tests.agent.pillow_codec import PillowCodec
@@ -33,20 +36,23 @@ async def model_server() -> AsyncIterator[ScriptedModelServer]:
 
 
 @pytest.fixture
+async def adb_device(sim, host_key) -> AsyncIterator[AdbDevice]:
+    """The test's ``sim`` as the page holds a phone: an ``AdbDevice`` over our own ADB client (TCP)."""
+    client = await connect_adbd("127.0.0.1", sim.port, host_key)
+    try:
+        yield AdbDevice(client, transport="tcp")
+    finally:
+        await client.close()
+
+
+@pytest.fixture
 def http() -> AsyncioHttpClient:
     return AsyncioHttpClient()
 
 
 @pytest.fixture
 def settings(model_server: ScriptedModelServer) -> ModelSettings:
-    return ModelSettings(
-        provider="custom",
-        base_url=model_server.base_url,
-        model="scripted-vl",
-        api_key="sk-test-SECRET-123",
-        request_timeout_ms=5_000,
-        idle_timeout_ms=2_000,
-    )
+    return model_server.settings()
 
 
 @pytest.fixture

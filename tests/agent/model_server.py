@@ -194,6 +194,19 @@ class ScriptedModelServer:
     def add(self, *replies: Reply) -> None:
         self.script.extend(replies)
 
+    def settings(self, api_key: str = "sk-test-SECRET-123") -> Any:
+        """The page's model Settings for this server (a custom provider, short time bounds)."""
+        from phone_agent.agent.settings import ModelSettings
+
+        return ModelSettings(
+            provider="custom",
+            base_url=self.base_url,
+            model="scripted-vl",
+            api_key=api_key,
+            request_timeout_ms=5_000,
+            idle_timeout_ms=2_000,
+        )
+
     async def start(self) -> ScriptedModelServer:
         self._server = await asyncio.start_server(self._accept, "127.0.0.1", 0)
         self.port = self._server.sockets[0].getsockname()[1]

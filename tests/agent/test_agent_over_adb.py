@@ -3,16 +3,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
-import pytest
-
-from phone_agent.adb.device import AdbDevice
-from phone_agent.adb.keys import AdbPrivateKey, generate_private_key
-from phone_agent.server.adb_tcp import connect_adbd
 from phone_agent.sim.android.data import CATALOG_ITEMS
 from phone_agent.sim.android.screens import catalog_max_scroll
-from phone_agent.sim.server import SimulatedPhoneServer
 from phone_agent.tasks import AgentTask, TaskStatus
 from tests.agent.model_server import (
     call,
@@ -23,32 +15,6 @@ from tests.agent.model_server import (
     text,
     wifi_script,
 )
-
-
-@pytest.fixture(scope="module")
-def host_key() -> AdbPrivateKey:
-    return generate_private_key()
-
-
-@pytest.fixture
-async def sim(host_key) -> AsyncIterator[SimulatedPhoneServer]:
-    server = SimulatedPhoneServer("127.0.0.1", 0, auth="accept")
-    await server.start()
-    server.trust_key(host_key.public_key("tests@agent"))
-    server.phone.clock = lambda: "12:00"
-    try:
-        yield server
-    finally:
-        await server.close()
-
-
-@pytest.fixture
-async def adb_device(sim, host_key) -> AsyncIterator[AdbDevice]:
-    client = await connect_adbd("127.0.0.1", sim.port, host_key)
-    try:
-        yield AdbDevice(client, transport="tcp")
-    finally:
-        await client.close()
 
 
 async def test_three_tasks_over_adb(agent, adb_device, sim, model_server):

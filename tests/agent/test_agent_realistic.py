@@ -4,38 +4,12 @@ typed and sent with the soft keyboard up (Messages' compose bar rides above it).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
-import pytest
-
-from phone_agent.adb.device import AdbDevice
 from phone_agent.agent.prompts import PERMISSION_NOTE
-from phone_agent.server.adb_tcp import connect_adbd
 from phone_agent.sim.realistic import RealisticProfile
-from phone_agent.sim.server import SimulatedPhoneServer
 from phone_agent.tasks import AgentTask, TaskStatus
 from tests.agent.model_server import call, dynamic, element_ref, last_user_text, message_script, plan
 
-
-@pytest.fixture
-async def sim(host_key) -> AsyncIterator[SimulatedPhoneServer]:
-    server = SimulatedPhoneServer("127.0.0.1", 0, auth="accept", realistic=RealisticProfile(3, scale=0.0))
-    await server.start()
-    server.trust_key(host_key.public_key("tests@agent"))
-    server.phone.clock = lambda: "12:00"
-    try:
-        yield server
-    finally:
-        await server.close()
-
-
-@pytest.fixture
-async def adb_device(sim, host_key) -> AsyncIterator[AdbDevice]:
-    client = await connect_adbd("127.0.0.1", sim.port, host_key)
-    try:
-        yield AdbDevice(client, transport="tcp")
-    finally:
-        await client.close()
+SIM_OPTIONS = {"realistic": RealisticProfile(3, scale=0.0)}
 
 
 async def test_the_agent_answers_the_permission_dialog(agent, adb_device, sim, model_server):

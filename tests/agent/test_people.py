@@ -9,7 +9,9 @@ import asyncio
 import json
 
 from phone_agent.agent.people import DONE, NO, YES, AgentSettings, sensitive_kind
-from phone_agent.tasks import AgentTask, StepStatus, TaskOptions, TaskStatus
+from phone_agent.agent.task_runner import WAYS
+from phone_agent.tasks import AGENT_MODES, DEFAULT_AGENT_MODE, AgentTask, StepStatus, TaskOptions, TaskStatus
+from phone_agent.tools.catalog import TOOLS
 from phone_agent.tools.named_secrets import SecretBook
 from tests.agent.model_server import Reply, call, plan, tap_on, wifi_script
 
@@ -202,6 +204,17 @@ async def test_the_setting_turns_asking_off_and_reads_words():
     assert AgentSettings.from_json(None) == AgentSettings() and AgentSettings().ask == frozenset(
         {"message", "payment", "delete", "install", "permissions"}
     )
+
+
+def test_every_way_of_the_agent_runs_and_the_tool_and_the_setting_offer_each() -> None:
+    assert set(WAYS) == set(AGENT_MODES)
+    assert AgentSettings().mode == DEFAULT_AGENT_MODE == next(iter(AGENT_MODES))
+    mode_argument = next(t for t in TOOLS if t.name == "run_agent_task").input_schema["properties"]["mode"]
+    assert mode_argument["enum"] == list(AGENT_MODES)
+    for mode in AGENT_MODES.values():
+        assert f'"{mode.name}" ({mode.title}: {mode.summary}' in mode_argument["description"]
+        assert AgentSettings.from_json({"mode": mode.name}).mode == mode.name
+    assert AgentSettings.from_json({"mode": "telepathy"}).mode == DEFAULT_AGENT_MODE
 
 
 async def test_the_agent_types_a_secret_by_name_and_never_sees_it(agent, device, model_server):

@@ -9,6 +9,10 @@ from phone_agent.agent.model_functions import ActionError, validate_action, vali
 from phone_agent.agent.text_actions import parse_text_action
 
 
+def swipe(start_x: int, start_y: int, end_x: int, end_y: int) -> dict[str, int]:
+    return {"startX": start_x, "startY": start_y, "endX": end_x, "endY": end_y}
+
+
 @pytest.mark.parametrize(
     ("text", "name", "args", "normalized"),
     [
@@ -17,24 +21,9 @@ from phone_agent.agent.text_actions import parse_text_action
         ("click(start_box='[100,200,300,400]')", "tap", {"x": 200, "y": 300}, True),
         ("click(point='<point>10 20</point>')", "tap", {"x": 10, "y": 20}, True),
         ("long_press(start_box='(5,6)')", "long_press", {"x": 5, "y": 6}, True),
-        (
-            "drag(start_box='(1,2)', end_box='(3,4)')",
-            "swipe",
-            {"startX": 1, "startY": 2, "endX": 3, "endY": 4},
-            True,
-        ),
-        (
-            "scroll(start_box='(500,500)', direction='down')",
-            "swipe",
-            {"startX": 500, "startY": 650, "endX": 500, "endY": 350},
-            True,
-        ),
-        (
-            "type(content='see you tomorrow\\n')",
-            "type_text",
-            {"text": "see you tomorrow", "submit": True},
-            False,
-        ),
+        ("drag(start_box='(1,2)', end_box='(3,4)')", "swipe", swipe(1, 2, 3, 4), True),
+        ("scroll(start_box='(500,500)', direction='down')", "swipe", swipe(500, 650, 500, 350), True),
+        ("type(content='see you\\n')", "type_text", {"text": "see you", "submit": True}, False),
         ("type(content='hi')", "type_text", {"text": "hi", "submit": False}, False),
         ("hotkey(key='enter')", "press_key", {"key": "enter"}, False),
         ("press_back()", "press_key", {"key": "back"}, False),
@@ -44,19 +33,9 @@ from phone_agent.agent.text_actions import parse_text_action
         ("finished(content='Wi-Fi is on')", "finish_step", {"summary": "Wi-Fi is on"}, False),
         ('<answer>do(action="Tap", element=[499, 120])</answer>', "tap", {"x": 499, "y": 120}, True),
         ('do(action="Long Press", element=[1,2])', "long_press", {"x": 1, "y": 2}, True),
-        (
-            'do(action="Swipe", start=[500, 800], end=[500, 200])',
-            "swipe",
-            {"startX": 500, "startY": 800, "endX": 500, "endY": 200},
-            True,
-        ),
+        ('do(action="Swipe", start=[500, 800], end=[500, 200])', "swipe", swipe(500, 800, 500, 200), True),
         ('do(action="Type", text="see you tomorrow")', "type_text", {"text": "see you tomorrow"}, False),
-        (
-            'do(action="Launch", app="com.android.settings")',
-            "open_app",
-            {"packageName": "com.android.settings"},
-            False,
-        ),
+        ('do(action="Launch", app="com.example")', "open_app", {"packageName": "com.example"}, False),
         ('do(action="Back")', "press_key", {"key": "back"}, False),
         ('do(action="Wait", duration="2 seconds")', "wait", {"ms": 2000}, False),
         ('finish(message="Sent it")', "finish_step", {"summary": "Sent it"}, False),

@@ -12,10 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import time
-from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 
 import pytest
 
@@ -38,141 +35,14 @@ from tests.agent.model_server import (
     text,
 )
 from tests.agent.model_server import wifi_script as model_wifi_script
-from tests.support import (
-    KeptPage,
-    ServedPhoneAgent,
-    eventually,
-    free_port,
-    mcp_stdio_session,
-    open_page,
-    result_text,
-)
+from tests.browser.rigs import AgentRig as Rig
+from tests.browser.rigs import AgentRigSpec
+from tests.support import eventually, free_port, mcp_stdio_session, open_page, result_text
 
 pytestmark = pytest.mark.browser
 
-API_KEY = "sk-page-test-SECRET-42"
-ALLOWED_CONSOLE = (
-    r"WebSocket connection to .* failed",  # the relay is not always running between tests
-    r"Failed to load resource",  # the model's HTTP 500 and the CORS test's refused request
-    r"has been blocked by CORS policy",
-)
-
-
-@dataclass
-class Rig:
-    sim: SimulatedPhoneServer
-    model: ScriptedModelServer
-    served: ServedPhoneAgent
-    relay_port: int
-    kept: KeptPage
-    page: object = None
-    watch: object = None
-    finished_ids: list[str] = field(default_factory=list)  # tasks this page's history holds
-
-    async def page_up(self) -> None:
-        """The module's page, booted again (a new context: an empty history) if the last one crashed."""
-        boots = self.kept.boots
-        self.page, self.watch = await self.kept.get()
-        if self.kept.boots != boots:
-            self.finished_ids = []
-
-    def relay_args(self, *extra: str) -> tuple[str, ...]:
-        return (
-            "--port",
-            str(self.relay_port),
-            "--self-check-delay",
-            "0",
-            "--allow-origin",
-            self.served.base,
-            *extra,
-        )
-
-    async def webmcp(self, tool: str, args: dict) -> dict:
-        result = await self.page.webmcp.call_tool(tool, args)
-        return result
-
-    async def webmcp_json(self, tool: str, args: dict) -> dict:
-        result = await self.webmcp(tool, args)
-        assert not result.get("isError"), result
-        return json.loads(result["content"][0]["text"])
-
-    async def relay_connected(self) -> None:
-        async def ready() -> bool:
-            classes = await self.page.get_attribute("#relay-badge", "class")
-            return "mcp-badge--ready" in classes.split()
-
-        await eventually(ready, timeout_s=15)
-
-    async def running(self) -> None:
-        async def running() -> bool:
-            return await self.page.get_attribute("html", "data-agent") == "running"
-
-        await eventually(running, timeout_s=10)
-
-    async def requests_at_least(self, count: int) -> None:
-        async def enough() -> bool:
-            return len(self.model.requests) >= count
-
-        await eventually(enough, timeout_s=10)
-
-    async def idle(self) -> None:
-        async def idle() -> bool:
-            return await self.page.get_attribute("html", "data-agent") == "idle"
-
-        await eventually(idle, timeout_s=10)
-
-
-@pytest.fixture(scope="module")
-async def rig(browser) -> AsyncIterator[Rig]:
-    sim = SimulatedPhoneServer("127.0.0.1", free_port(), auth="accept")
-    sim.phone.clock = lambda: "12:00"
-    await sim.start()
-    model = await ScriptedModelServer().start()
-    old_key = os.environ.get("PHONE_AGENT_MODEL_API_KEY")
-    os.environ["PHONE_AGENT_MODEL_API_KEY"] = API_KEY
-    try:
-        served = await asyncio.to_thread(
-            ServedPhoneAgent, "--model-base-url", model.base_url, "--model", "scripted"
-        )
-    finally:
-        if old_key is None:
-            os.environ.pop("PHONE_AGENT_MODEL_API_KEY", None)
-        else:
-            os.environ["PHONE_AGENT_MODEL_API_KEY"] = old_key
-    model.allow_origin = served.base  # the page fetches another port: CORS for exactly its origin
-    relay_port = free_port()
-    url = (
-        f"{served.base}/?device=tcp:127.0.0.1:{sim.port}&relay=ws://127.0.0.1:{relay_port}/relay"
-        "&relayRetryMs=300&agentSettleMs=0"
-    )
-
-    async def prepare(page) -> None:
-        await page.wait_for_selector("html[data-phone=connected]", state="attached", timeout=30_000)
-        await page.uncheck("#live-toggle")  # the agent alone uses the phone
-
-    kept = KeptPage(browser, url, allowed_console=ALLOWED_CONSOLE, prepare=prepare)
-    try:
-        yield Rig(sim, model, served, relay_port, kept)  # each test's `fresh` boots the page if need be
-        if kept.watch is not None and not kept.watch.gone:
-            kept.watch.assert_clean()
-    finally:
-        await kept.close()
-        log = await asyncio.to_thread(served.stop)
-        await model.stop()
-        await sim.close()
-    assert API_KEY not in log, "the API key reached the server's log"
-
-
-@pytest.fixture
-async def fresh(rig: Rig) -> Rig:
-    """The page up, a clean script and an idle agent before each test."""
-    await rig.page_up()
-    await rig.idle()
-    rig.model.script.clear()
-    rig.model.requests.clear()
-    rig.model.headers.clear()
-    rig.sim.phone.reset()
-    return rig
+RIG = AgentRigSpec()
+API_KEY = RIG.api_key
 
 
 def wifi_script() -> list:
@@ -290,8 +160,7 @@ async def test_send_a_message_through_the_relay_with_ordered_progress(fresh: Rig
         await fresh.page.click("#confirm-yes")
         return asked
 
-    async with mcp_stdio_session(*fresh.relay_args()) as session:
-        await fresh.relay_connected()
+    async with fresh.relayed() as session:
         person = asyncio.ensure_future(allow())
         result = await session.call_tool(
             "run_agent_task", {"goal": 'Send "see you tomorrow" to Zhang San'}, progress_callback=on_progress
@@ -334,8 +203,7 @@ async def test_extract_the_first_20_catalog_titles_without_a_progress_token(fres
     async def on_log(params) -> None:
         logged.append(str(params.data))
 
-    async with mcp_stdio_session(*fresh.relay_args(), logging_callback=on_log) as session:
-        await fresh.relay_connected()
+    async with fresh.relayed(logging_callback=on_log) as session:
         result = await session.call_tool("run_agent_task", {"goal": "Extract the first 20 Catalog titles"})
         latest = json.loads(result_text(await session.call_tool("get_latest_task", {})))
     report = result_text(result)

@@ -16,7 +16,7 @@ import pytest
 from phone_agent.adb.dev_loop import STREAMED_INSTALL_MIN
 from phone_agent.tools.files import PUSH_MAX
 from tests.adb_host.test_streamed_files import big_apk
-from tests.browser.test_device_tools import Rig, fresh, rig  # noqa: F401 (the page, the sim, adb)
+from tests.browser.rigs import PhoneRig as Rig
 
 pytestmark = pytest.mark.browser
 # Over the 64 MiB an answer carries inline; bench/bench_big_files.py runs this test at 256 MiB (push's limit).
@@ -48,7 +48,7 @@ async def call(ctx: Rig, tool: str, args: dict, progress: list[str]) -> dict:
     return answer.model_dump(by_alias=True, mode="json", exclude_none=True)
 
 
-async def test_a_file_over_64_mib_is_pulled_and_pushed_in_chunks(fresh, tmp_path):  # noqa: F811
+async def test_a_file_over_64_mib_is_pulled_and_pushed_in_chunks(fresh, tmp_path):
     ctx = fresh
     source = big_file(tmp_path / "big.bin", SIZE)
     await ctx.adb.output("-s", ctx.serial, "push", str(source), "/sdcard/Download/big.bin", timeout=120)
@@ -83,7 +83,7 @@ async def test_a_file_over_64_mib_is_pulled_and_pushed_in_chunks(fresh, tmp_path
     print(f"\n{SIZE / 2**20:.1f} MiB through the page: pull {pull_s:.1f} s, push {push_s:.1f} s")
 
 
-async def test_a_large_apk_from_a_path_installs_through_an_install_session(fresh, tmp_path):  # noqa: F811
+async def test_a_large_apk_from_a_path_installs_through_an_install_session(fresh, tmp_path):
     ctx = fresh
     apk = tmp_path / "big.apk"
     apk.write_bytes(big_apk("com.example.bigapp", STREAMED_INSTALL_MIN + 4096))

@@ -11,113 +11,11 @@ from __future__ import annotations
 import asyncio
 import re
 
-import jsonschema
 import pytest
 
-from phone_agent.sim.server import SimulatedPhoneServer
-from phone_agent.tools.catalog import TOOLS_BY_NAME
-from tests.support import KeptPage, free_port, mcp_stdio_session
+from tests.browser.rigs import CHANNELS
 
 pytestmark = pytest.mark.browser
-CHANNELS = ("mcp", "webmcp")
-
-
-class Rig:
-    """The sim, the page connected to it, the MCP session, and Debian's adb on the same phone."""
-
-    def __init__(self, sim: SimulatedPhoneServer, kept: KeptPage, session, adb, serial: str) -> None:
-        self.sim, self.kept, self.session, self.adb, self.serial = sim, kept, session, adb, serial
-        self.page = None
-
-    async def call(self, channel: str, tool: str, **args) -> dict:
-        if channel == "webmcp":
-            result = await self.page.webmcp.call_tool(tool, args)
-        else:
-            answer = await self.session.call_tool(tool, args)
-            result = answer.model_dump(by_alias=True, mode="json", exclude_none=True)
-        if not result.get("isError"):
-            jsonschema.validate(result["structuredContent"], TOOLS_BY_NAME[tool].output_schema)
-        return result
-
-    async def ok(self, channel: str, tool: str, **args) -> dict:
-        result = await self.call(channel, tool, **args)
-        assert not result.get("isError"), result
-        return result["structuredContent"]
-
-    async def fails(self, channel: str, tool: str, code: str, **args) -> dict:
-        result = await self.call(channel, tool, **args)
-        assert result.get("isError") is True, result
-        error = result["structuredContent"]
-        assert error["code"] == code, error
-        assert result["content"][0]["text"] == error["message"]
-        assert error["remedy"] and isinstance(error["retryable"], bool)
-        return error
-
-    async def adb_shell(self, command: str) -> str:
-        out = await self.adb.output("-s", self.serial, "shell", command)
-        return out.decode("utf-8", "replace").strip()
-
-    async def ui_dump(self) -> str:
-        command = "uiautomator dump /sdcard/check.xml >/dev/null && cat /sdcard/check.xml"
-        return (await self.adb.output("-s", self.serial, "shell", command)).decode("utf-8", "replace")
-
-
-@pytest.fixture(scope="module")
-async def rig(browser, debian_adb):
-    sim = SimulatedPhoneServer("127.0.0.1", free_port())
-    sim.phone.clock = lambda: "12:00"
-    await sim.start()
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/?device=tcp:127.0.0.1:{sim.port}&relayRetryMs=300"
-    ready: asyncio.Future = asyncio.get_running_loop().create_future()
-    done = asyncio.Event()
-
-    async def hold_session() -> None:
-        # The SDK's stdio client must be entered and left in one task; the fixture's teardown runs in
-        # another, so one task of its own holds it open.
-        try:
-            async with mcp_stdio_session("--port", str(port), "--self-check-delay", "0") as session:
-                ready.set_result(session)
-                await done.wait()
-        except BaseException as exc:
-            if not ready.done():
-                ready.set_exception(exc)
-            raise
-
-    holder = asyncio.ensure_future(hold_session())
-    session = await asyncio.wait_for(ready, 60)
-
-    async def prepare(page) -> None:
-        await page.wait_for_selector("html[data-phone=connected]", state="attached", timeout=30_000)
-        await page.uncheck("#live-toggle")  # the live view's screenshots would only add noise
-        for _ in range(100):  # the relay is up once a relayed call reaches the page
-            status = await session.call_tool("get_device_status", {})
-            if not status.is_error:
-                break
-            await asyncio.sleep(0.1)
-
-    kept = KeptPage(browser, url, prepare=prepare)
-    try:
-        serial = f"127.0.0.1:{sim.port}"
-        await debian_adb.output("connect", serial)
-        assert await debian_adb.wait_for_state(serial, "device") == "device"
-        yield Rig(sim, kept, session, debian_adb, serial)  # each test's `fresh` boots the page if need be
-        await debian_adb.output("disconnect", serial)
-        if kept.watch is not None and not kept.watch.gone:
-            kept.watch.assert_clean()
-    finally:
-        await kept.close()
-    done.set()
-    await asyncio.wait_for(holder, 30)
-    await sim.close()
-
-
-@pytest.fixture
-async def fresh(rig):
-    """The page up (booted again if the last one crashed) and the phone as new, before each test."""
-    rig.page, _watch = await rig.kept.get()
-    rig.sim.phone.reset()
-    return rig
 
 
 def ref_of(listed: dict, **match) -> str:

@@ -17,7 +17,8 @@ import av
 import pytest
 
 from tests.adb_host.apk_maker import make_apk
-from tests.browser.test_device_tools import CHANNELS, Rig, fresh, rig  # noqa: F401 (the page, the sim, adb)
+from tests.browser.rigs import CHANNELS
+from tests.browser.rigs import PhoneRig as Rig
 from tests.server.harness import http_session, token
 
 pytestmark = pytest.mark.browser
@@ -42,7 +43,7 @@ async def dump(ctx: Rig) -> str:
 
 
 @pytest.mark.parametrize("channel", CHANNELS)
-async def test_a_real_apk_installs_and_uninstalls(fresh, channel):  # noqa: F811
+async def test_a_real_apk_installs_and_uninstalls(fresh, channel):
     ctx = fresh
     source = {"path": str(REAL_APK)} if channel == "mcp" else {"contentBase64": b64(REAL_APK.read_bytes())}
     installed = await ctx.ok(channel, "install_app", **source)
@@ -55,7 +56,7 @@ async def test_a_real_apk_installs_and_uninstalls(fresh, channel):  # noqa: F811
 
 
 @pytest.mark.parametrize("channel", CHANNELS)
-async def test_files_go_both_ways(fresh, channel, tmp_path):  # noqa: F811
+async def test_files_go_both_ways(fresh, channel, tmp_path):
     ctx = fresh
     data = bytes(range(256)) * 1000 + f"from {channel} ✓".encode()
     if channel == "mcp":
@@ -88,7 +89,7 @@ async def test_files_go_both_ways(fresh, channel, tmp_path):  # noqa: F811
 
 
 @pytest.mark.parametrize("channel", CHANNELS)
-async def test_logs_and_a_crash(fresh, channel):  # noqa: F811
+async def test_logs_and_a_crash(fresh, channel):
     ctx = fresh
     await ctx.adb_shell(f"log -t PageLoop -p e 'seen through {channel}'")
     lines = (await ctx.ok(channel, "read_logs", grep=f"seen through {channel}", level="E"))["lines"]
@@ -106,7 +107,7 @@ async def test_logs_and_a_crash(fresh, channel):  # noqa: F811
 
 
 @pytest.mark.parametrize("channel", CHANNELS)
-async def test_notifications_and_the_shade(fresh, channel):  # noqa: F811
+async def test_notifications_and_the_shade(fresh, channel):
     ctx = fresh
     await ctx.adb_shell(f"cmd notification post -t 'From {channel}' tag1 'Body text'")
     notes = (await ctx.ok(channel, "list_notifications"))["notifications"]
@@ -118,7 +119,7 @@ async def test_notifications_and_the_shade(fresh, channel):  # noqa: F811
 
 
 @pytest.mark.parametrize("channel", CHANNELS)
-async def test_a_recording_comes_back_as_mp4(fresh, channel, tmp_path):  # noqa: F811
+async def test_a_recording_comes_back_as_mp4(fresh, channel, tmp_path):
     ctx = fresh
     await ctx.ok(channel, "start_recording", maxSeconds=20)
     await ctx.ok(channel, "open_app", packageName="com.android.settings")
@@ -135,7 +136,7 @@ async def test_a_recording_comes_back_as_mp4(fresh, channel, tmp_path):  # noqa:
 
 
 @pytest.mark.parametrize("channel", CHANNELS)
-async def test_every_error_code_of_the_loop(fresh, channel):  # noqa: F811
+async def test_every_error_code_of_the_loop(fresh, channel):
     ctx = fresh
     await ctx.fails(channel, "pull_file", "file_not_found", devicePath="/sdcard/none.txt")
     await ctx.fails(channel, "list_files", "file_not_found", devicePath="/sdcard/none")
@@ -173,7 +174,7 @@ async def test_every_error_code_of_the_loop(fresh, channel):  # noqa: F811
         )
 
 
-async def test_http_mcp_refuses_a_path(fresh):  # noqa: F811
+async def test_http_mcp_refuses_a_path(fresh):
     ctx = fresh
     port = int(ctx.kept.url.split("127.0.0.1:")[1].split("/")[0])
     async with http_session(port, token()) as session:
@@ -193,7 +194,7 @@ async def test_http_mcp_refuses_a_path(fresh):  # noqa: F811
 
 
 @pytest.mark.parametrize("channel", CHANNELS)
-async def test_clipboard_and_pinch_through_scrcpy(fresh, channel):  # noqa: F811
+async def test_clipboard_and_pinch_through_scrcpy(fresh, channel):
     ctx = fresh
     page = ctx.page
     ctx.sim.scrcpy.enabled = True  # this module's phone has app_process for this test only
@@ -218,7 +219,7 @@ async def test_clipboard_and_pinch_through_scrcpy(fresh, channel):  # noqa: F811
         ctx.sim.scrcpy.enabled = False
 
 
-async def test_the_developer_card_installs_an_apk_shows_the_log_and_records(fresh, tmp_path):  # noqa: F811
+async def test_the_developer_card_installs_an_apk_shows_the_log_and_records(fresh, tmp_path):
     ctx = fresh
     page = ctx.page
     await page.set_input_files("#apk-input", str(REAL_APK))
@@ -255,7 +256,7 @@ async def test_the_developer_card_installs_an_apk_shows_the_log_and_records(fres
         assert sum(1 for _ in container.decode(video=0)) >= 10
 
 
-async def test_with_scrcpy_the_page_records_the_stream_itself(fresh, tmp_path):  # noqa: F811
+async def test_with_scrcpy_the_page_records_the_stream_itself(fresh, tmp_path):
     """start/stop_recording while the live view runs scrcpy: the stream's H.264 muxed into MP4 in the page
     (no screenrecord runs on the phone), decodable with ≥ 10 frames."""
     ctx = fresh

@@ -8,15 +8,13 @@ One page and one ``phone-agent mcp`` serve the whole module.
 
 from __future__ import annotations
 
-import asyncio
-
-import jsonschema
 import pytest
 
 from phone_agent.sim.server import SimulatedPhoneServer
-from phone_agent.tools.catalog import TOOLS_BY_NAME
+from tests.browser.rigs import PhoneRig as Rig
+from tests.browser.rigs import PhoneRigSpec, centre_of, page_point
 from tests.flows.test_run_flow import EVERY_COMMAND, OPEN_CATALOG
-from tests.support import KeptPage, eventually, free_port, mcp_stdio_session
+from tests.support import eventually
 
 pytestmark = pytest.mark.browser
 
@@ -48,80 +46,8 @@ env:
 """
 
 
-class Rig:
-    def __init__(self, sim: SimulatedPhoneServer, kept: KeptPage, session, adb, serial: str) -> None:
-        self.sim, self.kept, self.session, self.adb, self.serial = sim, kept, session, adb, serial
-        self.page = None
-
-    async def call(self, channel: str, tool: str, **args) -> dict:
-        if channel == "webmcp":
-            result = await self.page.webmcp.call_tool(tool, args)
-        else:
-            answer = await self.session.call_tool(tool, args)
-            result = answer.model_dump(by_alias=True, mode="json", exclude_none=True)
-        if not result.get("isError"):
-            jsonschema.validate(result["structuredContent"], TOOLS_BY_NAME[tool].output_schema)
-        return result
-
-    async def ui_dump(self) -> str:
-        command = "uiautomator dump /sdcard/check.xml >/dev/null && cat /sdcard/check.xml"
-        return (await self.adb.output("-s", self.serial, "shell", command)).decode("utf-8", "replace")
-
-
-@pytest.fixture(scope="module")
-async def rig(browser, debian_adb):
-    sim = SimulatedPhoneServer("127.0.0.1", free_port())
-    sim.phone.clock = lambda: "12:00"
-    await sim.start()
-    port = free_port()
-    # scrcpy off: the live view shows screenshots, whose pixels the clicks below are placed on.
-    url = f"http://127.0.0.1:{port}/?device=tcp:127.0.0.1:{sim.port}&relayRetryMs=300&scrcpy=0"
-    ready: asyncio.Future = asyncio.get_running_loop().create_future()
-    done = asyncio.Event()
-
-    async def hold_session() -> None:
-        try:
-            async with mcp_stdio_session("--port", str(port), "--self-check-delay", "0") as session:
-                ready.set_result(session)
-                await done.wait()
-        except BaseException as exc:
-            if not ready.done():
-                ready.set_exception(exc)
-            raise
-
-    holder = asyncio.ensure_future(hold_session())
-    session = await asyncio.wait_for(ready, 60)
-
-    async def prepare(page) -> None:
-        await page.wait_for_selector("html[data-phone=connected]", state="attached", timeout=30_000)
-        await page.uncheck("#live-toggle")
-        for _ in range(100):
-            status = await session.call_tool("get_device_status", {})
-            if not status.is_error:
-                break
-            await asyncio.sleep(0.1)
-
-    kept = KeptPage(browser, url, prepare=prepare)
-    try:
-        serial = f"127.0.0.1:{sim.port}"
-        await debian_adb.output("connect", serial)
-        assert await debian_adb.wait_for_state(serial, "device") == "device"
-        yield Rig(sim, kept, session, debian_adb, serial)
-        await debian_adb.output("disconnect", serial)
-        if kept.watch is not None and not kept.watch.gone:
-            kept.watch.assert_clean()
-    finally:
-        await kept.close()
-    done.set()
-    await asyncio.wait_for(holder, 30)
-    await sim.close()
-
-
-@pytest.fixture
-async def fresh(rig):
-    rig.page, _watch = await rig.kept.get()
-    rig.sim.phone.reset()
-    return rig
+# scrcpy off: the live view shows screenshots, whose pixels the clicks below are placed on.
+RIG = PhoneRigSpec(query="&scrcpy=0")
 
 
 @pytest.mark.parametrize("channel", ["mcp", "webmcp"])
@@ -207,31 +133,6 @@ async def test_flows_are_one_set_on_every_channel_in_the_card_and_after_a_reload
 
 async def _gone(page, name: str) -> bool:
     return await page.locator(f'#flow-list li[data-flow="{name}"]').count() == 0
-
-
-async def page_point(page, x: int, y: int) -> tuple[float, float]:
-    """Where device pixel (x, y) is on the page (the view draws the 1080x2400 screen object-fit:contain)."""
-    return await page.evaluate(
-        """([x, y]) => {
-            const el = document.getElementById('screen');
-            const r = el.getBoundingClientRect();
-            const scale = Math.min(el.clientWidth / 1080, el.clientHeight / 2400);
-            const left = r.left + el.clientLeft + (el.clientWidth - 1080 * scale) / 2;
-            const top = r.top + el.clientTop + (el.clientHeight - 2400 * scale) / 2;
-            return [left + x * scale, top + y * scale];
-        }""",
-        [x, y],
-    )
-
-
-def centre_of(sim: SimulatedPhoneServer, label: str) -> tuple[int, int]:
-    from phone_agent.adb.ui_dump import parse_ui_dump
-    from phone_agent.sim.android.ui import dump_xml
-
-    for node in parse_ui_dump(dump_xml(sim.phone.windows())):
-        if node.text == label or node.content_desc == label:
-            return node.bounds.center
-    raise AssertionError(f"no {label!r} on the sim's screen")
 
 
 async def test_clicks_on_the_live_view_are_recorded_by_the_elements_text_and_replay(fresh: Rig):

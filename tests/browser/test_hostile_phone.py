@@ -4,13 +4,12 @@ says it is 100 000 pixels square, and a hierarchy server answer without end; the
 Chromium, over the ADB bridge) stops each at its cap with a ``device_error`` naming it — on both
 channels — and answers the very next call, with no page error and no reload. A UI tree 100 000 levels
 deep or 50 000 nodes wide is read by the page's Python (Pyodide's small stack) without recursion, in
-part, with a note saying what was left out. And a hostile caller's
-shell syntax in a value (a package, a permission, a flow's appId) runs nothing on the phone.
+part, with a note saying what was left out. And a hostile caller's shell syntax in a value (a package,
+a permission, a flow's appId) runs nothing on the phone.
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
 
 import pytest
@@ -19,93 +18,35 @@ from phone_agent.adb.device import SCREENCAP_MAX
 from phone_agent.adb.hierarchy_protocol import BODY_MAX
 from phone_agent.adb.services import SHELL_OUTPUT_MAX
 from phone_agent.adb.ui_dump import MAX_TREE_DEPTH, MAX_TREE_NODES
-from phone_agent.sim.server import SimulatedPhoneServer
-from tests.support import KeptPage, free_port, mcp_stdio_session
+from tests.browser.rigs import PhoneRig as Rig
+from tests.browser.rigs import PhoneRigSpec
 
 pytestmark = pytest.mark.browser
 MIB = 1024 * 1024
 
 
-class Rig:
-    def __init__(self, sim: SimulatedPhoneServer, kept: KeptPage, session) -> None:
-        self.sim, self.kept, self.session = sim, kept, session
-        self.page = None
-
-    async def call(self, channel: str, tool: str, **args) -> dict:
-        if channel == "webmcp":
-            return await self.page.webmcp.call_tool(tool, args)
-        answer = await self.session.call_tool(tool, args)
-        return answer.model_dump(by_alias=True, mode="json", exclude_none=True)
-
-    async def refused_at_cap(self, channel: str, tool: str, cap: int, **args) -> str:
-        started = time.monotonic()
-        result = await self.call(channel, tool, **args)
-        assert result.get("isError") is True, result
-        error = result["structuredContent"]
-        assert error["code"] == "device_error", error
-        assert f"{cap // MIB} MiB ({cap} bytes)" in error["message"], error
-        assert "the cap for one answer" in error["message"] and error["remedy"], error
-        assert time.monotonic() - started < 60
-        return error["message"]
-
-    async def still_answers(self, channel: str) -> None:
-        """The next call, the same channel: the page is alive and its phone too."""
-        status = await self.call(channel, "get_device_status")
-        assert not status.get("isError") and status["structuredContent"]["connected"] is True, status
-        apps = await self.call(channel, "list_apps")
-        assert not apps.get("isError") and apps["structuredContent"]["apps"], apps
+# app_process for u2, no scrcpy (the live view on screenshots): the hierarchy page's rig
+RIG = PhoneRigSpec(sim={"hierarchy": True}, query="&scrcpy=0")
 
 
-@pytest.fixture(scope="module")
-async def rig(browser):
-    sim = SimulatedPhoneServer("127.0.0.1", free_port(), hierarchy=True)  # app_process for u2, no scrcpy
-    await sim.start()
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/?device=tcp:127.0.0.1:{sim.port}&relayRetryMs=300&scrcpy=0"
-    ready: asyncio.Future = asyncio.get_running_loop().create_future()
-    done = asyncio.Event()
-
-    async def hold_session() -> None:
-        try:
-            async with mcp_stdio_session("--port", str(port), "--self-check-delay", "0") as session:
-                ready.set_result(session)
-                await done.wait()
-        except BaseException as exc:
-            if not ready.done():
-                ready.set_exception(exc)
-            raise
-
-    holder = asyncio.ensure_future(hold_session())
-    session = await asyncio.wait_for(ready, 60)
-
-    async def prepare(page) -> None:
-        await page.wait_for_selector("html[data-phone=connected]", state="attached", timeout=30_000)
-        await page.uncheck("#live-toggle")
-        for _ in range(100):
-            status = await session.call_tool("get_device_status", {})
-            if not status.is_error:
-                break
-            await asyncio.sleep(0.1)
-
-    kept = KeptPage(browser, url, prepare=prepare)
-    try:
-        yield Rig(sim, kept, session)
-        if kept.watch is not None and not kept.watch.gone:
-            kept.watch.assert_clean()
-    finally:
-        await kept.close()
-        done.set()
-        await asyncio.wait_for(holder, 30)
-        await sim.close()
+async def refused_at_cap(rig: Rig, channel: str, tool: str, cap: int, **args) -> str:
+    started = time.monotonic()
+    result = await rig.call(channel, tool, **args)
+    assert result.get("isError") is True, result
+    error = result["structuredContent"]
+    assert error["code"] == "device_error", error
+    assert f"{cap // MIB} MiB ({cap} bytes)" in error["message"], error
+    assert "the cap for one answer" in error["message"] and error["remedy"], error
+    assert time.monotonic() - started < 60
+    return error["message"]
 
 
-@pytest.fixture
-async def fresh(rig: Rig) -> Rig:
-    rig.sim.set_hostile([])
-    rig.page, watch = await rig.kept.get()
-    rig.watch = watch
-    rig.sim.phone.reset()
-    return rig
+async def still_answers(rig: Rig, channel: str) -> None:
+    """The next call, the same channel: the page is alive and its phone too."""
+    status = await rig.call(channel, "get_device_status")
+    assert not status.get("isError") and status["structuredContent"]["connected"] is True, status
+    apps = await rig.call(channel, "list_apps")
+    assert not apps.get("isError") and apps["structuredContent"]["apps"], apps
 
 
 async def the_same_page(rig: Rig) -> None:
@@ -119,10 +60,10 @@ async def the_same_page(rig: Rig) -> None:
 @pytest.mark.parametrize("channel", ["mcp", "webmcp"])
 async def test_logcat_and_dumpsys_without_end(fresh: Rig, channel: str):
     fresh.sim.set_hostile(["flood-output"])
-    said = await fresh.refused_at_cap(channel, "read_logs", SHELL_OUTPUT_MAX, maxLines=5)
+    said = await refused_at_cap(fresh, channel, "read_logs", SHELL_OUTPUT_MAX, maxLines=5)
     assert "logcat" in said
-    await fresh.refused_at_cap(channel, "list_notifications", SHELL_OUTPUT_MAX)
-    await fresh.still_answers(channel)
+    await refused_at_cap(fresh, channel, "list_notifications", SHELL_OUTPUT_MAX)
+    await still_answers(fresh, channel)
     fresh.sim.set_hostile([])
     logs = await fresh.call(channel, "read_logs", maxLines=5)
     assert not logs.get("isError"), logs
@@ -132,8 +73,8 @@ async def test_logcat_and_dumpsys_without_end(fresh: Rig, channel: str):
 @pytest.mark.parametrize("channel", ["mcp", "webmcp"])
 async def test_a_png_without_end(fresh: Rig, channel: str):
     fresh.sim.set_hostile(["huge-png"])
-    await fresh.refused_at_cap(channel, "take_screenshot", SCREENCAP_MAX)
-    await fresh.still_answers(channel)
+    await refused_at_cap(fresh, channel, "take_screenshot", SCREENCAP_MAX)
+    await still_answers(fresh, channel)
     fresh.sim.set_hostile([])
     shot = await fresh.call(channel, "take_screenshot")
     assert not shot.get("isError") and shot["content"][0]["type"] == "image", shot
@@ -147,7 +88,7 @@ async def test_a_png_that_says_it_is_gigapixels(fresh: Rig, channel: str):
         result = await fresh.call(channel, "take_screenshot", **args)
         assert result["structuredContent"]["code"] == "device_error", result
         assert "over the cap of 16384 pixels a side" in result["structuredContent"]["message"]
-    await fresh.still_answers(channel)
+    await still_answers(fresh, channel)
     await the_same_page(fresh)
 
 
@@ -156,9 +97,9 @@ async def test_a_hierarchy_answer_without_end(fresh: Rig, channel: str):
     listed = await fresh.call(channel, "list_elements")
     assert listed["structuredContent"]["treeSource"] == "hierarchy-server", listed
     fresh.sim.set_hostile(["huge-hierarchy"])
-    said = await fresh.refused_at_cap(channel, "list_elements", BODY_MAX)
+    said = await refused_at_cap(fresh, channel, "list_elements", BODY_MAX)
     assert "hierarchy server" in said
-    await fresh.still_answers(channel)
+    await still_answers(fresh, channel)
     fresh.sim.set_hostile([])
     again = await fresh.call(channel, "list_elements")
     assert not again.get("isError"), again
@@ -181,7 +122,7 @@ async def test_a_tree_too_deep_or_too_wide_is_read_in_part(fresh: Rig, channel: 
         assert f"more than {MAX_TREE_NODES:,} nodes" in listed["treeNote"], listed
         assert listed["total"] == MAX_TREE_NODES - 1 and listed["truncated"] and len(listed["elements"]) == 5
         assert all(element["locator"] for element in listed["elements"])
-    await fresh.still_answers(channel)
+    await still_answers(fresh, channel)
     fresh.sim.set_hostile([])
     again = await fresh.call(channel, "list_elements")
     assert not again.get("isError") and "treeNote" not in again["structuredContent"], again
@@ -217,4 +158,4 @@ async def test_shell_syntax_in_a_value_runs_nothing_on_the_phone(fresh: Rig, cha
     )
     assert env_attack["structuredContent"]["passed"] is False, env_attack
     assert not fresh.sim.fs.exists(mark)
-    await fresh.still_answers(channel)
+    await still_answers(fresh, channel)

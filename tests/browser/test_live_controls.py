@@ -11,46 +11,11 @@ import urllib.request
 import pytest
 
 from phone_agent.sim.server import SimulatedPhoneServer
+from tests.browser.rigs import centre_of, page_point
 from tests.support import eventually as _eventually
 from tests.support import free_port, open_page
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture
-async def sim():
-    phone = SimulatedPhoneServer("127.0.0.1", free_port())
-    phone.phone.clock = lambda: "12:00"
-    await phone.start()
-    yield phone
-    await phone.close()
-
-
-async def page_point(page, x: int, y: int) -> tuple[float, float]:
-    """Where device pixel (x, y) is on the page: the view draws the 1080x2400 screen as object-fit:
-    contain (the sim's size, not the image's: a frame being replaced has no natural size for a moment)."""
-    return await page.evaluate(
-        """([x, y]) => {
-            const el = document.getElementById('screen');
-            const r = el.getBoundingClientRect();
-            const [w, h] = [1080, 2400];
-            const scale = Math.min(el.clientWidth / w, el.clientHeight / h);
-            const left = r.left + el.clientLeft + (el.clientWidth - w * scale) / 2;
-            const top = r.top + el.clientTop + (el.clientHeight - h * scale) / 2;
-            return [left + x * scale, top + y * scale];
-        }""",
-        [x, y],
-    )
-
-
-def centre_of(sim: SimulatedPhoneServer, label: str) -> tuple[int, int]:
-    from phone_agent.adb.ui_dump import parse_ui_dump
-    from phone_agent.sim.android.ui import dump_xml
-
-    for node in parse_ui_dump(dump_xml(sim.phone.windows())):
-        if node.text == label or node.content_desc == label:
-            return node.bounds.center
-    raise AssertionError(f"no {label!r} on the sim's screen")
 
 
 async def test_clicks_drags_wheel_keys_and_buttons_reach_the_phone(browser, served, sim):
@@ -173,6 +138,35 @@ async def test_a_newcomer_starts_the_simulated_phone_from_the_page(browser, serv
 
         await eventually(live_frame)
         assert not answers[-1].get("isError"), answers[-1]
+
+
+async def test_the_simulated_phone_comes_back_where_the_restarted_server_runs_it(browser):
+    from tests.support import ServedPhoneAgent
+
+    first = ServedPhoneAgent()
+    second = None
+    try:
+        # While the server is down its relay, bridge and /api/sim are refused.
+        server_down = (r"WebSocket connection to .* failed", r"Failed to load resource")
+        async with open_page(browser, first.base + "/", allowed_console=server_down) as (page, _watch):
+            await page.wait_for_selector("#sim-offer:not([hidden])", timeout=10_000)
+            await page.click("#start-sim")
+            await page.wait_for_selector("html[data-phone=connected]", state="attached", timeout=30_000)
+            await page.uncheck("#live-toggle")
+            before = await page.text_content(".card--phone") or ""
+            first.stop()  # its simulated phone goes with it
+            await page.wait_for_selector("html[data-phone=none]", state="attached", timeout=15_000)
+            second = ServedPhoneAgent(port=first.port)  # runs no simulated phone until asked
+            await page.wait_for_selector("html[data-phone=connected]", state="attached", timeout=40_000)
+            status = json.loads((await page.webmcp.call_tool("get_device_status", {}))["content"][0]["text"])
+            assert status["connected"] is True
+            after = await page.text_content(".card--phone") or ""
+            assert "127.0.0.1:" in after and after != before, (before, after)
+    finally:
+        if first.process.poll() is None:
+            first.stop()
+        log = second.stop() if second is not None else ""
+    assert "asked for by the page" in log, log  # the page asked the new server for its phone
 
 
 async def test_with_serve_sim_the_button_connects_to_its_phone_and_starts_no_other(browser):

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from phone_agent.adb.connection_kinds import ADB_SERVER, NETWORK, parse_device_spec
 from phone_agent.agent.benchkit import InstantPhone
-from phone_agent.browser.page_device import PageDevice, lost_message, parse_device_spec, query_param
+from phone_agent.browser.page_device import PageDevice, lost_message, query_param
 from phone_agent.errors import DeviceError
 
 
@@ -33,8 +34,8 @@ async def test_calls_go_through_the_device_it_routes_through_until_the_link_drop
 
 
 def test_the_page_url_names_the_phone():
-    assert parse_device_spec("tcp:127.0.0.1:5555") == ("tcp", "127.0.0.1:5555")
-    assert parse_device_spec("adb-server:emulator-5554") == ("adb-server", "emulator-5554")
+    assert parse_device_spec("tcp:127.0.0.1:5555") == (NETWORK, "127.0.0.1:5555")
+    assert parse_device_spec("adb-server:emulator-5554") == (ADB_SERVER, "emulator-5554")
     with pytest.raises(ValueError, match="use tcp:HOST:PORT or adb-server:SERIAL"):
         parse_device_spec("usb:1")
     assert query_param("http://h/?device=tcp:x:1&a=2", "device") == "tcp:x:1"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support import open_page
+from tests.browser.rigs import PhoneRig
 
 pytestmark = pytest.mark.browser
 
@@ -29,8 +29,11 @@ FITS = """() => {
 }"""
 
 
-async def test_the_provider_menu_shows_every_choice_whole_at_common_widths(browser, served):
-    async with open_page(browser, served.base + "/") as (page, _watch):
+async def test_the_provider_menu_shows_every_choice_whole_at_common_widths(fresh: PhoneRig):
+    page = fresh.page  # the page the phone tools' modules use: no boot of its own
+    try:
         for width in (1920, 1400, 1280, 1024, 800, 420):
             await page.set_viewport_size({"width": width, "height": 900})
             assert await page.evaluate(FITS) == [], width
+    finally:
+        await page.set_viewport_size({"width": 1280, "height": 720})  # Playwright's default

@@ -12,7 +12,7 @@ import subprocess
 
 import pytest
 
-from phone_agent.relay.frames import CLOSE_UNPAIRED, hello_frame, pair_frame
+from phone_agent.relay.frames import CLOSE_UNPAIRED, HelloFrame, PairFrame
 from tests.browser.test_relay_channel import REFUSED, wait_badge
 from tests.server.harness import Peer
 from tests.support import (
@@ -50,7 +50,7 @@ async def forged_script_is_refused(port: int) -> None:
     with urllib.request.urlopen(request, timeout=10) as response:
         config = json.loads(response.read())
     assert "pairing" not in config and config["pageKey"] is False
-    for hello in (hello_frame(config.get("pairing") or ""), pair_frame("000000")):
+    for hello in (HelloFrame(config.get("pairing") or "").to_wire(), PairFrame("000000").to_wire()):
         peer = await Peer.connect(port, hello=hello)
         try:
             assert await peer.wait_closed(timeout=15) == CLOSE_UNPAIRED
@@ -98,6 +98,15 @@ async def test_a_page_opened_without_the_link_says_how_to_get_it_and_pairs_by_th
             await wait_badge(page, ready=False)
             help_text = await page.text_content("#relay-pair-help")
             assert "phone-agent url" in help_text and "code" in help_text
+            # The top of the page says so too, with the one thing to do.
+            banner = page.locator("#pair-banner")
+            assert await banner.is_visible()
+            assert (await banner.text_content()).strip() == (
+                "Not paired with phone-agent: MCP clients cannot reach this page. Open the link that "
+                "`phone-agent url` prints (it carries the page's token)."
+            )
+            box = await banner.bounding_box()
+            assert box is not None and box["y"] == 0  # at the very top
 
             def code() -> str | None:
                 found = re.findall(r"type the pairing code (\d{6})", log.read_text() if log.exists() else "")
@@ -110,6 +119,7 @@ async def test_a_page_opened_without_the_link_says_how_to_get_it_and_pairs_by_th
             await page.click("#relay-pair button[type=submit]")
             await wait_badge(page, ready=True)
             assert await page.locator("#relay-pair").is_hidden()
+            assert await page.locator("#pair-banner").is_hidden()  # paired: nothing left to do
             result = await session.call_tool("get_device_status", {})
             assert json.loads(result_text(result)) == {"connected": False}
 

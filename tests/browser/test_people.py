@@ -16,19 +16,17 @@ import asyncio
 import json
 import os
 
-import httpx2
 import mcp.types as types
 import pytest
-from mcp.client.client import Client
-from mcp.client.session import ClientSession
-from mcp.client.streamable_http import streamable_http_client
 
 from tests.agent.model_server import Reply, call, plan, tap_on
-from tests.browser.test_agent_page import Rig, fresh, rig  # noqa: F401 (the shared fixtures)
-from tests.server.harness import token
-from tests.support import eventually, mcp_stdio_session, result_text
+from tests.browser.rigs import AgentRig as Rig
+from tests.browser.rigs import AgentRigSpec
+from tests.server.harness import http_session, modern_client, token
+from tests.support import eventually, result_text
 
 pytestmark = pytest.mark.browser
+RIG = AgentRigSpec()
 
 VALUE = "hunter2"
 USERNAME = "id=com.phoneagent.login:id/username"
@@ -69,7 +67,7 @@ def sign_in_script() -> list:
     ]
 
 
-async def test_a_page_secret_signs_the_demo_in_through_webmcp_and_the_agent_by_name(fresh: Rig):  # noqa: F811
+async def test_a_page_secret_signs_the_demo_in_through_webmcp_and_the_agent_by_name(fresh: Rig):
     page = fresh.page
     await _save_secret(page, "DEMO_PASSWORD", VALUE)
     try:
@@ -135,11 +133,10 @@ async def test_a_page_secret_signs_the_demo_in_through_webmcp_and_the_agent_by_n
         await _delete_secret(page, "DEMO_PASSWORD")
 
 
-async def test_a_server_secret_is_typed_over_the_relay_and_never_logged(fresh: Rig):  # noqa: F811
+async def test_a_server_secret_is_typed_over_the_relay_and_never_logged(fresh: Rig):
     os.environ["PHONE_AGENT_SECRET_SERVER_PASSWORD"] = VALUE
     try:
-        async with mcp_stdio_session(*fresh.relay_args()) as session:
-            await fresh.relay_connected()
+        async with fresh.relayed() as session:
             item = fresh.page.locator('#secret-list li[data-secret="SERVER_PASSWORD"]')
             await item.wait_for(state="attached", timeout=10_000)
             assert await item.get_attribute("data-source") == "server"
@@ -180,7 +177,7 @@ def take_over_script() -> list:
     ]
 
 
-async def test_a_take_over_is_shown_announced_to_the_mcp_caller_and_ended_by_done(fresh: Rig):  # noqa: F811
+async def test_a_take_over_is_shown_announced_to_the_mcp_caller_and_ended_by_done(fresh: Rig):
     page = fresh.page
     fresh.model.add(*take_over_script())
     progressed: list[str] = []
@@ -201,8 +198,7 @@ async def test_a_take_over_is_shown_announced_to_the_mcp_caller_and_ended_by_don
         await page.click("#takeover-done")
         return reason
 
-    async with mcp_stdio_session(*fresh.relay_args()) as session:
-        await fresh.relay_connected()
+    async with fresh.relayed() as session:
         helper = asyncio.ensure_future(person())
         result = await session.call_tool(
             "run_agent_task", {"goal": "Sign in to Login Demo"}, progress_callback=on_progress
@@ -216,7 +212,7 @@ async def test_a_take_over_is_shown_announced_to_the_mcp_caller_and_ended_by_don
     assert "Welcome, mobium" in json.dumps(fresh.model.requests[-2])  # the agent looked again
 
 
-async def test_a_take_over_ended_by_cancel_and_by_the_timeout(fresh: Rig):  # noqa: F811
+async def test_a_take_over_ended_by_cancel_and_by_the_timeout(fresh: Rig):
     page = fresh.page
     fresh.model.add(*take_over_script())
     run = asyncio.ensure_future(fresh.webmcp_json("run_agent_task", {"goal": "Sign in to Login Demo"}))
@@ -255,7 +251,7 @@ def send_script() -> list:
     ]
 
 
-async def test_a_sensitive_action_refused_and_left_unanswered(fresh: Rig):  # noqa: F811
+async def test_a_sensitive_action_refused_and_left_unanswered(fresh: Rig):
     page = fresh.page
     fresh.model.add(*send_script())
     run = asyncio.ensure_future(fresh.webmcp_json("run_agent_task", {"goal": "Send it to Zhang San"}))
@@ -278,7 +274,7 @@ async def test_a_sensitive_action_refused_and_left_unanswered(fresh: Rig):  # no
     assert fresh.sim.phone.state()["sent"] == [] and await page.is_hidden("#confirm")
 
 
-async def test_a_react_task_reaches_the_goal_a_plan_one_reaches(fresh: Rig):  # noqa: F811
+async def test_a_react_task_reaches_the_goal_a_plan_one_reaches(fresh: Rig):
     page = fresh.page
     fresh.sim.phone.set_wifi(False)
     fresh.model.add(tap_on("Settings"), tap_on("Network & internet"), tap_on("Wi-Fi"))
@@ -297,8 +293,7 @@ async def test_a_react_task_reaches_the_goal_a_plan_one_reaches(fresh: Rig):  # 
         fresh.model.script.clear()
         fresh.model.add(tap_on("Settings"), tap_on("Network & internet"), tap_on("Wi-Fi"))
         fresh.model.add(call("finish_task", conclusion="Wi-Fi is on"))
-        async with mcp_stdio_session(*fresh.relay_args()) as session:
-            await fresh.relay_connected()
+        async with fresh.relayed() as session:
             result = await session.call_tool("run_agent_task", {"goal": "Turn Wi-Fi on"})
         report = result_text(result)
         assert report.startswith("## ✅ Agent Task Completed"), report
@@ -317,11 +312,10 @@ async def _open_thread_with_draft(rigged: Rig) -> None:
         phone._act("focus:com.google.android.apps.messaging:id/compose_message_text")
 
 
-async def test_direct_mcp_calls_are_asked_only_with_confirm_always(fresh: Rig):  # noqa: F811
+async def test_direct_mcp_calls_are_asked_only_with_confirm_always(fresh: Rig):
     page = fresh.page
     await _open_thread_with_draft(fresh)
-    async with mcp_stdio_session(*fresh.relay_args()) as session:
-        await fresh.relay_connected()
+    async with fresh.relayed() as session:
         sent = await session.call_tool("tap", {"target": "desc=Send SMS"})
         assert sent.is_error is not True, result_text(sent)
     assert fresh.sim.phone.state()["sent"] == [{"to": "Zhang San", "text": "see you tomorrow"}]
@@ -330,8 +324,7 @@ async def test_direct_mcp_calls_are_asked_only_with_confirm_always(fresh: Rig): 
     fresh.sim.phone.reset()
     await _open_thread_with_draft(fresh)
     await page.wait_for_selector("#relay-badge.mcp-badge--off", state="attached", timeout=15_000)
-    async with mcp_stdio_session(*fresh.relay_args("--confirm", "always")) as session:
-        await fresh.relay_connected()
+    async with fresh.relayed("--confirm", "always") as session:
         refused = asyncio.ensure_future(session.call_tool("tap", {"target": "desc=Send SMS"}))
         await page.wait_for_selector("#confirm", state="visible", timeout=15_000)
         assert "sending a message" in await page.text_content("#confirm-action")
@@ -346,7 +339,7 @@ async def test_direct_mcp_calls_are_asked_only_with_confirm_always(fresh: Rig): 
     assert fresh.sim.phone.state()["sent"] == [{"to": "Zhang San", "text": "see you tomorrow"}]
 
 
-async def test_a_saved_secret_survives_a_reload_and_still_types(fresh: Rig):  # noqa: F811
+async def test_a_saved_secret_survives_a_reload_and_still_types(fresh: Rig):
     page = fresh.page
     await _save_secret(page, "KEPT_PASSWORD", VALUE)
     await page.reload()
@@ -401,7 +394,7 @@ def _sign_in_on_the_phone(phone) -> None:
         phone._act("sign_in")
 
 
-async def test_the_mcp_caller_takes_over_and_the_page_card_closes(fresh: Rig):  # noqa: F811
+async def test_the_mcp_caller_takes_over_and_the_page_card_closes(fresh: Rig):
     page = fresh.page
     fresh.model.add(*take_over_script())
     user = CallerUser(
@@ -409,8 +402,7 @@ async def test_the_mcp_caller_takes_over_and_the_page_card_closes(fresh: Rig):  
         act=lambda: _sign_in_on_the_phone(fresh.sim.phone),
         before=lambda: page.wait_for_selector("#takeover", state="visible", timeout=20_000),
     )
-    async with mcp_stdio_session(*fresh.relay_args(), elicitation_callback=user) as session:
-        await fresh.relay_connected()
+    async with fresh.relayed(elicitation_callback=user) as session:
         result = await session.call_tool("run_agent_task", {"goal": "Sign in to Login Demo"})
     report = result_text(result)
     assert report.startswith("## ✅ Agent Task Completed"), report
@@ -421,23 +413,16 @@ async def test_the_mcp_caller_takes_over_and_the_page_card_closes(fresh: Rig):  
     assert await page.get_attribute("html", "data-person") is None
 
 
-async def test_over_http_the_mcp_caller_refuses_a_sensitive_action(fresh: Rig):  # noqa: F811
+async def test_over_http_the_mcp_caller_refuses_a_sensitive_action(fresh: Rig):
     page = fresh.page
     fresh.model.add(*send_script())
     user = CallerUser(
         types.ElicitResult(action="decline"),
         before=lambda: page.wait_for_selector("#confirm", state="visible", timeout=20_000),
     )
-    headers = {"Authorization": f"Bearer {await asyncio.to_thread(token)}"}
-    url = f"http://127.0.0.1:{fresh.relay_port}/mcp"
-    async with mcp_stdio_session(*fresh.relay_args()):  # starts the shared server the page relays to
-        await fresh.relay_connected()
-        async with (
-            httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=None)) as http,
-            streamable_http_client(url, http_client=http) as (read, write),
-            ClientSession(read, write, elicitation_callback=user) as session,
-        ):
-            await session.initialize()
+    bearer = await asyncio.to_thread(token)
+    async with fresh.relayed():  # starts the shared server the page relays to
+        async with http_session(fresh.relay_port, bearer, elicitation_callback=user) as session:
             result = await session.call_tool("run_agent_task", {"goal": "Send it to Zhang San"})
     assert result.is_error is not True, result_text(result)
     assert len(user.messages) == 1 and "sending a message" in user.messages[0]
@@ -446,7 +431,7 @@ async def test_over_http_the_mcp_caller_refuses_a_sensitive_action(fresh: Rig): 
     assert await page.is_hidden("#confirm")
 
 
-async def test_the_person_at_the_page_answers_first_and_the_callers_question_is_withdrawn(fresh: Rig):  # noqa: F811
+async def test_the_person_at_the_page_answers_first_and_the_callers_question_is_withdrawn(fresh: Rig):
     page = fresh.page
     fresh.model.add(*take_over_script())
     user = CallerUser(None)
@@ -459,8 +444,7 @@ async def test_the_person_at_the_page_answers_first_and_the_callers_question_is_
         _sign_in_on_the_phone(fresh.sim.phone)
         await page.click("#takeover-done")
 
-    async with mcp_stdio_session(*fresh.relay_args(), elicitation_callback=user) as session:
-        await fresh.relay_connected()
+    async with fresh.relayed(elicitation_callback=user) as session:
         helper = asyncio.ensure_future(person())
         result = await session.call_tool("run_agent_task", {"goal": "Sign in to Login Demo"})
         await helper
@@ -469,7 +453,7 @@ async def test_the_person_at_the_page_answers_first_and_the_callers_question_is_
     assert fresh.sim.phone.state()["screen"] == "login/welcome"
 
 
-async def test_a_2026_mcp_caller_takes_over_by_input_requests(fresh: Rig):  # noqa: F811
+async def test_a_2026_mcp_caller_takes_over_by_input_requests(fresh: Rig):
     page = fresh.page
     fresh.model.add(*take_over_script())
     user = CallerUser(
@@ -477,17 +461,8 @@ async def test_a_2026_mcp_caller_takes_over_by_input_requests(fresh: Rig):  # no
         act=lambda: _sign_in_on_the_phone(fresh.sim.phone),
         before=lambda: page.wait_for_selector("#takeover", state="visible", timeout=20_000),
     )
-    headers = {"Authorization": f"Bearer {await asyncio.to_thread(token)}"}
-    url = f"http://127.0.0.1:{fresh.relay_port}/mcp"
-    async with mcp_stdio_session(*fresh.relay_args()):  # starts the shared server the page relays to
-        await fresh.relay_connected()
-        async with (
-            httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=None)) as http,
-            Client(
-                streamable_http_client(url, http_client=http), mode="auto", elicitation_callback=user
-            ) as client,
-        ):
-            assert client.protocol_version == "2026-07-28"
+    async with fresh.relayed():  # starts the shared server the page relays to
+        async with modern_client(fresh.relay_port, elicitation_callback=user) as client:
             result = await client.call_tool("run_agent_task", {"goal": "Sign in to Login Demo"})
     assert result_text(result).startswith("## ✅ Agent Task Completed"), result_text(result)
     assert len(user.messages) == 1 and "Sign in to Login Demo" in user.messages[0]

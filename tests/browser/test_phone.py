@@ -12,31 +12,18 @@ import json
 import pytest
 
 from phone_agent.sim.server import SimulatedPhoneServer
+from tests.browser.rigs import started_sim
 from tests.support import eventually, free_port, mcp_stdio_session, open_page, page_link, result_text
 
 pytestmark = pytest.mark.browser
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
-async def started_sim(auth: str = "accept") -> SimulatedPhoneServer:
-    sim = SimulatedPhoneServer("127.0.0.1", free_port(), auth=auth)
-    sim.phone.clock = lambda: "12:00"  # a still status bar: screenshots compare byte for byte
-    await sim.start()
-    return sim
-
-
-@pytest.fixture(scope="module")
-async def sim():
-    phone = await started_sim()
-    yield phone
-    await phone.close()
-
-
 async def connected(page) -> None:
     await page.wait_for_selector("html[data-phone=connected]", state="attached", timeout=30_000)
 
 
-async def test_the_page_connects_to_the_phone_and_both_channels_see_it(browser, sim, debian_adb):
+async def test_the_page_connects_to_the_phone_and_both_channels_see_it(browser, sim, debian_adb, adb_serial):
     port = free_port()
     url = f"http://127.0.0.1:{port}/?device=tcp:127.0.0.1:{sim.port}&relayRetryMs=300"
     async with mcp_stdio_session("--port", str(port), "--self-check-delay", "0") as session:
@@ -64,15 +51,17 @@ async def test_the_page_connects_to_the_phone_and_both_channels_see_it(browser, 
             png_a = base64.b64decode(shot_a.content[0].data)
             assert png_a.startswith(PNG) and png_a == png_b
 
-            serial = f"127.0.0.1:{sim.port}"
-            await debian_adb.output("connect", serial)
-            assert await debian_adb.wait_for_state(serial, "device") == "device"
-            reference = await debian_adb.output("-s", serial, "exec-out", "screencap", "-p")
+            reference = await debian_adb.output("-s", adb_serial, "exec-out", "screencap", "-p")
             assert reference == png_a
 
             # The live view shows the screen and how fast it refreshes.
             await page.wait_for_function("document.getElementById('screen').naturalWidth === 1080")
             await eventually(lambda: _fps_shown(page))
+
+            # What the phone shows next, the next screenshot shows.
+            sim.phone.launch("com.google.android.apps.messaging")
+            after = await page.webmcp.call_tool("take_screenshot", {})
+            assert base64.b64decode(after["content"][0]["data"]) != png_b
 
 
 def _async(check):
@@ -84,30 +73,6 @@ def _async(check):
 
 async def _fps_shown(page) -> bool:
     return (await page.text_content("#fps") or "").endswith("fps")
-
-
-async def test_a_tap_through_the_page_changes_what_the_next_screenshot_shows(browser, sim, served):
-    sim.phone.reset()
-    async with open_page(browser, f"{served.base}/?device=tcp:127.0.0.1:{sim.port}") as (page, _watch):
-        await connected(page)
-        await page.uncheck("#live-toggle")
-        before = (await page.webmcp.call_tool("take_screenshot", {}))["content"][0]["data"]
-        sim.phone.run(["input", "keyevent", "KEYCODE_HOME"], b"", sim.fs)
-        messages = sim.phone.run(
-            [
-                "monkey",
-                "-p",
-                "com.google.android.apps.messaging",
-                "-c",
-                "android.intent.category.LAUNCHER",
-                "1",
-            ],
-            b"",
-            sim.fs,
-        )
-        assert messages.exit_code == 0
-        after = (await page.webmcp.call_tool("take_screenshot", {}))["content"][0]["data"]
-        assert after != before
 
 
 async def test_a_phone_that_goes_away_is_reported_and_comes_back_by_itself(browser, served):
@@ -177,10 +142,10 @@ async def test_the_phone_asks_once_and_remembers_the_browsers_key(browser, serve
         await phone.close()
 
 
-async def test_a_phone_held_by_the_hosts_adb_server_is_used_through_it(browser, sim, served, debian_adb):
-    serial = f"127.0.0.1:{sim.port}"
-    await debian_adb.output("connect", serial)
-    assert await debian_adb.wait_for_state(serial, "device") == "device"
+async def test_a_phone_held_by_the_hosts_adb_server_is_used_through_it_and_comes_back_after_a_drop(
+    browser, sim, served, debian_adb, adb_serial
+):
+    serial = adb_serial
     url = f"{served.base}/?device=adb-server:{serial}&adbServer=127.0.0.1:{debian_adb.port}"
     async with open_page(browser, url) as (page, _watch):
         await connected(page)
@@ -193,3 +158,17 @@ async def test_a_phone_held_by_the_hosts_adb_server_is_used_through_it(browser, 
         assert not shot.get("isError"), shot
         png = base64.b64decode(shot["content"][0]["data"])
         assert png == await debian_adb.output("-s", serial, "exec-out", "screencap", "-p")
+
+        await debian_adb.output("disconnect", serial)  # the adb server lets go of the phone
+        await page.wait_for_selector("html[data-phone=none]", state="attached", timeout=15_000)
+        state = await page.text_content("#device-state")
+        assert state.startswith("The phone was disconnected (the adb server"), state
+        assert "Reconnecting" in state, state
+        status = await page.webmcp.call_tool("get_device_status", {})
+        assert json.loads(status["content"][0]["text"]) == {"connected": False}
+
+        await debian_adb.output("connect", serial)  # back: the page takes it again with no click
+        await connected(page)
+        status = json.loads((await page.webmcp.call_tool("get_device_status", {}))["content"][0]["text"])
+        assert status["connected"] and status["transport"] == "adb-server" and status["serial"] == sim.serial
+        assert "(adb server)" in await page.text_content("#device-state")

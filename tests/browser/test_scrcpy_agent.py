@@ -23,19 +23,13 @@ from tests.agent.model_server import (
     tap_on,
     wifi_script,
 )
-from tests.support import ServedPhoneAgent, eventually, free_port, open_page
+from tests.support import ServedPhoneAgent, eventually, open_page
 
 pytestmark = pytest.mark.browser
 GONE = (r"WebSocket connection to .* failed",)  # the page reconnecting to a phone that has gone
 
 
-@pytest.fixture
-async def sim() -> AsyncIterator[SimulatedPhoneServer]:
-    phone = SimulatedPhoneServer("127.0.0.1", free_port(), auth="accept", scrcpy=True)
-    phone.phone.clock = lambda: "12:00"
-    await phone.start()
-    yield phone
-    await phone.close()
+SIM_OPTIONS = {"scrcpy": True}
 
 
 @pytest.fixture

@@ -12,16 +12,12 @@ import pytest
 from PIL import Image, ImageChops, ImageStat
 
 from phone_agent.sim.server import SimulatedPhoneServer
-from tests.support import eventually, free_port, open_page
+from tests.support import eventually, open_page
 
 pytestmark = pytest.mark.browser
 
 
-async def started_sim(scrcpy: bool) -> SimulatedPhoneServer:
-    sim = SimulatedPhoneServer("127.0.0.1", free_port(), auth="accept", scrcpy=scrcpy)
-    sim.phone.clock = lambda: "12:00"  # a still status bar
-    await sim.start()
-    return sim
+SIM_OPTIONS = {"scrcpy": True}
 
 
 def input_commands(sim: SimulatedPhoneServer) -> list[list[str]]:
@@ -62,71 +58,66 @@ def center_of(sim, text: str) -> tuple[int, int]:
     raise AssertionError(f"no {text!r} on screen")
 
 
-async def test_the_live_view_runs_on_scrcpy_follows_the_phone_and_sends_input_as_control(browser, served):
-    sim = await started_sim(scrcpy=True)
+async def test_the_live_view_runs_on_scrcpy_follows_the_phone_and_sends_input_as_control(
+    browser, served, sim
+):
     inputs = input_commands(sim)
     url = f"{served.base}/?device=tcp:127.0.0.1:{sim.port}&scrcpyMaxSize=1024&scrcpyMaxFps=30"
-    try:
-        async with open_page(browser, url) as (page, _watch):
-            await page.wait_for_selector(
-                "canvas#screen[data-source=scrcpy]", state="attached", timeout=30_000
-            )
-            assert "scrcpy" in (await page.text_content("#live-source") or "")
-            await eventually(lambda: _fps_above(page, 0.5))
-            (process,) = sim.scrcpy.running()
-            assert (process.video_width, process.video_height) == (464, 1024)
-            # the phone's own screen, within a tolerance (H.264 is lossy)
-            await eventually(lambda: _matches(page, sim), timeout_s=10)
+    async with open_page(browser, url) as (page, _watch):
+        await page.wait_for_selector(
+            "canvas#screen[data-source=scrcpy]", state="attached", timeout=30_000
+        )
+        assert "scrcpy" in (await page.text_content("#live-source") or "")
+        await eventually(lambda: _fps_above(page, 0.5))
+        (process,) = sim.scrcpy.running()
+        assert (process.video_width, process.video_height) == (464, 1024)
+        # the phone's own screen, within a tolerance (H.264 is lossy)
+        await eventually(lambda: _matches(page, sim), timeout_s=10)
 
-            # the screen changes on the phone (Settings opened through adb): the canvas follows
-            await asyncio.get_running_loop().run_in_executor(
-                None, sim.phone.run, ["am", "start", "-n", "com.android.settings/.Settings"], b"", None
-            )
-            assert sim.phone.state()["screen"] == "settings/main"
-            await eventually(lambda: _matches(page, sim), timeout_s=10)
+        # the screen changes on the phone (Settings opened through adb): the canvas follows
+        await asyncio.get_running_loop().run_in_executor(
+            None, sim.phone.run, ["am", "start", "-n", "com.android.settings/.Settings"], b"", None
+        )
+        assert sim.phone.state()["screen"] == "settings/main"
+        await eventually(lambda: _matches(page, sim), timeout_s=10)
 
-            # a click on the live view reaches the phone as touch events (no `input`)
-            before = process.control_messages
-            await sim_home(sim)
-            await eventually(lambda: _matches(page, sim), timeout_s=10)
-            x, y = center_of(sim, "Settings")
-            box = await page.locator("#screen").bounding_box()
-            position = {"x": x * box["width"] / 1080, "y": y * box["height"] / 2400}
-            await page.locator("#screen").click(position=position)  # scrolls it into view first
-            await eventually(lambda: _screen_is(sim, "settings/main"))
-            assert process.control_messages >= before + 2
+        # a click on the live view reaches the phone as touch events (no `input`)
+        before = process.control_messages
+        await sim_home(sim)
+        await eventually(lambda: _matches(page, sim), timeout_s=10)
+        x, y = center_of(sim, "Settings")
+        box = await page.locator("#screen").bounding_box()
+        position = {"x": x * box["width"] / 1080, "y": y * box["height"] / 2400}
+        await page.locator("#screen").click(position=position)  # scrolls it into view first
+        await eventually(lambda: _screen_is(sim, "settings/main"))
+        assert process.control_messages >= before + 2
 
-            # the tools' tap goes through the control socket too
-            await sim_home(sim)
-            before = process.control_messages
-            result = await page.webmcp.call_tool("tap", {"x": x, "y": y})
-            assert not result.get("isError"), result
-            await eventually(lambda: _screen_is(sim, "settings/main"))
-            assert process.control_messages >= before + 2
-            assert inputs == [], inputs
-    finally:
-        await sim.close()
+        # the tools' tap goes through the control socket too
+        await sim_home(sim)
+        before = process.control_messages
+        result = await page.webmcp.call_tool("tap", {"x": x, "y": y})
+        assert not result.get("isError"), result
+        await eventually(lambda: _screen_is(sim, "settings/main"))
+        assert process.control_messages >= before + 2
+        assert inputs == [], inputs
 
 
-async def test_a_phone_without_scrcpy_falls_back_to_screencap_and_says_why(browser, served):
-    sim = await started_sim(scrcpy=False)
-    try:
-        url = f"{served.base}/?device=tcp:127.0.0.1:{sim.port}"
-        async with open_page(browser, url) as (page, _watch):
-            await page.wait_for_selector(
-                "img#screen[data-source=screencap]", state="attached", timeout=30_000
-            )
-            reason = await page.get_attribute("#screen", "data-fallback-reason")
-            assert "app_process: inaccessible or not found" in reason
-            assert reason in (await page.text_content("#live-source") or "")
-            # the Settings card says what runs, not only what the settings ask for
-            card = await page.text_content("#settings-screen-state") or ""
-            assert card.startswith("Live view: screencap (scrcpy unavailable: "), card
-            assert reason in card
-            await page.wait_for_function("document.getElementById('screen').naturalWidth === 1080")
-            await eventually(lambda: _fps_above(page, 0.5))
-    finally:
-        await sim.close()
+async def test_a_phone_without_scrcpy_falls_back_to_screencap_and_says_why(browser, served, make_sim):
+    sim = await make_sim()  # no scrcpy: no app_process
+    url = f"{served.base}/?device=tcp:127.0.0.1:{sim.port}"
+    async with open_page(browser, url) as (page, _watch):
+        await page.wait_for_selector(
+            "img#screen[data-source=screencap]", state="attached", timeout=30_000
+        )
+        reason = await page.get_attribute("#screen", "data-fallback-reason")
+        assert "app_process: inaccessible or not found" in reason
+        assert reason in (await page.text_content("#live-source") or "")
+        # the Settings card says what runs, not only what the settings ask for
+        card = await page.text_content("#settings-screen-state") or ""
+        assert card.startswith("Live view: screencap (scrcpy unavailable: "), card
+        assert reason in card
+        await page.wait_for_function("document.getElementById('screen').naturalWidth === 1080")
+        await eventually(lambda: _fps_above(page, 0.5))
 
 
 async def sim_home(sim) -> None:
@@ -157,33 +148,29 @@ SET_VISIBILITY = """(state) => Object.defineProperty(document, "visibilityState"
   configurable: true, get: () => state })"""
 
 
-async def test_a_stream_that_ends_restarts_and_a_hidden_page_pauses_scrcpy(browser, served):
-    sim = await started_sim(scrcpy=True)
-    try:
-        url = f"{served.base}/?device=tcp:127.0.0.1:{sim.port}&scrcpyMaxSize=480&scrcpyMaxFps=10"
-        async with open_page(browser, url) as (page, _watch):
-            await page.wait_for_selector(
-                "canvas#screen[data-source=scrcpy]", state="attached", timeout=30_000
-            )
-            (first,) = sim.scrcpy.running()
-            first.stop()  # the server dies: its sockets close
-            await eventually(lambda: _new_server(sim, first), timeout_s=15)
-            await page.wait_for_selector(
-                "canvas#screen[data-source=scrcpy]", state="attached", timeout=15_000
-            )
+async def test_a_stream_that_ends_restarts_and_a_hidden_page_pauses_scrcpy(browser, served, sim):
+    url = f"{served.base}/?device=tcp:127.0.0.1:{sim.port}&scrcpyMaxSize=480&scrcpyMaxFps=10"
+    async with open_page(browser, url) as (page, _watch):
+        await page.wait_for_selector(
+            "canvas#screen[data-source=scrcpy]", state="attached", timeout=30_000
+        )
+        (first,) = sim.scrcpy.running()
+        first.stop()  # the server dies: its sockets close
+        await eventually(lambda: _new_server(sim, first), timeout_s=15)
+        await page.wait_for_selector(
+            "canvas#screen[data-source=scrcpy]", state="attached", timeout=15_000
+        )
 
-            # hidden: scrcpy stops (no server on the phone), the image is back; shown: it runs again
-            await page.evaluate(SET_VISIBILITY, "hidden")
-            await page.wait_for_selector("img#screen", state="attached", timeout=10_000)
-            await eventually(lambda: _no_server(sim), timeout_s=10)
-            assert "paused" in (await page.text_content("#live-source") or "")
-            await page.evaluate(SET_VISIBILITY, "visible")
-            await page.wait_for_selector(
-                "canvas#screen[data-source=scrcpy]", state="attached", timeout=15_000
-            )
-            await eventually(lambda: _fps_above(page, 0.5))
-    finally:
-        await sim.close()
+        # hidden: scrcpy stops (no server on the phone), the image is back; shown: it runs again
+        await page.evaluate(SET_VISIBILITY, "hidden")
+        await page.wait_for_selector("img#screen", state="attached", timeout=10_000)
+        await eventually(lambda: _no_server(sim), timeout_s=10)
+        assert "paused" in (await page.text_content("#live-source") or "")
+        await page.evaluate(SET_VISIBILITY, "visible")
+        await page.wait_for_selector(
+            "canvas#screen[data-source=scrcpy]", state="attached", timeout=15_000
+        )
+        await eventually(lambda: _fps_above(page, 0.5))
 
 
 async def _new_server(sim, old) -> bool:
@@ -213,44 +200,40 @@ WATCH_DECODERS = """(() => {
 
 
 async def test_a_corrupt_frame_and_a_truncated_stream_restart_scrcpy_and_close_the_old_decoder(
-    browser, served
+    browser, served, sim
 ):
     import random
 
-    sim = await started_sim(scrcpy=True)
     garbage = b"\x00\x00\x00\x01\x65" + random.Random(12).randbytes(3000)  # a key frame's NAL, then noise
-    try:
-        url = f"{served.base}/?device=tcp:127.0.0.1:{sim.port}&scrcpyMaxSize=480&scrcpyMaxFps=10"
-        async with open_page(browser, url, init_script=WATCH_DECODERS) as (page, _watch):
-            await page.wait_for_selector(
-                "canvas#screen[data-source=scrcpy]", state="attached", timeout=30_000
-            )
-            await eventually(lambda: _fps_above(page, 0.5))
-            (first,) = sim.scrcpy.running()
+    url = f"{served.base}/?device=tcp:127.0.0.1:{sim.port}&scrcpyMaxSize=480&scrcpyMaxFps=10"
+    async with open_page(browser, url, init_script=WATCH_DECODERS) as (page, _watch):
+        await page.wait_for_selector(
+            "canvas#screen[data-source=scrcpy]", state="attached", timeout=30_000
+        )
+        await eventually(lambda: _fps_above(page, 0.5))
+        (first,) = sim.scrcpy.running()
 
-            # a corrupt frame: Chromium's decoder fails on it; the page says so and starts scrcpy again
-            first.inject(garbage)
-            await eventually(lambda: _source_seen(page, "the video decoder failed"), timeout_s=10)
-            assert any("restarting" in line for line in await page.evaluate("window.__sources"))
-            await eventually(lambda: _new_server(sim, first), timeout_s=15)
-            assert first.ended.is_set()  # the old server was hung up on
-            await eventually(lambda: _fps_above(page, 0.5), timeout_s=15)
-            await eventually(lambda: _old_decoders_closed(page, 2), timeout_s=5)
+        # a corrupt frame: Chromium's decoder fails on it; the page says so and starts scrcpy again
+        first.inject(garbage)
+        await eventually(lambda: _source_seen(page, "the video decoder failed"), timeout_s=10)
+        assert any("restarting" in line for line in await page.evaluate("window.__sources"))
+        await eventually(lambda: _new_server(sim, first), timeout_s=15)
+        assert first.ended.is_set()  # the old server was hung up on
+        await eventually(lambda: _fps_above(page, 0.5), timeout_s=15)
+        await eventually(lambda: _old_decoders_closed(page, 2), timeout_s=5)
 
-            # a stream cut inside a packet: said, and restarted the same way
-            (second,) = sim.scrcpy.running()
-            second.inject(garbage, cut_after=12 + 100)
-            await eventually(
-                lambda: _source_seen(page, "in the middle of a packet (100 of its"), timeout_s=10
-            )
-            await eventually(lambda: _new_server(sim, second), timeout_s=15)
-            await page.wait_for_selector(
-                "canvas#screen[data-source=scrcpy]", state="attached", timeout=15_000
-            )
-            await eventually(lambda: _old_decoders_closed(page, 3), timeout_s=15)
-            assert await page.get_attribute("#screen", "data-fallback-reason") is None
-    finally:
-        await sim.close()
+        # a stream cut inside a packet: said, and restarted the same way
+        (second,) = sim.scrcpy.running()
+        second.inject(garbage, cut_after=12 + 100)
+        await eventually(
+            lambda: _source_seen(page, "in the middle of a packet (100 of its"), timeout_s=10
+        )
+        await eventually(lambda: _new_server(sim, second), timeout_s=15)
+        await page.wait_for_selector(
+            "canvas#screen[data-source=scrcpy]", state="attached", timeout=15_000
+        )
+        await eventually(lambda: _old_decoders_closed(page, 3), timeout_s=15)
+        assert await page.get_attribute("#screen", "data-fallback-reason") is None
 
 
 async def _source_seen(page, text: str) -> bool:

@@ -15,20 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from phone_agent.sim.server import SimulatedPhoneServer
-from tests.support import PageWatch, free_port, page_link
+from tests.support import PageWatch, page_link
 
 pytestmark = pytest.mark.browser
 FAKE_USB = (Path(__file__).parent / "fakes" / "fake_usb.js").read_text()
 ADB_COMMANDS = {0x4E584E43, 0x48545541, 0x4E45504F, 0x59414B4F, 0x45545257, 0x45534C43}
-
-
-@pytest.fixture
-async def sim():
-    phone = SimulatedPhoneServer("127.0.0.1", free_port())
-    await phone.start()
-    yield phone
-    await phone.close()
 
 
 async def usb_page(browser, served, sim, *, allowed: bool, claim_fails: bool = False):

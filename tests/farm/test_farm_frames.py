@@ -26,7 +26,7 @@ from phone_agent.farm.frames import (
     task_subject,
 )
 from phone_agent.farm.registry import FarmRegistry
-from phone_agent.relay.frames import call_frame, cancel_frame
+from phone_agent.relay.frames import CallFrame, CancelFrame
 from phone_agent.server.farm import _NatsPageLink
 from tests.farm.support import FarmBroker
 from tests.support import phone_agent_command
@@ -88,19 +88,20 @@ def test_presence_round_trips_and_junk_is_ignored():
 
 def test_an_envelope_carries_the_relay_frame_byte_for_byte():
     frames = [
-        call_frame("r1", "run_agent_task", {"goal": "開く \"Settings\"\n", "timeoutMs": 60_000}),
-        cancel_frame("r1"),
+        CallFrame("r1", "run_agent_task", {"goal": "開く \"Settings\"\n", "timeoutMs": 60_000}).to_wire(),
+        CancelFrame("r1").to_wire(),
         '{"id":"r2","tool":"take_screenshot","args":{"x":"\\u00e9"}}',  # any text, spacing and escapes kept
     ]
     serial = "10.0.0.2:5555"
     for frame in frames:
         assert open_farm_envelope(farm_envelope(serial, frame)) == FarmEnvelope(serial, frame)
-    cancel = cancel_frame("r1")
+    cancel = CancelFrame("r1").to_wire()
     assert json.loads(farm_envelope("s1", cancel)) == {"device": "s1", "frame": cancel}
 
 
 def test_a_body_that_is_no_envelope_is_a_bare_frame_meant_for_no_phone():
-    for body in (call_frame("r1", "get_device_status", {}), "not json", "[]", '{"frame": 5}', "{" * 10000):
+    call = CallFrame("r1", "get_device_status", {}).to_wire()
+    for body in (call, "not json", "[]", '{"frame": 5}', "{" * 10000):
         assert open_farm_envelope(body) == FarmEnvelope(None, body)
     assert open_farm_envelope('{"device": 5, "frame": "x"}') == FarmEnvelope(None, "x")
 
@@ -113,7 +114,7 @@ def test_the_farm_link_publishes_each_relay_frame_in_its_envelope_untouched():
             sent.append((subject, payload, reply))
 
     link = _NatsPageLink(Broker(), "farm.page.phone1.p1", "_INBOX.x.0", "s1")
-    frames = [call_frame("r1", "take_screenshot", {}), cancel_frame("r1")]
+    frames = [CallFrame("r1", "take_screenshot", {}).to_wire(), CancelFrame("r1").to_wire()]
     for frame in frames:
         asyncio.run(link.send_text(frame))
     assert [(subject, reply) for subject, _, reply in sent] == [("farm.page.phone1.p1", "_INBOX.x.0")] * 2

@@ -12,7 +12,7 @@ import jsonschema
 import mcp.types as types
 
 from phone_agent.farm.frames import farm_envelope
-from phone_agent.relay.frames import call_frame
+from phone_agent.relay.frames import CallFrame
 from phone_agent.tools.catalog import tools_for_profile
 from tests.farm.support import (
     PAGE_USERS,
@@ -202,7 +202,7 @@ async def test_a_page_refuses_a_call_for_another_phone(broker: FarmBroker):
     try:
         nc = await nats.connect(broker.nats_url("mcp"))
         try:
-            envelope = farm_envelope("farm-z", call_frame("x1", "get_device_status", {}))
+            envelope = farm_envelope("farm-z", CallFrame("x1", "get_device_status", {}).to_wire())
             reply = await nc.request(page.service.subject, envelope.encode(), timeout=5)
             answer = json.loads(reply.data)
             assert answer["id"] == "x1" and answer["result"]["isError"] is True

@@ -1,23 +1,13 @@
-"""Fixtures for the flow tests: a simulated phone that trusts the tests' key, the page's one dispatch on
-it (over the project's ADB client), and Debian's adb connected to the same phone, to check what the
-flows did from outside."""
+"""Fixtures for the flow tests: the page's one dispatch on the test's simulated phone (``sim``, from
+tests/conftest.py; over the project's ADB client), and Debian's adb connected to the same phone, to
+check what the flows did from outside."""
 
 from __future__ import annotations
-
-from collections.abc import AsyncIterator
 
 import pytest
 
 from phone_agent.adb.device import AdbDevice
-from phone_agent.sim.server import SimulatedPhoneServer
 from phone_agent.tools.dispatch import ToolDispatcher
-
-
-@pytest.fixture
-async def sim(make_sim, host_key) -> SimulatedPhoneServer:
-    server = await make_sim()
-    server.trust_key(host_key.public_key("tests@flows"))
-    return server
 
 
 @pytest.fixture
@@ -51,16 +41,5 @@ class PhoneByAdb:
 
 
 @pytest.fixture
-async def by_adb(debian_adb, sim) -> AsyncIterator[PhoneByAdb]:
-    serial = f"127.0.0.1:{sim.port}"
-    await debian_adb.output("connect", serial)
-    for _ in range(50):
-        if await debian_adb.state_of(serial) == "device":
-            break
-        import asyncio
-
-        await asyncio.sleep(0.1)
-    try:
-        yield PhoneByAdb(debian_adb, serial)
-    finally:
-        await debian_adb.run("disconnect", serial)
+def by_adb(debian_adb, adb_serial) -> PhoneByAdb:
+    return PhoneByAdb(debian_adb, adb_serial)

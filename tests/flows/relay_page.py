@@ -47,7 +47,7 @@ class RelayedPage:
         result = await self.dispatcher.dispatch(frame.tool, frame.args, Channel.RELAY, progress=progress)
         self._progress.forget(frame.id)
         self._running.pop(frame.id, None)
-        await self.ws.send(frames.result_frame(frame.id, result))
+        await self.ws.send(frames.ResultFrame(frame.id, result).to_wire())
 
     async def close(self) -> None:
         for task in self._running.values():
@@ -69,7 +69,7 @@ async def relayed_page(port: int, dispatcher: ToolDispatcher) -> AsyncIterator[R
             return json.loads(response.read())["pairing"]
 
     ws = await connect(f"ws://127.0.0.1:{port}/relay", origin=origin, open_timeout=10, max_size=None)
-    await ws.send(frames.hello_frame(await asyncio.to_thread(secret)))
+    await ws.send(frames.HelloFrame(await asyncio.to_thread(secret)).to_wire())
     assert isinstance(frames.parse_server_frame(await asyncio.wait_for(ws.recv(), 10)), frames.PairedFrame)
     page = RelayedPage(ws, dispatcher)
     try:

@@ -6,7 +6,6 @@ Debian's adb sees it."""
 from __future__ import annotations
 
 from phone_agent.agent.openai_client import OpenAIChatModel
-from phone_agent.agent.settings import ModelSettings
 from phone_agent.agent.task_runner import PlanAndResolveAgent
 from phone_agent.flows.flow_reader import read_flow
 from phone_agent.tasks import TaskStatus
@@ -19,14 +18,7 @@ from tests.agent.pillow_codec import PillowCodec
 
 async def test_saved_tasks_replay_to_the_same_state_with_no_model_server(dispatcher, sim, by_adb):
     model_server = await ScriptedModelServer().start()
-    settings = ModelSettings(
-        provider="custom",
-        base_url=model_server.base_url,
-        model="scripted-vl",
-        api_key="sk-test",
-        request_timeout_ms=5_000,
-        idle_timeout_ms=2_000,
-    )
+    settings = model_server.settings(api_key="sk-test")
     model = OpenAIChatModel(settings, AsyncioHttpClient(), page_origin="http://127.0.0.1:7788")
     dispatcher.agent = PlanAndResolveAgent(model, PillowCodec(), config=FAST)
     dispatcher.image_codec = PillowCodec()

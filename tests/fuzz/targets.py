@@ -21,18 +21,11 @@ from typing import Any
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
+from phone_agent.adb import events as adb_events
 from phone_agent.adb import services
 from phone_agent.adb import sync_protocol as sp
 from phone_agent.adb.client import AdbError
 from phone_agent.adb.connection import AdbConnectionError
-from phone_agent.adb.events import (
-    AuthPromptShown,
-    Connected,
-    PacketIgnored,
-    StreamClosed,
-    StreamData,
-    StreamOpened,
-)
 from phone_agent.adb.host import AdbHostProtocol
 from phone_agent.adb.packet import AdbPacket, AdbPacketParser, AdbProtocolError, Command
 from phone_agent.adb.shell_protocol import (
@@ -49,6 +42,7 @@ from phone_agent.errors import DeviceError, ToolError
 from phone_agent.farm.frames import FarmEnvelope, farm_envelope, open_farm_envelope
 from phone_agent.flows.locator_syntax import RELATION_KEYS, Clause, format_clauses, parse_clauses
 from phone_agent.relay import frames as relay_frames
+from phone_agent.relay import settings as relay_settings
 from phone_agent.tools.catalog import TOOLS
 from phone_agent.tools.locators import LOCATOR_KEYS, ROLES, LocatorError, ScreenSnapshot, parse_target
 from phone_agent.tools.spec import validate_arguments
@@ -163,7 +157,8 @@ def check_host_protocol(handshake: bool, delayed_ack: bool, steps: list[tuple], 
     host = AdbHostProtocol(features=features)
     host.connect()
     # PacketIgnored: the core's explicit answer to a packet its state does not take (never silence).
-    known = (Connected, AuthPromptShown, StreamOpened, StreamData, StreamClosed, PacketIgnored)
+    names = ("Connected", "AuthPromptShown", "StreamOpened", "StreamData", "StreamClosed", "PacketIgnored")
+    known = tuple(getattr(adb_events, name) for name in names)
     try:
         if handshake:
             host.receive_data(AdbPacket(Command.CNXN, 0x01000001, 1 << 20, DEVICE_BANNER).encode())
@@ -499,19 +494,21 @@ def check_relay_round_trip(frame_id: str, tool: str, args: Any, result: dict[str
     assert relay_frames.parse_server_frame(json.dumps({"id": frame_id, "type": "cancel"})) == (
         relay_frames.CancelFrame(frame_id)
     )
-    assert json.loads(relay_frames.result_frame(frame_id, result)) == {"id": frame_id, "result": result}
+    result_text = relay_frames.ResultFrame(frame_id, result).to_wire()
+    assert json.loads(result_text) == {"id": frame_id, "result": result}
     progress = relay_frames.ProgressSequence()
     first, second = (json.loads(progress.frame(frame_id, tool)) for _ in range(2))
     assert (first["seq"], second["seq"], first["message"]) == (1, 2, tool)
     # The server's half writes what the page's half reads, and the other way round.
-    call = relay_frames.call_frame(frame_id, tool, args)
+    call = relay_frames.CallFrame(frame_id, tool, args).to_wire()
     assert relay_frames.parse_server_frame(call) == relay_frames.CallFrame(frame_id, tool, args)
-    answer = relay_frames.parse_page_frame(relay_frames.result_frame(frame_id, result))
+    answer = relay_frames.parse_page_frame(result_text)
     assert answer == relay_frames.ResultFrame(frame_id, result)
     assert relay_frames.parse_page_frame(relay_frames.ProgressSequence().frame(frame_id, tool)) == (
         relay_frames.ProgressFrame(frame_id, 1, tool)
     )
-    assert relay_frames.parse_first_frame(relay_frames.hello_frame(tool)) == relay_frames.HelloFrame(tool)
+    hello = relay_frames.HelloFrame(tool)
+    assert relay_frames.parse_first_frame(hello.to_wire()) == hello
     # The farm's envelope gives the frame back exactly as it was written.
     assert open_farm_envelope(farm_envelope(tool, call)) == FarmEnvelope(tool, call)
 
@@ -523,11 +520,11 @@ page_urls = st.builds(
 
 
 def check_relay_settings(url: str, config: Any) -> None:
-    settings_ = relay_frames.relay_settings(url, config)
+    settings_ = relay_settings.relay_settings(url, config)
     assert settings_.retry_ms >= 100
     assert (
-        relay_frames.loopback_relay(settings_.url)
-        or settings_.url == relay_frames.DEFAULT_RELAY_URL
+        relay_settings.loopback_relay(settings_.url)
+        or settings_.url == relay_settings.DEFAULT_RELAY_URL
         or (isinstance(config, dict) and config.get("server") == "phone-agent")
     )
 

@@ -15,7 +15,7 @@ from phone_agent.relay.core import (
     RelayCore,
     new_request_id,
 )
-from phone_agent.relay.frames import call_frame, cancel_frame
+from phone_agent.relay.frames import CallFrame, CancelFrame
 
 TEXT_RESULT = {"content": [{"type": "text", "text": "ok"}]}
 
@@ -67,7 +67,7 @@ def test_unknown_tools_and_bad_arguments_are_refused_before_the_page() -> None:
 def test_a_request_frame_carries_id_tool_and_validated_args_with_defaults() -> None:
     core, page = core_with_page()
     call = core.start_call("get_task_result", {"taskId": "t1"})
-    assert json.loads(call_frame(call.id, call.tool, call.args)) == {
+    assert json.loads(CallFrame(call.id, call.tool, call.args).to_wire()) == {
         "id": call.id,
         "tool": "get_task_result",
         "args": {"taskId": "t1", "includeSteps": True},
@@ -194,20 +194,21 @@ def test_a_call_given_up_on_is_forgotten_and_its_late_answer_ignored() -> None:
     assert core.end_call(call.id) is call
     assert core.end_call(call.id) is None
     assert isinstance(core.receive_frame(page, frame(id=call.id, result=TEXT_RESULT)), FrameIgnored)
-    assert json.loads(cancel_frame(call.id)) == {"id": call.id, "type": "cancel"}
+    assert json.loads(CancelFrame(call.id).to_wire()) == {"id": call.id, "type": "cancel"}
 
 
 def test_the_page_asks_a_calls_client_and_withdraws_the_question() -> None:
     from phone_agent.relay.core import CallAsks, CallWithdraws
-    from phone_agent.relay.frames import ask_frame, withdraw_frame
+    from phone_agent.relay.frames import AskFrame, WithdrawFrame
 
     core, page = core_with_page()
     call = core.start_call("run_agent_task", {"goal": "Sign in"})
-    asked = core.receive_frame(page, ask_frame(call.id, "ask-1", "takeover", "Take over: Sign in"))
+    asked = core.receive_frame(page, AskFrame(call.id, "ask-1", "takeover", "Take over: Sign in").to_wire())
     assert asked == CallAsks(call, "ask-1", "takeover", "Take over: Sign in")
-    assert core.receive_frame(page, withdraw_frame(call.id, "ask-1")) == CallWithdraws(call, "ask-1")
+    assert core.receive_frame(page, WithdrawFrame(call.id, "ask-1").to_wire()) == CallWithdraws(call, "ask-1")
     assert call.id in core.pending  # a question does not end the call
     # Another page's question, or one for a call that is over, changes nothing.
-    elsewhere = core.receive_frame(page + 1, ask_frame(call.id, "ask-2", "confirm", "x?"))
+    elsewhere = core.receive_frame(page + 1, AskFrame(call.id, "ask-2", "confirm", "x?").to_wire())
     assert isinstance(elsewhere, FrameIgnored)
-    assert isinstance(core.receive_frame(page, ask_frame("gone", "ask-3", "confirm", "x?")), FrameIgnored)
+    gone = AskFrame("gone", "ask-3", "confirm", "x?").to_wire()
+    assert isinstance(core.receive_frame(page, gone), FrameIgnored)

@@ -1,31 +1,37 @@
-"""The relay's wire format, both halves: the frames the server and the page build and read, pairing,
-and where the page's relay client connects and how it retries."""
+"""The relay's wire format, both halves: the frames the server and the page build and read, and pairing."""
 
 import json
 
 import pytest
 
 from phone_agent.relay.frames import (
+    FIRST_FRAMES,
+    PAGE_FRAMES,
+    SERVER_FRAMES,
+    SERVER_NOTICES,
+    AnswerFrame,
+    AskFrame,
     BadFrame,
     CallFrame,
     CancelFrame,
     HelloFrame,
     PairedFrame,
     PairFrame,
+    PolicyFrame,
     ProgressFrame,
     ProgressSequence,
+    RelayFrame,
     ResultFrame,
-    call_frame,
-    cancel_frame,
-    hello_frame,
-    pair_frame,
-    paired_frame,
+    SecretNamesFrame,
+    SecretRequestFrame,
+    SecretValueFrame,
+    TaskRecordFrame,
+    TransferRef,
+    WithdrawFrame,
     parse_first_frame,
     parse_page_frame,
+    parse_secret_request,
     parse_server_frame,
-    relay_settings,
-    result_frame,
-    retry_delay_ms,
 )
 
 # -- the page's half: what the server sends, what the page answers --------------------------------
@@ -51,7 +57,7 @@ def test_bad_frames_say_why_and_keep_the_id_when_there_is_one():
 
 
 def test_result_frame_round_trips():
-    frame = json.loads(result_frame("r1", {"content": [{"type": "text", "text": "見る"}]}))
+    frame = json.loads(ResultFrame("r1", {"content": [{"type": "text", "text": "見る"}]}).to_wire())
     assert frame == {"id": "r1", "result": {"content": [{"type": "text", "text": "見る"}]}}
 
 
@@ -73,23 +79,23 @@ def test_paired_frames_parse_with_or_without_a_secret() -> None:
 
 
 def test_call_and_cancel_frames_are_the_bytes_the_page_reads() -> None:
-    call = call_frame("r1", "run_agent_task", {"goal": "開く"})
+    call = CallFrame("r1", "run_agent_task", {"goal": "開く"}).to_wire()
     assert call == '{"id": "r1", "tool": "run_agent_task", "args": {"goal": "開く"}}'
     assert parse_server_frame(call) == CallFrame("r1", "run_agent_task", {"goal": "開く"})
-    assert cancel_frame("r1") == '{"id": "r1", "type": "cancel"}'
-    assert parse_server_frame(cancel_frame("r1")) == CancelFrame("r1")
+    assert CancelFrame("r1").to_wire() == '{"id": "r1", "type": "cancel"}'
+    assert parse_server_frame(CancelFrame("r1").to_wire()) == CancelFrame("r1")
 
 
 def test_the_server_answers_pairing_and_the_page_reads_it() -> None:
-    assert paired_frame() == '{"type": "paired"}'
-    assert paired_frame("s3cret") == '{"type": "paired", "secret": "s3cret"}'
-    assert parse_server_frame(paired_frame()) == PairedFrame(None)
-    assert parse_server_frame(paired_frame("s3cret")) == PairedFrame("s3cret")
+    assert PairedFrame().to_wire() == '{"type": "paired"}'
+    assert PairedFrame("s3cret").to_wire() == '{"type": "paired", "secret": "s3cret"}'
+    assert parse_server_frame(PairedFrame().to_wire()) == PairedFrame(None)
+    assert parse_server_frame(PairedFrame("s3cret").to_wire()) == PairedFrame("s3cret")
 
 
 def test_the_first_frame_is_a_hello_or_a_pair_and_nothing_else() -> None:
-    assert parse_first_frame(hello_frame("s3cret")) == HelloFrame("s3cret")
-    assert parse_first_frame(pair_frame("123 456")) == PairFrame("123 456")
+    assert parse_first_frame(HelloFrame("s3cret").to_wire()) == HelloFrame("s3cret")
+    assert parse_first_frame(PairFrame("123 456").to_wire()) == PairFrame("123 456")
     assert parse_first_frame(b'{"type": "hello", "secret": 5}') == HelloFrame(None)
     assert parse_first_frame('{"type": "pair"}') == PairFrame(None)
     for other in (None, "not json", "[1]", "[" * 100_000, '{"id": "x", "tool": "t"}', '{"type": "paired"}'):
@@ -98,7 +104,7 @@ def test_the_first_frame_is_a_hello_or_a_pair_and_nothing_else() -> None:
 
 def test_the_server_reads_results_and_progress_from_the_page() -> None:
     answer = {"content": [{"type": "text", "text": "見る"}]}
-    assert parse_page_frame(result_frame("r1", answer)) == ResultFrame("r1", answer)
+    assert parse_page_frame(ResultFrame("r1", answer).to_wire()) == ResultFrame("r1", answer)
     assert parse_page_frame(ProgressSequence().frame("r1", "step")) == ProgressFrame("r1", 1, "step")
     assert parse_page_frame(b'{"id": "r1", "type": null, "result": {}}') == ResultFrame("r1", {})
 
@@ -133,67 +139,15 @@ def test_page_frames_the_server_cannot_act_on_say_why(text: str | bytes, expecte
     assert parse_page_frame(text) == expected
 
 
-def test_the_page_retries_at_once_then_backs_off_to_its_retry_interval() -> None:
-    assert [retry_delay_ms(n, 30_000) for n in range(8)] == [0, 1000, 2000, 4000, 8000, 16000, 30000, 30000]
-    assert [retry_delay_ms(n, 300) for n in range(3)] == [0, 300, 300]  # tests' short interval
-    assert retry_delay_ms(10_000, 30_000) == 30_000
-
-
-# -- where the page connects ----------------------------------------------------------------------
-
-
-def test_relay_url_resolution():
-    served = {"server": "phone-agent", "relay": "/relay"}
-    assert relay_settings("http://127.0.0.1:9000/", served).url == "ws://127.0.0.1:9000/relay"
-    assert relay_settings("https://example.test/app/", served).url == "wss://example.test/relay"
-    assert relay_settings("http://localhost:8000/", None).url == "ws://localhost:7788"
-    assert relay_settings("http://localhost:8000/", {"other": 1}).url == "ws://localhost:7788"
-    query = "http://127.0.0.1:9000/?relay=ws%3A%2F%2F127.0.0.1%3A9999&relayRetryMs=250"
-    settings = relay_settings(query, served)
-    assert settings.url == "ws://127.0.0.1:9999" and settings.retry_ms == 250
-
-
-def test_retry_interval_defaults_to_thirty_seconds_and_has_a_floor():
-    assert relay_settings("http://x/", None).retry_ms == 30_000
-    assert relay_settings("http://x/?relayRetryMs=1", None).retry_ms == 100
-    assert relay_settings("http://x/?relayRetryMs=abc", None).retry_ms == 30_000
-
-
-def test_a_relay_off_this_machine_is_refused():
-    served = {"server": "phone-agent", "relay": "/relay"}
-    for hostile in (
-        "wss://attacker.example/",
-        "ws://10.0.0.5:7788",
-        "http://127.0.0.1:7788",
-        "ws://127.0.0.1.attacker.example/",
-        "javascript:alert(1)",
-        "ws://[::1",
-    ):
-        settings = relay_settings(f"http://127.0.0.1:9000/?relay={hostile}", served)
-        assert settings.url == "ws://127.0.0.1:9000/relay", hostile
-        assert "is ignored" in settings.refused
-    for fine in ("ws://localhost:7788", "ws://[::1]:7788/relay", "wss://127.0.0.1:8443/relay"):
-        settings = relay_settings(f"http://127.0.0.1:9000/?relay={fine}", served)
-        assert settings.url == fine and settings.refused == ""
-
-
 def test_ask_withdraw_and_answer_frames_round_trip_and_bad_ones_are_refused() -> None:
-    from phone_agent.relay.frames import (
-        MAX_ASK_CHARS,
-        AnswerFrame,
-        AskFrame,
-        WithdrawFrame,
-        answer_frame,
-        ask_frame,
-        withdraw_frame,
-    )
+    from phone_agent.relay.frames import MAX_ASK_CHARS
 
-    assert parse_page_frame(ask_frame("c1", "a1", "confirm", "Allow tap Send?")) == AskFrame(
+    assert parse_page_frame(AskFrame("c1", "a1", "confirm", "Allow tap Send?").to_wire()) == AskFrame(
         "c1", "a1", "confirm", "Allow tap Send?"
     )
-    assert parse_page_frame(withdraw_frame("c1", "a1")) == WithdrawFrame("c1", "a1")
-    assert parse_server_frame(answer_frame("a1", "done")) == AnswerFrame("a1", "done")
-    long = parse_page_frame(ask_frame("c1", "a1", "takeover", "x" * (MAX_ASK_CHARS + 50)))
+    assert parse_page_frame(WithdrawFrame("c1", "a1").to_wire()) == WithdrawFrame("c1", "a1")
+    assert parse_server_frame(AnswerFrame("a1", "done").to_wire()) == AnswerFrame("a1", "done")
+    long = parse_page_frame(AskFrame("c1", "a1", "takeover", "x" * (MAX_ASK_CHARS + 50)).to_wire())
     assert isinstance(long, AskFrame) and len(long.message) == MAX_ASK_CHARS
     for bad in (
         {"id": "c1", "type": "ask", "ask": "a1", "kind": "pay", "message": "m"},
@@ -205,3 +159,75 @@ def test_ask_withdraw_and_answer_frames_round_trip_and_bad_ones_are_refused() ->
         assert isinstance(refused, BadFrame) and refused.id == "c1", bad
     unknown = json.dumps({"type": "answer", "id": "a1", "answer": "ok"})
     assert isinstance(parse_server_frame(unknown), BadFrame)
+
+
+# -- one class per frame: its text, and the reader that reads it back ------------------------------
+
+UNICODE = "見る é"
+# Each frame, the exact text it goes on the wire as (byte for byte what the builders wrote before the
+# frames became classes), and who reads it.
+WIRE = [
+    (HelloFrame("s3cret"), '{"type": "hello", "secret": "s3cret"}', parse_first_frame),
+    (PairFrame("123 456"), '{"type": "pair", "code": "123 456"}', parse_first_frame),
+    (PairedFrame("é"), '{"type": "paired", "secret": "\\u00e9"}', parse_server_frame),
+    (
+        CallFrame("r1", "push_file", {"p": "é"}, TransferRef("t1", "upload", 5, "/api/transfers/t1/chunk")),
+        '{"id": "r1", "tool": "push_file", "args": {"p": "é"}, "transfer": '
+        '{"id": "t1", "direction": "upload", "size": 5, "path": "/api/transfers/t1/chunk"}}',
+        parse_server_frame,
+    ),
+    (CancelFrame("r1"), '{"id": "r1", "type": "cancel"}', parse_server_frame),
+    (TaskRecordFrame({"taskId": "t"}), '{"type": "task", "record": {"taskId": "t"}}', parse_server_frame),
+    (PolicyFrame("always"), '{"type": "policy", "confirm": "always"}', parse_server_frame),
+    (SecretNamesFrame(["A", "B"]), '{"type": "secrets", "names": ["A", "B"]}', parse_server_frame),
+    (SecretValueFrame("s1", "é"), '{"type": "secret", "id": "s1", "value": "é"}', parse_server_frame),
+    (AnswerFrame("a1", "yes"), '{"type": "answer", "id": "a1", "answer": "yes"}', parse_server_frame),
+    (ResultFrame("r1", {"content": []}), '{"id": "r1", "result": {"content": []}}', parse_page_frame),
+    (
+        ProgressFrame("r1", 2, "é"),
+        '{"id": "r1", "type": "progress", "seq": 2, "message": "é"}',
+        parse_page_frame,
+    ),
+    (
+        AskFrame("r1", "a1", "confirm", "é?"),
+        '{"id": "r1", "type": "ask", "ask": "a1", "kind": "confirm", "message": "é?"}',
+        parse_page_frame,
+    ),
+    (WithdrawFrame("r1", "a1"), '{"id": "r1", "type": "withdraw", "ask": "a1"}', parse_page_frame),
+    (SecretRequestFrame("s1", "PIN"), '{"type": "secret", "id": "s1", "name": "PIN"}', parse_secret_request),
+]
+
+
+@pytest.mark.parametrize(("frame", "text", "reader"), WIRE, ids=lambda value: type(value).__name__)
+def test_every_frame_writes_its_text_and_its_reader_reads_the_same_frame_back(frame, text, reader) -> None:
+    assert frame.to_wire() == text
+    assert reader(text) == frame
+    assert type(frame).from_wire(json.loads(text)) == frame
+
+
+def test_every_frame_class_is_listed_and_read_by_its_type() -> None:
+    listed = {type(frame) for frame, _, _ in WIRE}
+    assert listed == set(RelayFrame.__subclasses__())
+    tables = (FIRST_FRAMES, SERVER_NOTICES, SERVER_FRAMES, PAGE_FRAMES)
+    for frame_type, frame_class in (item for table in tables for item in table.items()):
+        assert frame_class.TYPE == frame_type
+    untyped = {cls for cls in listed if cls.TYPE is None}
+    assert untyped == {CallFrame, ResultFrame}  # a frame without a type is a call, or its result
+
+
+def test_text_is_written_as_it_is_where_people_and_models_write_it_and_escaped_elsewhere() -> None:
+    assert UNICODE in CallFrame("r", "type_text", {"text": UNICODE}).to_wire()
+    assert json.loads(HelloFrame(UNICODE).to_wire())["secret"] == UNICODE
+    assert HelloFrame(UNICODE).to_wire().isascii()
+    assert SecretNamesFrame(["B", "A"]).to_wire() == '{"type": "secrets", "names": ["A", "B"]}'
+
+
+def test_a_server_frame_too_deeply_nested_to_read_is_a_bad_frame_not_an_exception() -> None:
+    frame = parse_server_frame("[" * 100_000 + "]" * 100_000)
+    assert isinstance(frame, BadFrame) and frame.reason.startswith("not JSON")
+
+
+def test_a_transfer_whose_path_leaves_the_relays_origin_makes_the_call_unreadable() -> None:
+    for transfer in ({"id": "t", "direction": "upload", "size": 1, "path": "//evil/x"}, {"id": "t"}, 5):
+        text = json.dumps({"id": "r1", "tool": "push_file", "args": {}, "transfer": transfer})
+        assert parse_server_frame(text) == BadFrame("a call with an unreadable transfer", "r1")

@@ -1,25 +1,23 @@
-"""Fixtures for the scrcpy tests: the vendored server jar and a sim trusting the tests' key (our client
-online with it, ``client``, is in tests/conftest.py)."""
+"""Fixtures for the scrcpy tests: the vendored server jar, and scrcpy's app_process on every ``sim``
+(the test's phone and our client online with it, ``client``, are in tests/conftest.py)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from phone_agent.sim.server import SimulatedPhoneServer
-from tests.support import ROOT
+from tests.support import ROOT, vendored
 
 JAR_PATH = ROOT / "static" / "vendor" / "scrcpy" / "scrcpy-server"
 
 
 @pytest.fixture(scope="session")
 def jar() -> bytes:
-    if not JAR_PATH.exists():
-        pytest.fail("the scrcpy server is not vendored: run scripts/setup")
-    return JAR_PATH.read_bytes()
+    return vendored(JAR_PATH, "the scrcpy server")
 
 
 @pytest.fixture
-async def sim(make_sim, host_key) -> SimulatedPhoneServer:
-    server = await make_sim(scrcpy=True)
-    server.trust_key(host_key.public_key("tests@scrcpy"))
-    return server
+def sim_options(request: pytest.FixtureRequest) -> dict[str, Any]:
+    """Every phone of this folder runs scrcpy's app_process (a module's ``SIM_OPTIONS`` add to it)."""
+    return {"scrcpy": True, **getattr(request.module, "SIM_OPTIONS", {})}

@@ -25,10 +25,8 @@ from tests.support import free_port
 pytestmark = pytest.mark.adb
 
 
-async def test_debian_adb_forwards_the_scrcpy_socket_of_the_sim(sim, debian_adb, jar):
-    serial = f"127.0.0.1:{sim.port}"
-    await debian_adb.run("connect", serial)
-    assert await debian_adb.wait_for_state(serial, "device") == "device"
+async def test_debian_adb_forwards_the_scrcpy_socket_of_the_sim(sim, debian_adb, adb_serial, jar):
+    serial = adb_serial
     port = free_port()
     server = None
     writer = None
@@ -77,4 +75,3 @@ async def test_debian_adb_forwards_the_scrcpy_socket_of_the_sim(sim, debian_adb,
                 server.kill()
             await server.wait()
         await debian_adb.run("-s", serial, "forward", "--remove-all")
-        await debian_adb.run("disconnect", serial)

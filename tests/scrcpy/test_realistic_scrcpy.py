@@ -8,20 +8,13 @@ import asyncio
 import contextlib
 import time
 
-import pytest
-
 from phone_agent.adb.device import AdbDevice
 from phone_agent.scrcpy.client import ScrcpyClient
 from phone_agent.scrcpy.device import ScrcpyDevice
 from phone_agent.scrcpy.protocol import ScrcpyServerOptions
 from phone_agent.sim.realistic import RealisticProfile
 
-
-@pytest.fixture
-async def sim(make_sim, host_key):
-    server = await make_sim(scrcpy=True, realistic=RealisticProfile(21))
-    server.trust_key(host_key.public_key("tests@scrcpy"))
-    return server
+SIM_OPTIONS = {"realistic": RealisticProfile(21)}
 
 
 async def settle(sim, timeout: float = 10.0) -> None:

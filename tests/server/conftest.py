@@ -9,7 +9,14 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from tests.server.harness import PAGE_FILES, SHARED_MCP_ARGS, McpHarness, free_port
+from tests.server.harness import (
+    PAGE_FILES,
+    SHARED_MCP_ARGS,
+    McpHarness,
+    ServeProcess,
+    free_port,
+    serve_process,
+)
 
 
 @pytest.fixture(scope="session")
@@ -37,6 +44,16 @@ async def mcp_server(
         yield harness
     finally:
         await harness.stop()
+
+
+@pytest.fixture(scope="module")
+def served(page_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
+    """In this folder: one ``phone-agent serve`` per module, on the test page root, with no self-check
+    (every frame a peer sees comes from its test)."""
+    port = free_port()
+    args = ["--port", str(port), "--root", str(page_root), "--self-check-delay", "0"]
+    with serve_process(args, tmp_path_factory.mktemp("serve") / "serve.txt") as process:
+        yield process
 
 
 @pytest.fixture

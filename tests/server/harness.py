@@ -27,6 +27,7 @@ from typing import Any
 import anyio
 import httpx2
 import mcp.types as types
+from mcp.client.client import Client
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -131,18 +132,37 @@ def token() -> str:
     return done.stdout.decode().strip()
 
 
-@contextlib.asynccontextmanager
-async def http_session(port: int, bearer: str | None) -> AsyncIterator[ClientSession]:
-    """The SDK's streamable HTTP client on ``/mcp``, with ``Authorization: Bearer`` when given."""
+def _bearer_http(bearer: str | None) -> httpx2.AsyncClient:
     headers = {"Authorization": f"Bearer {bearer}"} if bearer else {}
+    return httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=None))
+
+
+@contextlib.asynccontextmanager
+async def http_session(
+    port: int, bearer: str | None, *, elicitation_callback: Any = None
+) -> AsyncIterator[ClientSession]:
+    """The SDK's streamable HTTP client on ``/mcp``, with ``Authorization: Bearer`` when given (and
+    answering the server's elicitations with ``elicitation_callback``)."""
     async with (
-        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=None)) as http,
+        _bearer_http(bearer) as http,
         streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http) as (read, write),
-        ClientSession(read, write) as session,
+        ClientSession(read, write, elicitation_callback=elicitation_callback) as session,
     ):
         with anyio.fail_after(30):
             await session.initialize()
         yield session
+
+
+@contextlib.asynccontextmanager
+async def modern_client(port: int, *, elicitation_callback: Any = None) -> AsyncIterator[Client]:
+    """The SDK's ``Client`` on ``/mcp`` with the session's token, speaking MCP 2026-07-28 (input
+    requests answered by ``elicitation_callback``)."""
+    url = f"http://127.0.0.1:{port}/mcp"
+    async with _bearer_http(await asyncio.to_thread(token)) as http:
+        transport = streamable_http_client(url, http_client=http)
+        async with Client(transport, mode="auto", elicitation_callback=elicitation_callback) as client:
+            assert client.protocol_version == "2026-07-28"
+            yield client
 
 
 def stop_server(port: int) -> None:
@@ -302,14 +322,30 @@ class McpHarness:
             return await self.session.call_tool(tool, args, **kwargs)
 
     async def wait_no_page(self) -> None:
-        """Until the server has let go of every page (a closed peer is noticed asynchronously)."""
+        """Until the server has let go of every page (a closed peer is noticed asynchronously): its
+        ``/api/server`` says ``pagePaired: false``."""
+        from phone_agent.server.background import probe
+        from phone_agent.server.credentials import load_token
+
         deadline = time.monotonic() + WAIT_S
         while time.monotonic() < deadline:
-            result = await self.call("get_latest_task")
-            if result.is_error and result.content[0].text.startswith("Browser not connected"):
+            found = await asyncio.to_thread(probe, "127.0.0.1", self.port, load_token())
+            if found.identity.get("pagePaired") is False:
                 return
             await asyncio.sleep(0.05)
         raise AssertionError("the server still thinks a page is connected")
+
+
+@contextlib.asynccontextmanager
+async def started_front(port: int, log: Path, *args: str) -> AsyncIterator[McpHarness]:
+    """``phone-agent mcp --port PORT ARGS`` with its session (its stderr in ``log``); at the end it is
+    stopped, and the shared server it started or found with it."""
+    client = McpHarness(port=port, args=list(args), stderr_path=log)
+    try:
+        await client.start()
+        yield client
+    finally:
+        await client.stop()
 
 
 # Overrides for the shared server: a short limit for abort_task (the timeout test); no self-check, so
@@ -350,6 +386,14 @@ def wait_listening(port: int, process: subprocess.Popen[bytes], timeout: float =
     raise AssertionError(f"nothing listens on {port}")
 
 
+def phone_agent_process(
+    *args: str, log: Path, stdin: int = subprocess.DEVNULL, stdout: int = subprocess.DEVNULL, env: Any = None
+) -> subprocess.Popen[bytes]:
+    """``phone-agent ARGS`` as a subprocess, its stderr written to ``log``."""
+    with log.open("wb") as sink:
+        return subprocess.Popen([PHONE_AGENT, *args], stdin=stdin, stdout=stdout, stderr=sink, env=env)
+
+
 @contextlib.contextmanager
 def serve_process(
     args: list[str], stderr_path: Path, env: dict[str, str] | None = None
@@ -359,14 +403,7 @@ def serve_process(
     port = (
         int(args[args.index("--port") + 1]) if "--port" in args else int(environment["PHONE_AGENT_WS_PORT"])
     )
-    with stderr_path.open("wb") as errlog:
-        process = subprocess.Popen(
-            [PHONE_AGENT, "serve", *args],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=errlog,
-            env=environment,
-        )
+    process = phone_agent_process("serve", *args, log=stderr_path, stdout=subprocess.PIPE, env=environment)
     try:
         wait_listening(port, process)
         yield ServeProcess(process, port, stderr_path)

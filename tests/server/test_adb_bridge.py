@@ -57,6 +57,7 @@ def test_only_an_adb_start_opens_the_link():
     assert first_request_size(b"0022host-serial:emulator-5554:features") == 4 + 0x22
     assert first_request_size(encode_request("host:transport:emulator-5554")) == 4 + 28
     assert first_request_size(b"000ehost:devices-l") == 4 + 0xE
+    assert first_request_size(encode_request("host:track-devices")) == 4 + 18  # the page watches its phones
     assert (
         first_request_size(encode_request("host:transport:emulator-5554")[:20]) == NEED_MORE
     )  # not all there yet
@@ -77,7 +78,7 @@ def test_only_the_adb_server_requests_the_page_sends_pass_and_never_a_line_break
     assert first_request_size(ATTACK_REQUEST[:9]) == NOT_ADB
     for service in (
         b"host:kill",  # a real adb-server request, but not one the page makes
-        b"host:track-devices",
+        b"host:track-jdwp",
         b"host:version\r\n",
         b"host:transport:emulator-5554\nSET a 1",
         b"host:transport:",

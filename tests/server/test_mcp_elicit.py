@@ -11,40 +11,31 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx2
 import mcp.types as types
 import pytest
 from mcp.client.client import Client
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.client.streamable_http import streamable_http_client
 
 from tests.server.harness import (
     PHONE_AGENT,
     Peer,
     ServeProcess,
     free_port,
+    http_session,
+    modern_client,
     page_peer,
-    serve_process,
     stop_server,
     token,
 )
 
 REPORT = {"content": [{"type": "text", "text": "## ✅ Agent Task Completed"}]}
-
-
-@pytest.fixture(scope="module")
-def served(page_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
-    port = free_port()
-    args = ["--port", str(port), "--root", str(page_root), "--self-check-delay", "0"]
-    with serve_process(args, tmp_path_factory.mktemp("elicit") / "serve.txt") as process:
-        yield process
 
 
 class Asked:
@@ -65,19 +56,6 @@ class Asked:
             self.cancelled.set()
             raise
         raise AssertionError("unreachable")
-
-
-@asynccontextmanager
-async def http_session(port: int, asked: Asked | None) -> AsyncIterator[ClientSession]:
-    headers = {"Authorization": f"Bearer {token()}"}
-    async with (
-        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=None)) as http,
-        streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http) as (read, write),
-        ClientSession(read, write, elicitation_callback=asked) as session,
-    ):
-        with anyio.fail_after(30):
-            await session.initialize()
-        yield session
 
 
 @asynccontextmanager
@@ -148,38 +126,36 @@ async def withdrawn_and_never_asked(session: ClientSession, peer: Peer, asked: A
 
 async def test_over_http_the_client_answers_a_take_over_and_a_confirmation(served: ServeProcess) -> None:
     asked = Asked(types.ElicitResult(action="accept", content={"done": True}))
-    async with http_session(served.port, asked) as session, page_peer(served.port) as peer:
+    async with (
+        http_session(served.port, token(), elicitation_callback=asked) as session,
+        page_peer(served.port) as peer,
+    ):
         await answered_by_the_client(session, peer, asked)
 
 
 async def test_over_http_the_page_answers_first_and_the_question_is_withdrawn(served: ServeProcess) -> None:
     asked = Asked(None)
-    async with http_session(served.port, asked) as session, page_peer(served.port) as peer:
+    async with (
+        http_session(served.port, token(), elicitation_callback=asked) as session,
+        page_peer(served.port) as peer,
+    ):
         await withdrawn_and_never_asked(session, peer, asked)
 
 
 async def test_over_http_a_client_without_the_capability_is_never_asked(served: ServeProcess) -> None:
-    async with http_session(served.port, None) as session, page_peer(served.port) as peer:
-        await withdrawn_and_never_asked(session, peer, None)
-
-
-@asynccontextmanager
-async def modern_client(port: int, asked: Asked | None) -> AsyncIterator[Client]:
-    url = f"http://127.0.0.1:{port}/mcp"
-    headers = {"Authorization": f"Bearer {token()}"}
     async with (
-        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=None)) as http,
-        Client(
-            streamable_http_client(url, http_client=http), mode="auto", elicitation_callback=asked
-        ) as client,
+        http_session(served.port, token(), elicitation_callback=None) as session,
+        page_peer(served.port) as peer,
     ):
-        assert client.protocol_version == "2026-07-28"
-        yield client
+        await withdrawn_and_never_asked(session, peer, None)
 
 
 async def test_a_2026_client_answers_by_input_requests(served: ServeProcess) -> None:
     asked = Asked(types.ElicitResult(action="accept", content={"done": True}))
-    async with modern_client(served.port, asked) as client, page_peer(served.port) as peer:
+    async with (
+        modern_client(served.port, elicitation_callback=asked) as client,
+        page_peer(served.port) as peer,
+    ):
         await answered_by_the_client(client, peer, asked)  # type: ignore[arg-type]
 
 
@@ -194,7 +170,10 @@ async def test_a_2026_clients_late_response_is_ignored(served: ServeProcess) -> 
         await release.wait()
         return await answer(context, params)
 
-    async with modern_client(served.port, late) as client, page_peer(served.port) as peer:  # type: ignore[arg-type]
+    async with (
+        modern_client(served.port, elicitation_callback=late) as client,
+        page_peer(served.port) as peer,
+    ):  # type: ignore[arg-type]
         call = asyncio.ensure_future(client.call_tool("run_agent_task", {"goal": "Sign in"}))
         request = await peer.next_request("run_agent_task", timeout=30)
         await ask(peer, request, "takeover", "Take over: Sign in")
@@ -209,7 +188,10 @@ async def test_a_2026_clients_late_response_is_ignored(served: ServeProcess) -> 
 
 
 async def test_a_2026_client_without_the_capability_is_never_asked(served: ServeProcess) -> None:
-    async with modern_client(served.port, None) as client, page_peer(served.port) as peer:
+    async with (
+        modern_client(served.port, elicitation_callback=None) as client,
+        page_peer(served.port) as peer,
+    ):
         call = asyncio.ensure_future(client.call_tool("run_agent_task", {"goal": "Sign in"}))
         request = await peer.next_request("run_agent_task", timeout=30)
         await ask(peer, request, "confirm", "Allow it?")
@@ -222,7 +204,7 @@ async def test_a_2026_client_without_the_capability_is_never_asked(served: Serve
 async def test_a_2026_retry_with_an_unknown_request_state_is_refused(served: ServeProcess) -> None:
     from mcp.shared.exceptions import MCPError
 
-    async with modern_client(served.port, Asked(None)) as client:
+    async with modern_client(served.port, elicitation_callback=Asked(None)) as client:
         with pytest.raises(MCPError) as raised:
             await client.session.call_tool(
                 "run_agent_task", {"goal": "x"}, request_state="made-up", allow_input_required=True

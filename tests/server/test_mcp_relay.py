@@ -42,6 +42,15 @@ def text_of(result: types.CallToolResult) -> str:
     return result.content[0].text
 
 
+async def answered_by(page, server: McpHarness, tool: str, text: str) -> str:
+    """``tool`` called through ``server`` and answered by the ``page`` with ``text``: what the caller
+    read."""
+    call = asyncio.create_task(server.call(tool))
+    request = await page.next_request(tool)
+    await page.answer(request, {"content": [{"type": "text", "text": text}]})
+    return text_of(await call)
+
+
 async def test_tools_list_offers_the_six_catalog_tools_with_strict_schemas(mcp_server: McpHarness) -> None:
     assert mcp_server.session is not None
     listed = await mcp_server.session.list_tools()
@@ -77,7 +86,10 @@ async def test_without_a_page_every_tool_answers_browser_not_connected_at_once(
         started = time.monotonic()
         result = await mcp_server.call(tool, args)
         assert time.monotonic() - started < 2
-        assert result.is_error and text_of(result).startswith(BROWSER_NOT_CONNECTED_TEXT + " The page: http://")
+        # Where the page is, or (no page paired yet on this server) the command that prints its link.
+        text = text_of(result)
+        assert result.is_error and text.startswith(BROWSER_NOT_CONNECTED_TEXT + " ")
+        assert " The page: http://" in text or f"`phone-agent url --port {mcp_server.port}`" in text
         assert structured(result)["code"] == "browser_not_connected"
 
 
@@ -148,10 +160,7 @@ async def test_each_tool_is_forwarded_and_the_pages_answer_returned(
 
 async def test_the_relay_answers_on_the_root_path_too(mcp_server: McpHarness) -> None:
     async with page_peer(mcp_server.port, path="/") as peer:
-        call = asyncio.create_task(mcp_server.call("get_latest_task"))
-        request = await peer.next_request("get_latest_task")
-        await peer.answer(request, {"content": [{"type": "text", "text": "root"}]})
-        assert text_of(await call) == "root"
+        assert await answered_by(peer, mcp_server, "get_latest_task", "root") == "root"
 
 
 async def test_concurrent_calls_are_paired_by_id(mcp_server: McpHarness) -> None:
@@ -179,10 +188,7 @@ async def test_bad_arguments_and_unknown_tools_never_reach_the_page(mcp_server: 
         unknown = await mcp_server.call("reboot_phone", {})
         assert unknown.is_error and structured(unknown)["code"] == "unknown_tool"
         # The next frame the page sees is the next valid call: nothing was sent before it.
-        call = asyncio.create_task(mcp_server.call("get_device_status"))
-        request = await peer.next_request("get_device_status")
-        await peer.answer(request, {"content": [{"type": "text", "text": "{}"}]})
-        assert not (await call).is_error
+        assert await answered_by(peer, mcp_server, "get_device_status", "{}") == "{}"
 
 
 async def test_a_second_page_replaces_the_first_whose_pending_call_fails_at_once(
@@ -199,10 +205,8 @@ async def test_a_second_page_replaces_the_first_whose_pending_call_fails_at_once
             assert "replaced" in text_of(result)
             assert await first.wait_closed() == 4000
             # The new page is the relay's page now.
-            again = asyncio.create_task(mcp_server.call("get_latest_task"))
-            request = await second.next_request("get_latest_task")
-            await second.answer(request, {"content": [{"type": "text", "text": "from the second page"}]})
-            assert text_of(await again) == "from the second page"
+            answer = await answered_by(second, mcp_server, "get_latest_task", "from the second page")
+            assert answer == "from the second page"
 
 
 async def test_a_page_that_disconnects_mid_call_fails_the_call_at_once(mcp_server: McpHarness) -> None:
@@ -336,8 +340,10 @@ async def test_the_server_logged_its_url_and_no_traceback_to_stderr(
     mcp_server: McpHarness, phone_agent_home: Path
 ) -> None:
     log = mcp_server.stderr()
-    # The page's link: the browser that opens it is the one that pairs.
-    assert f"phone-agent: open http://127.0.0.1:{mcp_server.port}/?token={page_token()} in Chrome" in log
+    # How to get the page's link (the browser that opens it is the one that pairs); the link itself, with
+    # its token, only on a terminal (this stderr is a file).
+    assert f"`phone-agent url --port {mcp_server.port}` prints the page's link" in log
+    assert page_token() not in log
     assert "Traceback" not in log, log
     background = (phone_agent_home / "state" / f"server-{mcp_server.port}.log").read_text()
     assert f"phone-agent: MCP over streamable HTTP on http://127.0.0.1:{mcp_server.port}/mcp" in background

@@ -10,14 +10,13 @@ import json
 import os
 import urllib.error
 import urllib.request
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx2
-import pytest
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -29,21 +28,12 @@ from tests.server.harness import (
     ServeProcess,
     free_port,
     page_peer,
-    serve_process,
     stop_server,
     token,
 )
 
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
-
-
-@pytest.fixture(scope="module")
-def served(page_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
-    port = free_port()
-    args = ["--port", str(port), "--root", str(page_root), "--self-check-delay", "0"]
-    with serve_process(args, tmp_path_factory.mktemp("revisions") / "serve.txt") as process:
-        yield process
 
 
 def envelope(**extra: Any) -> dict[str, Any]:

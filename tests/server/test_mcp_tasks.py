@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from phone_agent.server.mcp_tasks import TASKS_EXTENSION
-from tests.server.harness import ServeProcess, free_port, page_peer, serve_process
+from tests.server.harness import ServeProcess, free_port, page_peer
 from tests.server.test_mcp_revisions import MODERN, envelope, post
 
 REPORT = {
@@ -29,14 +28,6 @@ REPORT = {
         "error": None,
     },
 }
-
-
-@pytest.fixture(scope="module")
-def served(page_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
-    port = free_port()
-    args = ["--port", str(port), "--root", str(page_root), "--self-check-delay", "0"]
-    with serve_process(args, tmp_path_factory.mktemp("tasks") / "serve.txt") as process:
-        yield process
 
 
 def with_tasks() -> dict[str, Any]:

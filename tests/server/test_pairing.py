@@ -13,13 +13,7 @@ from typing import Any
 import pytest
 from websockets.exceptions import ConnectionClosed
 
-from phone_agent.relay.frames import (
-    CLOSE_UNPAIRED,
-    PairedFrame,
-    hello_frame,
-    pair_frame,
-    parse_server_frame,
-)
+from phone_agent.relay.frames import CLOSE_UNPAIRED, HelloFrame, PairedFrame, PairFrame, parse_server_frame
 from phone_agent.server.pairing import LOCKOUT_S, MAX_CODE_ATTEMPTS, Paired, PairingGate, Refused
 from tests.server.harness import Peer, ServeProcess, api_config, free_port, serve_process
 
@@ -36,32 +30,33 @@ class Clock:
 
 def test_the_secret_pairs_any_allowed_page_and_anything_else_is_refused() -> None:
     gate = PairingGate("s3cret")
-    assert isinstance(gate.check(hello_frame("s3cret"), own_origin=True), Paired)
-    assert isinstance(gate.check(hello_frame("s3cret"), own_origin=False), Paired)
-    for frame in (hello_frame("wrong"), "not json", None, '{"id": "x", "tool": "t"}'):
+    assert isinstance(gate.check(HelloFrame("s3cret").to_wire(), own_origin=True), Paired)
+    assert isinstance(gate.check(HelloFrame("s3cret").to_wire(), own_origin=False), Paired)
+    for frame in (HelloFrame("wrong").to_wire(), "not json", None, '{"id": "x", "tool": "t"}'):
         verdict = gate.check(frame, own_origin=True)
         assert isinstance(verdict, Refused) and verdict.show_code is None  # own pages refetch the secret
 
 
 def test_an_own_page_opened_without_the_link_pairs_by_the_code() -> None:
     gate = PairingGate("s3cret")
-    refused = gate.check(hello_frame(""), own_origin=True)  # no cookie: /api/config gave no secret
+    refused = gate.check(HelloFrame("").to_wire(), own_origin=True)  # no cookie: /api/config gave no secret
     assert isinstance(refused, Refused) and refused.show_code and "phone-agent url" in refused.reason
-    paired = gate.check(pair_frame(refused.show_code), own_origin=True)
+    paired = gate.check(PairFrame(refused.show_code).to_wire(), own_origin=True)
     assert isinstance(paired, Paired) and parse_server_frame(paired.reply) == PairedFrame("s3cret")
 
 
 def test_a_foreign_page_pairs_once_by_the_code_shown_and_learns_the_secret() -> None:
     gate = PairingGate("s3cret")
-    refused = gate.check(hello_frame(""), own_origin=False)
+    refused = gate.check(HelloFrame("").to_wire(), own_origin=False)
     assert isinstance(refused, Refused) and refused.show_code and re.fullmatch(r"\d{6}", refused.show_code)
     code = refused.show_code
-    assert gate.check(hello_frame(""), own_origin=False).show_code is None  # shown once, not on every retry
-    paired = gate.check(pair_frame(code), own_origin=False)
+    no_secret = HelloFrame("").to_wire()
+    assert gate.check(no_secret, own_origin=False).show_code is None  # shown once, not on every retry
+    paired = gate.check(PairFrame(code).to_wire(), own_origin=False)
     assert isinstance(paired, Paired) and paired.by_code
     assert parse_server_frame(paired.reply) == PairedFrame("s3cret")
     # One code, one page: it does not pair a second one.
-    assert isinstance(gate.check(pair_frame(code), own_origin=False), Refused)
+    assert isinstance(gate.check(PairFrame(code).to_wire(), own_origin=False), Refused)
 
 
 def test_wrong_codes_use_up_the_code_and_an_old_code_expires() -> None:
@@ -70,20 +65,20 @@ def test_wrong_codes_use_up_the_code_and_an_old_code_expires() -> None:
     code, fresh = gate.current_code()
     assert fresh
     wrong = "000000" if code != "000000" else "111111"
-    verdicts = [gate.check(pair_frame(wrong), own_origin=False) for _ in range(MAX_CODE_ATTEMPTS)]
+    verdicts = [gate.check(PairFrame(wrong).to_wire(), own_origin=False) for _ in range(MAX_CODE_ATTEMPTS)]
     assert all(isinstance(v, Refused) and v.show_code is None for v in verdicts)
     assert "too many wrong pairing codes" in verdicts[-1].reason
-    assert isinstance(gate.check(pair_frame(code), own_origin=False), Refused)  # that code is spent
+    assert isinstance(gate.check(PairFrame(code).to_wire(), own_origin=False), Refused)  # that code is spent
     # Locked: no code is taken, none is shown, for LOCKOUT_S (a script cannot guess a million codes).
-    locked = gate.check(hello_frame(""), own_origin=False)
+    locked = gate.check(HelloFrame("").to_wire(), own_origin=False)
     assert isinstance(locked, Refused) and locked.show_code is None
     clock.now += LOCKOUT_S
-    shown = gate.check(hello_frame(""), own_origin=False).show_code
+    shown = gate.check(HelloFrame("").to_wire(), own_origin=False).show_code
     assert shown and shown == gate.current_code()[0]
-    assert isinstance(gate.check(pair_frame(shown), own_origin=False), Paired)
+    assert isinstance(gate.check(PairFrame(shown).to_wire(), own_origin=False), Paired)
     new_code, _ = gate.current_code()
     clock.now += 601
-    assert isinstance(gate.check(pair_frame(new_code), own_origin=False), Refused)  # expired
+    assert isinstance(gate.check(PairFrame(new_code).to_wire(), own_origin=False), Refused)  # expired
 
 
 def test_the_gate_never_shows_its_secret_in_repr() -> None:
@@ -96,16 +91,8 @@ def test_the_gate_never_shows_its_secret_in_repr() -> None:
 @pytest.fixture(scope="module")
 def relay_server(page_root: Path, tmp_path_factory: pytest.TempPathFactory) -> ServeProcess:
     port = free_port()
-    args = [
-        "--port",
-        str(port),
-        "--root",
-        str(page_root),
-        "--allow-origin",
-        FOREIGN,
-        "--self-check-delay",
-        "0",
-    ]
+    args = ["--port", str(port), "--root", str(page_root), "--self-check-delay", "0"]
+    args += ["--allow-origin", FOREIGN]
     with serve_process(args, tmp_path_factory.mktemp("pairing") / "serve.txt") as process:
         yield process
 
@@ -117,7 +104,7 @@ async def closed_with(peer: Peer) -> int | None:
         await peer.close()
 
 
-@pytest.mark.parametrize("hello", [None, hello_frame("not the secret"), '{"id": "1", "result": {}}'])
+@pytest.mark.parametrize("hello", [None, HelloFrame("not the secret").to_wire(), '{"id": "1", "result": {}}'])
 async def test_a_page_that_does_not_show_the_secret_is_closed_unpaired(
     relay_server: ServeProcess, hello: str | None
 ) -> None:
@@ -140,18 +127,19 @@ async def test_the_secret_comes_only_to_the_servers_own_pages(relay_server: Serv
 
 
 async def test_a_foreign_page_pairs_by_the_code_on_the_console(relay_server: ServeProcess) -> None:
-    refused = await Peer.connect(relay_server.port, origin=FOREIGN, hello=hello_frame(""))
+    refused = await Peer.connect(relay_server.port, origin=FOREIGN, hello=HelloFrame("").to_wire())
     assert await asyncio.wait_for(closed_with(refused), 15) == CLOSE_UNPAIRED
     log = relay_server.wait_stderr(f"a page at {FOREIGN} asks to use the relay: type the pairing code")
     code = re.findall(r"type the pairing code (\d{6})", log)[-1]
-    paired = await Peer.connect(relay_server.port, origin=FOREIGN, hello=pair_frame(code))
+    paired = await Peer.connect(relay_server.port, origin=FOREIGN, hello=PairFrame(code).to_wire())
     try:
         answer = await paired.next_frame()
         assert answer["type"] == "paired" and answer["secret"] == api_config(relay_server.port)["pairing"]
     finally:
         await paired.close()
     # From now on that page shows the secret, like the server's own pages.
-    again = await Peer.connect(relay_server.port, origin=FOREIGN, hello=hello_frame(answer["secret"]))
+    hello = HelloFrame(answer["secret"]).to_wire()
+    again = await Peer.connect(relay_server.port, origin=FOREIGN, hello=hello)
     try:
         assert await again.next_frame() == {"type": "paired"}
         with pytest.raises((TimeoutError, ConnectionClosed)):
@@ -194,7 +182,7 @@ async def test_a_local_script_that_forges_a_browsers_headers_neither_reads_the_s
     status, headers, _ = http(port, "/api/page-key", {**forged, "Content-Type": "application/json"}, guessed)
     assert status == 403 and "Set-Cookie" not in headers
     # It poses as the page with the server's own Origin: refused, whatever it shows.
-    for hello in (hello_frame(""), hello_frame("a-guess"), pair_frame("123456")):
+    for hello in (HelloFrame("").to_wire(), HelloFrame("a-guess").to_wire(), PairFrame("123456").to_wire()):
         peer = await Peer.connect(port, hello=hello)
         assert await asyncio.wait_for(closed_with(peer), 15) == CLOSE_UNPAIRED
 
@@ -219,7 +207,7 @@ async def test_the_links_token_buys_the_page_cookie(
     assert http(port, "/api/page-key", origin, json.dumps({"token": load_token()}).encode())[0] == 403
     config = json.loads(http(port, "/api/config", {**BROWSER_HEADERS, "Cookie": cookie})[2])
     assert config["pageKey"] is True and config["pairing"]
-    peer = await Peer.connect(port, hello=hello_frame(config["pairing"]))
+    peer = await Peer.connect(port, hello=HelloFrame(config["pairing"]).to_wire())
     try:
         assert await peer.next_frame() == {"type": "paired"}
     finally:
@@ -254,7 +242,7 @@ def test_phone_agent_url_prints_the_link_that_outlives_restarts_until_the_token_
     origin = {"Origin": f"http://127.0.0.1:{port}", "Content-Type": "application/json"}
     args = ["--port", str(port), "--root", str(page_root), "--self-check-delay", "0"]
     with serve_process(args, tmp_path / "first.txt", env=env) as first:
-        assert link in first.wait_stderr("in Chrome")  # the console shows the same link
+        assert f"`phone-agent url --port {port}`" in first.wait_stderr("in Chrome")  # how to get that link
         cookie = http(port, "/api/page-key", origin, trade)[1]["Set-Cookie"].split(";", 1)[0]
         secret = json.loads(http(port, "/api/config", {"Cookie": cookie})[2])["pairing"]
     with serve_process(args, tmp_path / "second.txt", env=env):  # restarted: the page keeps working

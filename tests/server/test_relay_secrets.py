@@ -12,10 +12,10 @@ import pytest
 from phone_agent.relay.frames import (
     PolicyFrame,
     SecretNamesFrame,
+    SecretRequestFrame,
     SecretValueFrame,
     parse_secret_request,
     parse_server_frame,
-    secret_request_frame,
 )
 from tests.server.test_relay import FakeLink, relay
 
@@ -34,16 +34,16 @@ async def test_the_page_learns_the_names_and_gets_a_value_only_when_it_asks(capl
     assert {"type": "policy", "confirm": "always"} in first
     assert VALUE not in json.dumps(first)
 
-    hub.page_frame(page, secret_request_frame("secret-1", "DEMO_PASSWORD"))
+    hub.page_frame(page, SecretRequestFrame("secret-1", "DEMO_PASSWORD").to_wire())
     assert await link.next_sent() == {"type": "secret", "id": "secret-1", "value": VALUE}
-    hub.page_frame(page, secret_request_frame("secret-2", "NOT_THERE"))
+    hub.page_frame(page, SecretRequestFrame("secret-2", "NOT_THERE").to_wire())
     assert await link.next_sent() == {"type": "secret", "id": "secret-2", "value": None}
     assert VALUE not in caplog.text and "DEMO_PASSWORD" in caplog.text
 
     # A page that was replaced asks in vain.
     newer = FakeLink()
     await hub.page_connected(newer)
-    hub.page_frame(page, secret_request_frame("secret-3", "DEMO_PASSWORD"))
+    hub.page_frame(page, SecretRequestFrame("secret-3", "DEMO_PASSWORD").to_wire())
     await asyncio.sleep(0.05)
     sent = []
     while not link.sent.empty():
@@ -66,7 +66,7 @@ def test_the_frames_read_as_they_are_written():
     assert parse_server_frame('{"type": "policy", "confirm": "always"}') == PolicyFrame("always")
     assert parse_server_frame('{"type": "policy", "confirm": "weird"}') == PolicyFrame("agent")
     assert VALUE not in repr(SecretValueFrame("s1", VALUE))
-    request = parse_secret_request(secret_request_frame("s9", "OTP"))
+    request = parse_secret_request(SecretRequestFrame("s9", "OTP").to_wire())
     assert (request.id, request.name) == ("s9", "OTP")
     assert parse_secret_request('{"id": "x", "result": {}}') is None
     assert parse_secret_request("not json") is None

@@ -38,6 +38,7 @@ from tests.server.harness import (
     origin_of,
     port_is_free,
     serve_process,
+    started_front,
     stop_server,
     token,
     wait_listening,
@@ -155,16 +156,17 @@ async def test_two_stdio_fronts_and_two_http_clients_share_one_page_and_one_leav
     assert port_is_free(port)
 
 
-async def test_a_one_shot_client_started_before_the_page_is_served_once_the_page_connects(
+async def test_a_call_while_the_page_is_away_is_served_once_the_page_is_back(
     page_root: Path, tmp_path: Path
 ) -> None:
     port = free_port()
-    client = McpHarness(port=port, args=["--root", str(page_root)], stderr_path=tmp_path / "stderr.txt")
-    try:
-        await client.start()
+    async with started_front(port, tmp_path / "stderr.txt", "--root", str(page_root)) as client:
+        # A page paired, then went (a reload): a call waits for it to come back (10 s by default).
+        await (await Peer.connect(port)).close()
+        await client.wait_no_page()
         started = time.monotonic()
         call = asyncio.create_task(client.call("get_device_status", {}))
-        await asyncio.sleep(1.5)  # the page is not there yet; the call waits for it (10 s by default)
+        await asyncio.sleep(1.5)  # the page is not back yet; the call waits for it
         assert not call.done()
         page = AnsweringPage(await Peer.connect(port))
         try:
@@ -173,18 +175,30 @@ async def test_a_one_shot_client_started_before_the_page_is_served_once_the_page
             await page.close()
         assert connected(result)
         assert 1.5 <= time.monotonic() - started < 10
-    finally:
-        await client.stop()
 
 
-async def test_with_no_page_within_the_wait_a_call_answers_browser_not_connected(
+async def test_before_any_page_paired_a_call_answers_at_once_with_the_command_that_gives_the_link(
     page_root: Path, tmp_path: Path
 ) -> None:
     port = free_port()
-    args = ["--root", str(page_root), "--page-wait-ms", "700"]
-    client = McpHarness(port=port, args=args, stderr_path=tmp_path / "stderr.txt")
-    try:
-        await client.start()
+    async with started_front(port, tmp_path / "stderr.txt", "--root", str(page_root)) as client:
+        started = time.monotonic()
+        result = await client.call("get_device_status", {})
+        assert time.monotonic() - started < 2  # not the 10 s page wait
+        assert result.is_error and result.content[0].text == (
+            f"{BROWSER_NOT_CONNECTED_TEXT} No phone-agent page has connected since the server started: run "
+            f"`phone-agent url --port {port}` and open the link it prints in Chrome."
+        )
+
+
+async def test_with_no_page_back_within_the_wait_a_call_answers_browser_not_connected(
+    page_root: Path, tmp_path: Path
+) -> None:
+    port = free_port()
+    args = ("--root", str(page_root), "--page-wait-ms", "700")
+    async with started_front(port, tmp_path / "stderr.txt", *args) as client:
+        await (await Peer.connect(port)).close()
+        await client.wait_no_page()
         started = time.monotonic()
         result = await client.call("get_device_status", {})
         assert 0.6 <= time.monotonic() - started < 5
@@ -193,18 +207,14 @@ async def test_with_no_page_within_the_wait_a_call_answers_browser_not_connected
             f"{BROWSER_NOT_CONNECTED_TEXT} The page: http://127.0.0.1:{port}/ (phone-agent's page; open the "
             "link `phone-agent url` prints in Chrome)."
         )
-    finally:
-        await client.stop()
 
 
 async def test_the_background_server_exits_after_its_idle_time_with_no_client_and_no_page(
     page_root: Path, tmp_path: Path, phone_agent_home: Path
 ) -> None:
     port = free_port()
-    args = ["--root", str(page_root), "--idle-exit-s", "1.5"]
-    client = McpHarness(port=port, args=args, stderr_path=tmp_path / "stderr.txt")
-    try:
-        await client.start()
+    args = ("--root", str(page_root), "--idle-exit-s", "1.5")
+    async with started_front(port, tmp_path / "stderr.txt", *args) as client:
         # A client is connected (idle, no page): the server stays.
         await asyncio.sleep(3)
         assert not port_is_free(port)
@@ -219,8 +229,6 @@ async def test_the_background_server_exits_after_its_idle_time_with_no_client_an
         log = (phone_agent_home / "state" / f"server-{port}.log").read_text()
         assert "no MCP client and no page for 1.5 s; exiting" in log
         assert not (phone_agent_home / "state" / f"server-{port}.json").exists()
-    finally:
-        await client.stop()
 
 
 # -- /mcp over HTTP: the token, Host and Origin ---------------------------------------------------

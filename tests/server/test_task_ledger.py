@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from phone_agent.relay.frames import TaskRecordFrame, parse_server_frame, task_record_frame
+from phone_agent.relay.frames import TaskRecordFrame, parse_server_frame
 from phone_agent.server.task_ledger import TaskLedger, is_record
 
 
@@ -30,6 +30,6 @@ def test_only_task_records_are_taken() -> None:
 
 
 def test_a_task_frame_carries_the_record_to_the_page() -> None:
-    frame = parse_server_frame(task_record_frame(record("a", "aborted")))
+    frame = parse_server_frame(TaskRecordFrame(record("a", "aborted")).to_wire())
     assert frame == TaskRecordFrame(record("a", "aborted"))
     assert not isinstance(parse_server_frame('{"type": "task", "record": {"status": "x"}}'), TaskRecordFrame)

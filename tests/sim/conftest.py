@@ -1,5 +1,5 @@
-"""Fixtures for the simulated phone: a sim that trusts the tests' key, and a raw host connection.
-(``make_sim``, ``host_key`` and the isolated Debian adb server ``debian_adb`` are in tests/conftest.py.)
+"""Fixtures for the simulated phone: a raw host connection. (The test's phone ``sim``, ``make_sim``,
+``host_key`` and the isolated Debian adb server ``debian_adb`` are in tests/conftest.py.)
 
 The sims run the real virtual phone (``phone_agent.sim.android.VirtualPhone``): screenshots, taps
 and UI dumps in these tests are the real ones.
@@ -14,14 +14,6 @@ import pytest
 from tests.sim.raw_host import RawHost
 
 ADB = shutil.which("adb") or "/usr/bin/adb"
-
-
-@pytest.fixture
-async def sim(make_sim, host_key):
-    """A sim (auth accept, control endpoint on) that already trusts ``host_key``."""
-    server = await make_sim()
-    server.trust_key(host_key.public_key("tests@sim"))
-    return server
 
 
 @pytest.fixture

@@ -38,13 +38,21 @@ async def test_garbage_bytes_drop_only_that_connection(sim, raw_host, host_key):
     await still_serves(raw_host)
 
 
-async def test_wrong_magic_drops_the_connection(sim, raw_host, host_key):
-    bad = await bad_connection(sim, host_key)
-    header = bytearray(AdbPacket(Command.OPEN, 7, 0, b"exec:echo hi\x00").encode(with_checksum=False))
-    header[20] ^= 0xFF
-    bad.send_raw(bytes(header))
+async def mangled_packet_drops_the_connection(
+    sim, raw_host, host_key, packet: bytes, index: int, flip: int, **handshake
+) -> None:
+    """``packet`` with its byte ``index`` flipped (``^ flip``) ends the connection; the phone serves on."""
+    bad = await bad_connection(sim, host_key, **handshake)
+    mangled = bytearray(packet)
+    mangled[index] ^= flip
+    bad.send_raw(bytes(mangled))
     assert await bad.closed()
     await still_serves(raw_host)
+
+
+async def test_wrong_magic_drops_the_connection(sim, raw_host, host_key):
+    header = AdbPacket(Command.OPEN, 7, 0, b"exec:echo hi\x00").encode(with_checksum=False)
+    await mangled_packet_drops_the_connection(sim, raw_host, host_key, header, 20, 0xFF)
 
 
 async def test_oversize_length_drops_the_connection(sim, raw_host, host_key):
@@ -65,12 +73,8 @@ async def test_payload_larger_than_negotiated_drops_the_connection(sim, raw_host
 
 
 async def test_bad_checksum_at_version_1_drops_the_connection(sim, raw_host, host_key):
-    bad = await bad_connection(sim, host_key, version=VERSION_MIN)
-    data = bytearray(AdbPacket(Command.OPEN, 9, 0, b"exec:echo hi\x00").encode())
-    data[16] ^= 1
-    bad.send_raw(bytes(data))
-    assert await bad.closed()
-    await still_serves(raw_host)
+    packet = AdbPacket(Command.OPEN, 9, 0, b"exec:echo hi\x00").encode()
+    await mangled_packet_drops_the_connection(sim, raw_host, host_key, packet, 16, 1, version=VERSION_MIN)
 
 
 async def test_write_to_unknown_stream_is_answered_with_clse(sim, raw_host, host_key):

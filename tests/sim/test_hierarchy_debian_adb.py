@@ -20,9 +20,7 @@ pytestmark = pytest.mark.adb
 JAR = ROOT / "static" / "vendor" / "u2" / "u2.jar"
 
 
-@pytest.fixture
-async def sim(make_sim, host_key):
-    return await make_sim(scrcpy=True)
+SIM_OPTIONS = {"scrcpy": True}
 
 
 def _http(port: int, path: str, body: dict | None = None) -> bytes:
@@ -39,11 +37,9 @@ async def _rpc(port: int, method: str, params: list) -> dict:
     return json.loads(await asyncio.to_thread(_http, port, "/jsonrpc/0", call))
 
 
-async def test_debian_adb_runs_and_reaches_the_hierarchy_server(sim, debian_adb):
+async def test_debian_adb_runs_and_reaches_the_hierarchy_server(sim, debian_adb, adb_serial):
     assert JAR.exists(), "run scripts/setup"
-    serial = f"127.0.0.1:{sim.port}"
-    await debian_adb.run("connect", serial)
-    assert await debian_adb.wait_for_state(serial, "device") == "device"
+    serial = adb_serial
     adb = ("-s", serial)
 
     # no jar yet: the class is not found
@@ -93,4 +89,3 @@ async def test_debian_adb_runs_and_reaches_the_hierarchy_server(sim, debian_adb)
             server.kill()
             await server.wait()
         await debian_adb.run(*adb, "forward", "--remove", f"tcp:{port}")
-        await debian_adb.run("disconnect", serial)

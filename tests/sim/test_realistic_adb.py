@@ -15,27 +15,12 @@ from phone_agent.sim.realistic import COSTS, IDLE_STATE_ERROR, RealisticProfile
 pytestmark = pytest.mark.adb
 
 
-@pytest.fixture
-async def sim(make_sim, host_key):
-    server = await make_sim(realistic=RealisticProfile(11))
-    server.trust_key(host_key.public_key("tests@realistic"))
-    return server
+SIM_OPTIONS = {"realistic": RealisticProfile(11)}
 
 
-@pytest.fixture
-async def serial(sim, debian_adb):
-    serial = f"127.0.0.1:{sim.port}"
-    await debian_adb.run("connect", serial)
-    assert await debian_adb.wait_for_state(serial, "device") == "device"
-    try:
-        yield serial
-    finally:
-        await debian_adb.run("disconnect", serial)
-
-
-async def timed(debian_adb, serial: str, command: str) -> tuple[float, str, str]:
+async def timed(debian_adb, adb_serial: str, command: str) -> tuple[float, str, str]:
     started = time.monotonic()
-    _, out, err = await debian_adb.run("-s", serial, "shell", command)
+    _, out, err = await debian_adb.run("-s", adb_serial, "shell", command)
     return time.monotonic() - started, out.decode(), err.decode()
 
 
@@ -45,7 +30,7 @@ async def settle(sim) -> None:
         await asyncio.sleep(0.05)
 
 
-async def test_commands_cost_what_a_real_phone_costs(debian_adb, serial, sim):
+async def test_commands_cost_what_a_real_phone_costs(debian_adb, adb_serial, sim):
     floors = {
         "input tap 540 1500": COSTS["input"].low,
         "screencap -p > /dev/null": COSTS["screencap_png"].low,
@@ -55,30 +40,30 @@ async def test_commands_cost_what_a_real_phone_costs(debian_adb, serial, sim):
     assert floors["uiautomator dump /sdcard/window.xml"] >= 1.0
     for command, floor in floors.items():
         await settle(sim)
-        took, out, err = await timed(debian_adb, serial, command)
+        took, out, err = await timed(debian_adb, adb_serial, command)
         assert took >= floor, (command, took)
         assert "ERROR" not in out + err
     assert "UI hierchary dumped to: /sdcard/window.xml" in out
 
 
-async def test_dump_refuses_while_a_launch_animates_then_reads(debian_adb, serial, sim):
-    await timed(debian_adb, serial, "am start -n com.android.settings/.Settings")
+async def test_dump_refuses_while_a_launch_animates_then_reads(debian_adb, adb_serial, sim):
+    await timed(debian_adb, adb_serial, "am start -n com.android.settings/.Settings")
     assert sim.phone.motion.animating()  # the launch and its ~300 ms transition
-    _, out, err = await timed(debian_adb, serial, "uiautomator dump /dev/tty")
+    _, out, err = await timed(debian_adb, adb_serial, "uiautomator dump /dev/tty")
     assert out + err == IDLE_STATE_ERROR and "<hierarchy" not in out
     await settle(sim)
-    _, out, _ = await timed(debian_adb, serial, "uiautomator dump /dev/tty")
+    _, out, _ = await timed(debian_adb, adb_serial, "uiautomator dump /dev/tty")
     assert 'text="Network &amp; internet"' in out
     took, out, _ = await timed(
-        debian_adb, serial, "am start -W -n com.google.android.deskclock/com.android.deskclock.DeskClock"
+        debian_adb, adb_serial, "am start -W -n com.google.android.deskclock/com.android.deskclock.DeskClock"
     )
     total = int(out.split("TotalTime: ")[1].split()[0])  # the launch and its transition, waited for
     assert "LaunchState: COLD" in out and total >= 1000 * (COSTS["launch_cold"].low + COSTS["transition"].low)
     assert took >= total / 1000 and not sim.phone.motion.animating()
 
 
-async def test_a_swipe_moves_through_the_gesture_and_flings_on(debian_adb, serial, sim):
-    await timed(debian_adb, serial, "monkey -p com.phoneagent.catalog 1")
+async def test_a_swipe_moves_through_the_gesture_and_flings_on(debian_adb, adb_serial, sim):
+    await timed(debian_adb, adb_serial, "monkey -p com.phoneagent.catalog 1")
     await settle(sim)
     seen: list[int] = []
 
@@ -89,9 +74,9 @@ async def test_a_swipe_moves_through_the_gesture_and_flings_on(debian_adb, seria
 
     watcher = asyncio.create_task(watch())
     # A quick flick: 1000 px in 150 ms flings on for ~1.1 s (OverScroller's spline at 6667 px/s).
-    took, _, _ = await timed(debian_adb, serial, "input swipe 540 1900 540 900 150")
+    took, _, _ = await timed(debian_adb, adb_serial, "input swipe 540 1900 540 900 150")
     assert took >= 0.15 + COSTS["input"].low  # the finger moves for the swipe's duration
-    _, out, err = await timed(debian_adb, serial, "uiautomator dump /dev/tty")  # the fling still runs
+    _, out, err = await timed(debian_adb, adb_serial, "uiautomator dump /dev/tty")  # the fling still runs
     assert out + err == IDLE_STATE_ERROR
     await settle(sim)
     watcher.cancel()
@@ -103,20 +88,20 @@ async def test_a_swipe_moves_through_the_gesture_and_flings_on(debian_adb, seria
     assert sim.phone.version > 10
 
 
-async def test_the_keyboard_comes_with_focus_and_back_hides_it(debian_adb, serial, sim):
-    await timed(debian_adb, serial, "am start -a android.settings.SECURITY_SETTINGS")
+async def test_the_keyboard_comes_with_focus_and_back_hides_it(debian_adb, adb_serial, sim):
+    await timed(debian_adb, adb_serial, "am start -a android.settings.SECURITY_SETTINGS")
     await settle(sim)
-    await timed(debian_adb, serial, "input tap 540 550")  # Screen lock
+    await timed(debian_adb, adb_serial, "input tap 540 550")  # Screen lock
     await settle(sim)
-    await timed(debian_adb, serial, "input tap 540 970")  # the PIN field
+    await timed(debian_adb, adb_serial, "input tap 540 970")  # the PIN field
     await settle(sim)
-    _, out, _ = await timed(debian_adb, serial, "dumpsys input_method")
+    _, out, _ = await timed(debian_adb, adb_serial, "dumpsys input_method")
     assert "mInputShown=true" in out
-    _, out, _ = await timed(debian_adb, serial, "uiautomator dump /dev/tty")
+    _, out, _ = await timed(debian_adb, adb_serial, "uiautomator dump /dev/tty")
     assert 'package="com.google.android.inputmethod.latin"' in out and 'bounds="[0,1424][1080,2274]"' in out
-    _, out, _ = await timed(debian_adb, serial, "dumpsys window windows | grep -E 'fl=|mCurrentFocus'")
+    _, out, _ = await timed(debian_adb, adb_serial, "dumpsys window windows | grep -E 'fl=|mCurrentFocus'")
     assert "SECURE" in out and "ConfirmLockPassword" in out
-    await timed(debian_adb, serial, "input keyevent KEYCODE_BACK")
-    _, out, _ = await timed(debian_adb, serial, "dumpsys input_method")
+    await timed(debian_adb, adb_serial, "input keyevent KEYCODE_BACK")
+    _, out, _ = await timed(debian_adb, adb_serial, "dumpsys input_method")
     assert "mInputShown=false" in out
     assert sim.phone.state()["screen"] == "settings/confirm_pin"

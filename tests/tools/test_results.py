@@ -51,18 +51,11 @@ def test_markdown_report_matches_the_specification():
 def test_markdown_report_of_a_failed_and_an_aborted_task():
     task = AgentTask(id="t2", goal="g", created_at=0)
     task.move_to(TaskStatus.PLANNING, 0)
+    tried = ToolCallRecord("tap", {"x": 1, "y": 2}, "x" * 500, 3, ok=False)  # a long, failed call
+    failed = {"status": StepStatus.FAILED, "started_at": 0, "finished_at": 1000, "error": "button not found"}
     task.steps = [
-        AgentStep(
-            id="a",
-            index=1,
-            title="Try",
-            status=StepStatus.FAILED,
-            started_at=0,
-            finished_at=1000,
-            error="button not found",
-            tool_calls=[ToolCallRecord("tap", {"x": 1, "y": 2}, "x" * 500, 3, ok=False)],
-        ),
-        AgentStep(id="b", index=2, title="Next", status=StepStatus.SKIPPED),
+        AgentStep("a", 1, "Try", tool_calls=[tried], **failed),
+        AgentStep("b", 2, "Next", status=StepStatus.SKIPPED),
     ]
     task.move_to(TaskStatus.EXECUTING, 0)
     task.error = "Step 1 failed"

@@ -16,6 +16,15 @@ PASSWORD = "id=com.phoneagent.login:id/password"
 VALUE = "hunter2"
 
 
+def demo_book() -> tuple[SecretBook, list[str]]:
+    """A page that holds the Login Demo's password, and the values it has typed (none yet)."""
+    book = SecretBook()
+    book.set_page({"DEMO_PASSWORD": VALUE})
+    typed: list[str] = []
+    book.on_typed(typed.append)
+    return book, typed
+
+
 def rig(book: SecretBook) -> tuple[ToolDispatcher, SimDevice, list[CallRecord]]:
     context = ToolDispatcher()
     device = SimDevice()
@@ -28,10 +37,7 @@ def rig(book: SecretBook) -> tuple[ToolDispatcher, SimDevice, list[CallRecord]]:
 
 
 async def test_the_demo_signs_in_with_a_page_secret_and_the_value_is_nowhere(caplog):
-    book = SecretBook()
-    book.set_page({"DEMO_PASSWORD": VALUE})
-    typed: list[str] = []
-    book.on_typed(typed.append)
+    book, typed = demo_book()
     context, device, records = rig(book)
     user = await context.dispatch("type_text", {"text": "mobium", "target": USERNAME}, Channel.RELAY)
     assert not user.get("isError"), user
@@ -130,10 +136,7 @@ async def test_a_secret_typed_into_a_plain_field_is_never_read_back():
 
 
 async def test_a_recorded_secret_is_written_by_name_and_replays_through_type_secret(caplog):
-    book = SecretBook()
-    book.set_page({"DEMO_PASSWORD": VALUE})
-    typed: list[str] = []
-    book.on_typed(typed.append)
+    book, typed = demo_book()
     context, device, _ = rig(book)
     started = await context.dispatch("start_flow_recording", {}, Channel.RELAY)
     assert not started.get("isError"), started

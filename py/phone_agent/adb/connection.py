@@ -10,9 +10,10 @@ stream ids, flow control and acknowledgement. Like ``websockets``'
 of ``data_to_send`` (every header and every payload is its own chunk, as WebUSB needs) and act on
 ``events_received``; the core never touches a socket, a USB endpoint or a clock.
 
-Which packet does what in which state is the table ``TRANSITIONS`` below, h11-style: a packet the
-table does not list for the current state is answered with a ``PacketIgnored`` event (stale bytes
-from an earlier session must not touch streams), never dropped in silence. The connection ties three
+Which packet does what in which state is the table ``TRANSITIONS`` at the end, h11-style, whose
+entries are the connection's own methods: a packet the table does not list for the current state is
+answered with a ``PacketIgnored`` event (stale bytes from an earlier session must not touch streams),
+never dropped in silence. The connection ties three
 parts together, kept apart as Tango keeps its packet, dispatcher and authenticator: what it reports
 is ``events.py``; authentication is a pluggable strategy (``auth.py``: a host's ``HostAuthenticator``
 answers tokens, a device's ``DeviceAuthenticator`` checks signatures and offered keys); streams and
@@ -105,35 +106,6 @@ def make_banner(
 
 
 # ----- the state machine ----------------------------------------------------------------------------
-
-_HANDSHAKING = (ConnectionState.CONNECTING, ConnectionState.AUTHENTICATING, ConnectionState.WAITING_FOR_USER)
-
-
-def _table() -> dict[tuple[Side, ConnectionState, int], str]:
-    table: dict[tuple[Side, ConnectionState, int], str] = {}
-    host, device = Side.HOST, Side.DEVICE
-    for state in _HANDSHAKING:
-        table[host, state, Command.CNXN] = "_on_connect"
-        table[host, state, Command.AUTH] = "_on_auth_token"
-        table[host, state, Command.STLS] = "_on_tls"
-    table[host, ConnectionState.ONLINE, Command.CNXN] = "_on_restart"
-    # adbd takes a CNXN in any state as the start of a new session, and AUTH whenever it may come.
-    for state in (ConnectionState.IDLE, ConnectionState.AUTHENTICATING, ConnectionState.WAITING_FOR_USER):
-        table[device, state, Command.CNXN] = "_on_connect"
-    table[device, ConnectionState.ONLINE, Command.CNXN] = "_on_connect"
-    for state in (ConnectionState.AUTHENTICATING, ConnectionState.WAITING_FOR_USER, ConnectionState.ONLINE):
-        table[device, state, Command.AUTH] = "_on_auth_answer"
-    table[device, ConnectionState.ONLINE, Command.OPEN] = "_on_open"
-    for side in Side:
-        table[side, ConnectionState.ONLINE, Command.OKAY] = "_on_okay"
-        table[side, ConnectionState.ONLINE, Command.WRTE] = "_on_write"
-        table[side, ConnectionState.ONLINE, Command.CLSE] = "_on_close"
-    return table
-
-
-# (side, state, command) → the handler. Anything else is answered with ``PacketIgnored``.
-TRANSITIONS: dict[tuple[Side, ConnectionState, int], str] = _table()
-
 
 class AdbConnection:
     """One ADB connection from ``side``'s point of view.
@@ -244,7 +216,7 @@ class AdbConnection:
             if handler is None:
                 self._ignore(packet, f"{command_name(packet.command)} in state {self.state.value}")
             else:
-                getattr(self, handler)(packet)
+                handler(self, packet)
             if self.state is ConnectionState.CLOSED:
                 break
 
@@ -491,3 +463,38 @@ class AdbConnection:
 
     def _on_close(self, packet: AdbPacket) -> None:
         self._streams.on_close(packet)
+
+
+# ----- the state machine ----------------------------------------------------------------------------
+
+# What the table's entries are: a method of ``AdbConnection`` taking the packet.
+Handler = Callable[[AdbConnection, AdbPacket], None]
+
+_HANDSHAKING = (ConnectionState.CONNECTING, ConnectionState.AUTHENTICATING, ConnectionState.WAITING_FOR_USER)
+
+
+def _table() -> dict[tuple[Side, ConnectionState, int], Handler]:
+    table: dict[tuple[Side, ConnectionState, int], Handler] = {}
+    host, device, online = Side.HOST, Side.DEVICE, ConnectionState.ONLINE
+    for state in _HANDSHAKING:
+        table[host, state, Command.CNXN] = AdbConnection._on_connect
+        table[host, state, Command.AUTH] = AdbConnection._on_auth_token
+        table[host, state, Command.STLS] = AdbConnection._on_tls
+    table[host, online, Command.CNXN] = AdbConnection._on_restart
+    # adbd takes a CNXN in any state as the start of a new session, and AUTH whenever it may come.
+    for state in (ConnectionState.IDLE, ConnectionState.AUTHENTICATING, ConnectionState.WAITING_FOR_USER):
+        table[device, state, Command.CNXN] = AdbConnection._on_connect
+    table[device, online, Command.CNXN] = AdbConnection._on_connect
+    for state in (ConnectionState.AUTHENTICATING, ConnectionState.WAITING_FOR_USER, online):
+        table[device, state, Command.AUTH] = AdbConnection._on_auth_answer
+    table[device, online, Command.OPEN] = AdbConnection._on_open
+    for side in Side:
+        table[side, online, Command.OKAY] = AdbConnection._on_okay
+        table[side, online, Command.WRTE] = AdbConnection._on_write
+        table[side, online, Command.CLSE] = AdbConnection._on_close
+    return table
+
+
+# (side, state, command) → the method that handles the packet. Anything else is answered with
+# ``PacketIgnored``.
+TRANSITIONS: dict[tuple[Side, ConnectionState, int], Handler] = _table()

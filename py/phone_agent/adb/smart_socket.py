@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 
 from phone_agent.adb.client import OPEN_TIMEOUT, AdbConnectionLost, AdbError, AdbTimeoutError, AdbTransport
@@ -70,7 +70,7 @@ def parse_devices(text: str) -> list[AdbServerDeviceEntry]:
 class SmartSocketReader:
     """Buffered reads over a transport for the status and length-prefixed answers."""
 
-    def __init__(self, transport: AdbTransport, timeout: float) -> None:
+    def __init__(self, transport: AdbTransport, timeout: float | None) -> None:
         self.transport = transport
         self.timeout = timeout
         self.buffer = bytearray()
@@ -150,6 +150,7 @@ class SmartSocketStream:
 
 
 Connect = Callable[[], Awaitable[AdbTransport]]
+TRACK_DEVICES = "host:track-devices"
 
 
 class AdbServerClient:
@@ -197,6 +198,27 @@ class AdbServerClient:
 
     async def devices(self) -> list[AdbServerDeviceEntry]:
         return parse_devices(await self.query("host:devices-l"))
+
+    async def track_devices(self) -> AsyncIterator[list[AdbServerDeviceEntry]]:
+        """``host:track-devices``: the server's phones now, then again each time the list changes. It
+        waits as long as the list stays the same: it ends when the server closes the connection
+        (``AdbConnectionLost``) or the caller stops iterating (the connection is closed then)."""
+        transport = await self._open()
+        try:
+            reader = SmartSocketReader(transport, self.timeout)
+            await transport.send(encode_request(TRACK_DEVICES))
+            await reader.read_status(TRACK_DEVICES)
+            reader.timeout = None  # a list that does not change is no failure
+            while True:
+                try:
+                    text = await reader.read_string()
+                except (AdbError, ConnectionError, OSError) as exc:
+                    raise AdbConnectionLost(f"the adb server stopped telling its phones: {exc}") from exc
+                yield parse_devices(text)
+        finally:
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(5.0):
+                    await transport.close()
 
     async def open_service(
         self, serial: str, service: str, timeout: float | None = None

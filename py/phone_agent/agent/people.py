@@ -4,9 +4,9 @@ sensitive action (confirm), and the Settings that say when it asks and which way
 ``Person`` is what the host offers (the page: the ``#takeover`` and ``#confirm`` panels; tests: a
 scripted person); the agent bounds every wait on it (``TaskOptions``: ``takeoverTimeoutMs``, default
 300 s; ``confirmTimeoutMs``, default 120 s). ``AgentSettings`` is the page's Setting: the agent's way
-(``plan``: Plan-and-Resolve, ``react``: ReAct) and the kinds of action it asks before ("Ask before the
-agent …": sending a message, paying or buying, deleting, installing or uninstalling, changing
-permissions; all on by default). Whether an action is one of them is the model's word
+(one of ``tasks.AGENT_MODES``: ``plan``, Plan-and-Resolve; ``react``, ReAct) and the kinds of action it
+asks before ("Ask before the agent …": sending a message, paying or buying, deleting, installing or
+uninstalling, changing permissions; all on by default). Whether an action is one of them is the model's word
 (``sensitive: true`` on its call) and, as a second guard, the words of what it acts on
 (``sensitive_kind``). ``AskingCallerToo`` asks the task's MCP caller as well (the relay's ``ask``, an
 elicitation where its client declared it): whoever answers first wins, the other question is
@@ -21,10 +21,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ..tasks import AGENT_MODES, DEFAULT_AGENT_MODE
 from ..tools.locators import LocatorError, ScreenSnapshot, parse_target
 
-PLAN, REACT = "plan", "react"
-MODES = (PLAN, REACT)
 DONE, CANCEL, YES, NO, TIMEOUT = "done", "cancel", "yes", "no", "timeout"
 
 # The kinds of action the agent asks before, as the Setting names them.
@@ -116,7 +115,7 @@ class TaskAborted(Exception):
 class AgentSettings:
     """The page's Setting: the agent's way, and the kinds of action it asks before."""
 
-    mode: str = PLAN
+    mode: str = DEFAULT_AGENT_MODE
     ask: frozenset[str] = field(default_factory=lambda: frozenset(ASK_KINDS))
 
     def to_json(self) -> dict[str, Any]:
@@ -126,7 +125,7 @@ class AgentSettings:
     def from_json(cls, data: Any) -> AgentSettings:
         if not isinstance(data, dict):
             return cls()
-        mode = data.get("mode") if data.get("mode") in MODES else PLAN
+        mode = data.get("mode") if data.get("mode") in AGENT_MODES else DEFAULT_AGENT_MODE
         ask = data.get("ask")
         if not isinstance(ask, dict):
             return cls(mode=mode)

@@ -16,18 +16,27 @@ from __future__ import annotations
 
 import asyncio
 import traceback
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..device.interface import Device
 from ..errors import DeviceError, no_model
-from ..tasks import AgentStep, AgentTask, StepStatus, TaskStatus, close_out, skip_pending
+from ..tasks import (
+    PLAN_MODE,
+    REACT_MODE,
+    AgentStep,
+    AgentTask,
+    StepStatus,
+    TaskStatus,
+    close_out,
+    skip_pending,
+)
 from ..tools.screen_source import LiveScreen
 from ..tools.spec import ProgressSink
 from .config import AgentConfig
 from .model import ChatModel, ModelError
 from .model_functions import SUBMIT_PLAN, ActionError, PlannedStep, validate_plan
-from .people import REACT, AgentSettings, AskingCallerToo, Person, TaskAborted
+from .people import AgentSettings, AskingCallerToo, Person, TaskAborted
 from .ports import Clock, ImageCodec, wall_clock_ms
 from .progress import Listener, Listeners, ProgressReporter
 from .prompts import plan_messages, replan_history
@@ -176,40 +185,8 @@ class PlanAndResolveAgent:
 
     async def _drive(self, task: AgentTask, steps: StepResolver, reporter: ProgressReporter) -> None:
         try:
-            if (task.options.mode or self.settings.mode) == REACT:
-                start_react(task, self.clock)
-                outcome = await run_react(task, steps, self.clock, self.config.max_react_actions)
-                self._end(task, reporter, TaskStatus.FINISHED, conclusion=outcome.conclusion)
-                return
-            task.move_to(TaskStatus.PLANNING, self.clock())
-            observation = await steps.look()
-            planned = await self._plan(task, observation, steps, "")
-            self._add_steps(task, planned)
-            reporter.on_planned(task.steps)
-            task.move_to(TaskStatus.EXECUTING, self.clock())
-            replans = 0
-            index = 0
-            while index < len(task.steps):
-                step = task.steps[index]
-                index += 1
-                if step.status is not StepStatus.PENDING:
-                    continue
-                outcome = await steps.resolve(step, observation)
-                observation = outcome.last_observation
-                if outcome.task_done:
-                    self._end(task, reporter, TaskStatus.FINISHED, conclusion=outcome.conclusion)
-                    return
-                if step.status is StepStatus.FAILED:
-                    if replans >= self.config.max_replans:
-                        raise _TaskFailure(f"Step {step.index} ({step.title}) failed: {step.error}")
-                    replans += 1
-                    skip_pending(task.steps[index:], self.clock())
-                    observation = await steps.look(observation)
-                    planned = await self._plan(task, observation, steps, replan_history(task, step))
-                    new_steps = self._add_steps(task, planned)
-                    reporter.on_planned(new_steps, replanned=True)
-            done = [s for s in task.steps if s.status is StepStatus.SUCCESS]
-            self._end(task, reporter, TaskStatus.FINISHED, conclusion=done[-1].summary if done else None)
+            way = WAYS[task.options.mode or self.settings.mode]
+            await way(self, task, steps, reporter)
         except (_TaskFailure, ReActFailure) as exc:
             self._end(task, reporter, TaskStatus.FAILED, error=str(exc))
         except TaskAborted as exc:  # the person cancelled a take over, or nobody took over in time
@@ -223,6 +200,44 @@ class PlanAndResolveAgent:
         except Exception as exc:  # a bug must end the task with a reason, not leave it running
             traceback.print_exc()
             self._end(task, reporter, TaskStatus.FAILED, error=f"Internal error: {type(exc).__name__}: {exc}")
+
+    async def _react(self, task: AgentTask, steps: StepResolver, reporter: ProgressReporter) -> None:
+        start_react(task, self.clock)
+        outcome = await run_react(task, steps, self.clock, self.config.max_react_actions)
+        self._end(task, reporter, TaskStatus.FINISHED, conclusion=outcome.conclusion)
+
+    async def _plan_and_resolve(
+        self, task: AgentTask, steps: StepResolver, reporter: ProgressReporter
+    ) -> None:
+        task.move_to(TaskStatus.PLANNING, self.clock())
+        observation = await steps.look()
+        planned = await self._plan(task, observation, steps, "")
+        self._add_steps(task, planned)
+        reporter.on_planned(task.steps)
+        task.move_to(TaskStatus.EXECUTING, self.clock())
+        replans = 0
+        index = 0
+        while index < len(task.steps):
+            step = task.steps[index]
+            index += 1
+            if step.status is not StepStatus.PENDING:
+                continue
+            outcome = await steps.resolve(step, observation)
+            observation = outcome.last_observation
+            if outcome.task_done:
+                self._end(task, reporter, TaskStatus.FINISHED, conclusion=outcome.conclusion)
+                return
+            if step.status is StepStatus.FAILED:
+                if replans >= self.config.max_replans:
+                    raise _TaskFailure(f"Step {step.index} ({step.title}) failed: {step.error}")
+                replans += 1
+                skip_pending(task.steps[index:], self.clock())
+                observation = await steps.look(observation)
+                planned = await self._plan(task, observation, steps, replan_history(task, step))
+                new_steps = self._add_steps(task, planned)
+                reporter.on_planned(new_steps, replanned=True)
+        done = [s for s in task.steps if s.status is StepStatus.SUCCESS]
+        self._end(task, reporter, TaskStatus.FINISHED, conclusion=done[-1].summary if done else None)
 
     def _add_steps(self, task: AgentTask, planned: list[PlannedStep]) -> list[AgentStep]:
         first = len(task.steps) + 1
@@ -273,3 +288,11 @@ def _with_caller(person: Person | None, progress: ProgressSink | None) -> Person
     if person is None or ask is None:
         return person
     return AskingCallerToo(person, ask)
+
+
+# How each of the agent's ways (``tasks.AGENT_MODES``) runs a task: a method of the agent.
+Way = Callable[[PlanAndResolveAgent, AgentTask, StepResolver, ProgressReporter], Awaitable[None]]
+WAYS: dict[str, Way] = {
+    PLAN_MODE.name: PlanAndResolveAgent._plan_and_resolve,
+    REACT_MODE.name: PlanAndResolveAgent._react,
+}

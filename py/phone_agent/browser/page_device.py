@@ -1,5 +1,6 @@
 """What the tools hold while the page has chosen a phone (``PageDevice``), and the small words of the
-connection: which phone the page's URL names, and how a dropped link is said.
+connection: the page URL's parameters, and how a dropped link is said (which phone ``?device=`` names is
+``adb.connection_kinds.parse_device_spec``).
 
 ``PageDevice`` stays ``context.device`` across a drop and a reconnect: while the link is down it
 answers ``device_error`` with why it dropped (get_device_status: ``connected: false``), and whoever
@@ -27,14 +28,6 @@ T = TypeVar("T")
 def query_param(page_url: str, name: str) -> str | None:
     values = parse_qs(urlsplit(page_url).query).get(name)
     return values[0] if values else None
-
-
-def parse_device_spec(spec: str) -> tuple[str, str]:
-    """``tcp:HOST:PORT`` → ("tcp", "HOST:PORT"); ``adb-server:SERIAL`` → ("adb-server", SERIAL)."""
-    kind, sep, rest = spec.partition(":")
-    if not sep or kind not in ("tcp", "adb-server") or not rest:
-        raise ValueError(f"unknown device {spec!r}: use tcp:HOST:PORT or adb-server:SERIAL")
-    return kind, rest
 
 
 def lost_message(reason: str) -> str:

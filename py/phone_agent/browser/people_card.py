@@ -22,7 +22,7 @@ import js  # type: ignore[import-not-found]
 
 from ..agent.people import ASK_KINDS, CANCEL, DONE, NO, YES, AgentSettings, call_question
 from ..errors import not_confirmed
-from ..tasks import DEFAULT_CONFIRM_TIMEOUT_MS
+from ..tasks import AGENT_MODES, DEFAULT_CONFIRM_TIMEOUT_MS
 from ..tools.dispatch import ToolDispatcher
 from ..tools.spec import Channel
 from .dom import PanelEvents
@@ -55,6 +55,7 @@ class PeopleCard:
         self._events.listen("confirm-no", "click", lambda _e: self._answer(NO))
         self._events.listen("agent-options-form", "change", lambda _e: self._events.spawn(self._changed()))
         self._events.listen("agent-options-form", "submit", lambda event: event.preventDefault())
+        self._list_modes()
 
     # -- the Setting -----------------------------------------------------------------------------
 
@@ -66,6 +67,16 @@ class PeopleCard:
             stored = None
         self.settings = AgentSettings.from_json(stored)
         self._fill()
+
+    def _list_modes(self) -> None:
+        """The Setting's choices, one per way of the agent (``tasks.AGENT_MODES``)."""
+        select = self._doc.getElementById("settings-agent-mode")
+        select.replaceChildren()
+        for mode in AGENT_MODES.values():
+            option = self._doc.createElement("option")
+            option.value = mode.name
+            option.textContent = f"{mode.title} ({mode.summary})"
+            select.appendChild(option)
 
     def _fill(self) -> None:
         self._doc.getElementById("settings-agent-mode").value = self.settings.mode
@@ -86,7 +97,7 @@ class PeopleCard:
     def _say(self) -> None:
         if self.on_settings is not None:
             self.on_settings(self.settings)
-        way = "ReAct" if self.settings.mode == "react" else "Plan-and-Resolve"
+        way = AGENT_MODES[self.settings.mode].title
         asks = [ASK_KINDS[kind] for kind in ASK_KINDS if kind in self.settings.ask]
         asked = f"asks before {', '.join(asks)}" if asks else "asks before nothing"
         node = self._doc.getElementById("agent-options-state")

@@ -29,24 +29,24 @@ from ..relay.frames import (
     CLOSE_REPLACED,
     CLOSE_UNPAIRED,
     AnswerFrame,
+    AskFrame,
     BadFrame,
     CallFrame,
     CancelFrame,
+    HelloFrame,
     PairedFrame,
+    PairFrame,
     PolicyFrame,
     ProgressSequence,
+    ResultFrame,
     SecretNamesFrame,
+    SecretRequestFrame,
     SecretValueFrame,
     TaskRecordFrame,
-    ask_frame,
-    hello_frame,
-    pair_frame,
+    WithdrawFrame,
     parse_server_frame,
-    result_frame,
-    retry_delay_ms,
-    secret_request_frame,
-    withdraw_frame,
 )
+from ..relay.settings import retry_delay_ms
 from ..tools.dispatch import ToolDispatcher
 from ..tools.spec import Channel
 from .transfer_http import transfer_end
@@ -100,18 +100,22 @@ class RelayPairing:
     async def first_frame(self) -> str:
         if self._code is not None:
             code, self._code = self._code, None
-            return pair_frame(code)
+            return PairFrame(code).to_wire()
         self._from_config = False
         if self.same_origin:
             if self._secret is None:
                 self._secret = await self._fetch_secret()
             if self._secret:
                 self._from_config = True
-                return hello_frame(self._secret)
+                return HelloFrame(self._secret).to_wire()
             # Opened without the link: a pairing by code made earlier, else none (the code is asked).
-            return hello_frame(self._stored() or "")
+            return HelloFrame(self._stored() or "").to_wire()
         # Else the secret of the phone-agent that served this page: the same user's servers share one.
-        return hello_frame(self._stored() or self._secret or "")
+        return HelloFrame(self._stored() or self._secret or "").to_wire()
+
+    def remembered(self) -> bool:
+        """Whether this page paired with this relay by code before (it then reconnects by itself)."""
+        return self._stored() is not None
 
     def paired(self, secret: str | None) -> None:
         if secret:
@@ -208,7 +212,7 @@ class McpRelayClient:
         waiting: asyncio.Future[str | None] = asyncio.get_event_loop().create_future()
         self._secret_waits[request_id] = waiting
         try:
-            self._send(secret_request_frame(request_id, name))
+            self._send(SecretRequestFrame(request_id, name).to_wire())
             return await asyncio.wait_for(waiting, timeout_s)
         except TimeoutError:
             return None
@@ -339,7 +343,7 @@ class McpRelayClient:
 
     async def _say_hello(self, socket: Any, opened: asyncio.Event) -> None:
         await opened.wait()
-        frame = hello_frame("") if self.pairing is None else await self.pairing.first_frame()
+        frame = HelloFrame("").to_wire() if self.pairing is None else await self.pairing.first_frame()
         if socket.readyState == 1:
             socket.send(frame)
 
@@ -385,7 +389,7 @@ class McpRelayClient:
             js.console.warn(f"[MCP relay] ignored a frame: {frame.reason}")
             if frame.id is not None:
                 failure = errors.unreadable_frame("relay", frame.reason)
-                self._send(result_frame(frame.id, failure.to_result()))
+                self._send(ResultFrame(frame.id, failure.to_result()).to_wire())
 
     async def _serve(self, frame: CallFrame) -> None:
         try:
@@ -401,7 +405,7 @@ class McpRelayClient:
         finally:
             self._calls.pop(frame.id, None)
             self._progress.forget(frame.id)
-        self._send(result_frame(frame.id, result))
+        self._send(ResultFrame(frame.id, result).to_wire())
 
     def progress(self, call_id: str, message: str) -> None:
         self._send(self._progress.frame(call_id, message))
@@ -417,12 +421,12 @@ class McpRelayClient:
         waiting: asyncio.Future[str | None] = asyncio.get_event_loop().create_future()
         self._asks[ask_id] = waiting
         try:
-            self._send(ask_frame(call_id, ask_id, kind, message))
+            self._send(AskFrame(call_id, ask_id, kind, message).to_wire())
             return await waiting
         finally:
             self._asks.pop(ask_id, None)
             if not waiting.done() or waiting.cancelled():
-                self._send(withdraw_frame(call_id, ask_id))
+                self._send(WithdrawFrame(call_id, ask_id).to_wire())
 
     def _send(self, text: str) -> None:
         """Send if connected; a closed or broken socket loses the frame, never the call."""

@@ -23,14 +23,14 @@ from typing import Any
 from .. import errors
 from ..relay.frames import (
     AnswerFrame,
+    AskFrame,
     BadFrame,
     CallFrame,
     CancelFrame,
     ProgressSequence,
-    ask_frame,
+    ResultFrame,
+    WithdrawFrame,
     parse_server_frame,
-    result_frame,
-    withdraw_frame,
 )
 from ..tools.dispatch import CallRecord, ToolDispatcher
 from ..tools.spec import Channel
@@ -159,13 +159,13 @@ class FarmPageService:
         if isinstance(frame, BadFrame):
             if frame.id is not None:
                 failure = errors.unreadable_frame("farm", frame.reason)
-                self._publish_reply(reply, result_frame(frame.id, failure.to_result()))
+                self._publish_reply(reply, ResultFrame(frame.id, failure.to_result()).to_wire())
             return
         assert isinstance(frame, CallFrame)
         wanted = envelope.device
         if wanted is None or wanted != self.serial:
             refusal = failures.wrong_device(self.serial, wanted or "").to_result()
-            self._publish_reply(reply, result_frame(frame.id, refusal))
+            self._publish_reply(reply, ResultFrame(frame.id, refusal).to_wire())
             return
         if frame.id in self._calls:
             return
@@ -184,10 +184,10 @@ class FarmPageService:
             self._calls.pop(frame.id, None)
             self._progress.forget(frame.id)
         self.publish_tasks()  # the record before the answer: a caller may ask for it at once
-        if not self._publish_reply(reply, result_frame(frame.id, result)):
+        if not self._publish_reply(reply, ResultFrame(frame.id, result).to_wire()):
             # Most likely larger than the broker's max_payload: say so rather than leave the caller waiting.
             failure = failures.answer_too_large(frame.tool)
-            self._publish_reply(reply, result_frame(frame.id, failure.to_result()))
+            self._publish_reply(reply, ResultFrame(frame.id, failure.to_result()).to_wire())
 
     def progress(self, reply: str, call_id: str, message: str) -> None:
         self._publish_reply(reply, self._progress.frame(call_id, message))
@@ -201,13 +201,13 @@ class FarmPageService:
         waiting: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
         self._asks[ask_id] = waiting
         try:
-            if not self._publish_reply(reply, ask_frame(call_id, ask_id, kind, message)):
+            if not self._publish_reply(reply, AskFrame(call_id, ask_id, kind, message).to_wire()):
                 return None
             return await waiting
         finally:
             self._asks.pop(ask_id, None)
             if not waiting.done() or waiting.cancelled():
-                self._publish_reply(reply, withdraw_frame(call_id, ask_id))
+                self._publish_reply(reply, WithdrawFrame(call_id, ask_id).to_wire())
 
     def _publish_reply(self, reply: str, text: str) -> bool:
         try:

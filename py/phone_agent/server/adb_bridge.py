@@ -8,7 +8,8 @@ unless ``--allow-device-host`` names more. Binary frames, no compression (it hal
 It carries ADB and nothing else: the target is connected only once the page's first bytes are what
 the page's own ADB sends first, checked whole — a CNXN packet whose banner is ``host::`` and printable
 text, or one of the adb-server requests ``AdbServerClient`` makes (``%04x`` + ``host:version``,
-``host:devices-l``, ``host:transport:SERIAL``, ``host-serial:SERIAL:features``; printable, so no
+``host:devices-l``, ``host:track-devices``, ``host:transport:SERIAL``,
+``host-serial:SERIAL:features``; printable, so no
 CR/LF to start a line of another protocol) — only that request goes out, and the rest flows only once
 the target has answered as ADB: OKAY or FAIL from an adb server; from an adbd an AUTH, an STLS or a
 CNXN from a device (``device::…``; a target that echoes the page's CNXN is not one). So a script in
@@ -49,7 +50,8 @@ MAX_SERVER_REQUEST = 1024
 DEVICE_KINDS = frozenset({b"device", b"recovery", b"rescue", b"sideload", b"bootloader"})
 # What smart_socket.AdbServerClient asks first on a connection; a serial is printable, no spaces.
 _SERVER_REQUEST = re.compile(
-    rb"host:version|host:devices-l|host:transport:[!-~]{1,255}|host-serial:[!-~]{1,255}:features"
+    rb"host:version|host:devices-l|host:track-devices|host:transport:[!-~]{1,255}"
+    rb"|host-serial:[!-~]{1,255}:features"
 )
 NEED_MORE = -1
 NOT_ADB = 0
@@ -98,7 +100,8 @@ def _is_printable(text: bytes) -> bool:
 
 def allowed_server_request(service: bytes) -> bool:
     """Whether ``service`` is one of the adb-server requests the page sends (smart_socket.py):
-    ``host:version``, ``host:devices-l``, ``host:transport:SERIAL``, ``host-serial:SERIAL:features``."""
+    ``host:version``, ``host:devices-l``, ``host:track-devices``, ``host:transport:SERIAL``,
+    ``host-serial:SERIAL:features``."""
     return _is_printable(service) and _SERVER_REQUEST.fullmatch(service) is not None
 
 
@@ -215,31 +218,60 @@ async def _refuse(websocket: WebSocket, code: int, reason: str) -> None:
 
 async def serve_bridge(websocket: WebSocket, policy: BridgePolicy) -> None:
     """One page's link to one device: accept, check both ends speak ADB, pump both ways until either
-    side ends."""
+    side ends. Each step that refuses has closed the WebSocket with its code and reason."""
     await websocket.accept()
+    target = await _allowed_target(websocket, policy)
+    if target is None:
+        return
+    first = await _page_request(websocket, *target)
+    if first is None:
+        return
+    request, rest = first
+    opened = await _open_target(websocket, *target, request)
+    if opened is None:
+        return
+    reader, writer, answer = opened
+    log.info("ADB bridge open to %s:%d", *target)
+    await _pump(websocket, reader, writer, (rest, answer), target)
+
+
+async def _allowed_target(websocket: WebSocket, policy: BridgePolicy) -> tuple[str, int] | None:
+    """The ``target`` the page asks for, when it is one and the policy allows its host."""
     try:
         host, port = parse_bridge_target(websocket.query_params.get("target"))
     except BadTarget as exc:
         await _refuse(websocket, CLOSE_BAD_TARGET, str(exc))
-        return
+        return None
     if not policy.allows(host):
         reason = f"{host} is not loopback; start phone-agent with --allow-device-host {host}"
         await _refuse(websocket, CLOSE_NOT_ALLOWED, reason)
-        return
+        return None
+    return host, port
+
+
+async def _page_request(websocket: WebSocket, host: str, port: int) -> tuple[bytes, bytes] | None:
+    """The page's first request, when it is ADB's, and what the page sent after it."""
     try:
         first = await asyncio.wait_for(_first_request(websocket), FIRST_BYTES_TIMEOUT_S)
     except TimeoutError:
         reason = f"no ADB request within {FIRST_BYTES_TIMEOUT_S:g}s"
         await _refuse(websocket, CLOSE_FIRST_BYTES_TIMEOUT, reason)
-        return
+        return None
     if first is None:
-        return
-    request, rest = first
-    if not request:
+        return None
+    if not first[0]:
         log.warning("ADB bridge to %s:%d refused: the page's first bytes are not ADB", host, port)
         reason = "the bridge carries ADB only (a CNXN or an adb-server request)"
         await _refuse(websocket, CLOSE_NOT_ADB, reason)
-        return
+        return None
+    return first
+
+
+async def _open_target(
+    websocket: WebSocket, host: str, port: int, request: bytes
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, bytes] | None:
+    """Connect the target and send it the page's first request; its reader, writer and first answer
+    when that answer is ADB's."""
     try:
         reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), CONNECT_TIMEOUT_S)
     except (OSError, TimeoutError) as exc:
@@ -249,7 +281,7 @@ async def serve_bridge(websocket: WebSocket, policy: BridgePolicy) -> None:
             else f"cannot reach {host}:{port}: no answer in {CONNECT_TIMEOUT_S:g}s"
         )
         await _refuse(websocket, CLOSE_UNREACHABLE, reason)
-        return
+        return None
     # Only the first request goes out until the target has answered as ADB: whatever the page sends
     # after it waits, so nothing reaches a service that is not an adbd or an adb server.
     try:
@@ -262,8 +294,20 @@ async def serve_bridge(websocket: WebSocket, policy: BridgePolicy) -> None:
         writer.close()
         log.warning("ADB bridge to %s:%d refused: the target does not answer as ADB", host, port)
         await _refuse(websocket, CLOSE_NOT_ADB, f"{host}:{port} does not answer as an adbd or an adb server")
-        return
-    log.info("ADB bridge open to %s:%d", host, port)
+        return None
+    return reader, writer, answer
+
+
+async def _pump(
+    websocket: WebSocket,
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    held: tuple[bytes, bytes],
+    target: tuple[str, int],
+) -> None:
+    """Move bytes both ways until either side ends; ``held`` is what the page sent after its first
+    request and the target's first answer, both held back until now."""
+    rest, answer = held
     # asyncio reads at most 256 KiB per recv: let one read take up to a 1 MiB WRTE that is already
     # there, so a bulk transfer crosses the WebSocket in a quarter of the messages.
     if isinstance(getattr(writer.transport, "max_size", None), int):
@@ -294,7 +338,7 @@ async def serve_bridge(websocket: WebSocket, policy: BridgePolicy) -> None:
             if task.exception() is not None and not isinstance(
                 task.exception(), (WebSocketDisconnect, ConnectionError, RuntimeError)
             ):
-                log.warning("ADB bridge to %s:%d failed: %r", host, port, task.exception())
+                log.warning("ADB bridge to %s:%d failed: %r", *target, task.exception())
     finally:
         for task in pumps:
             task.cancel()
@@ -306,4 +350,4 @@ async def serve_bridge(websocket: WebSocket, policy: BridgePolicy) -> None:
             await asyncio.wait_for(writer.wait_closed(), 1.0)
         with contextlib.suppress(Exception):
             await websocket.close(code=1000, reason="device link closed")
-        log.info("ADB bridge to %s:%d closed", host, port)
+        log.info("ADB bridge to %s:%d closed", *target)

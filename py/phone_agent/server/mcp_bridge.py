@@ -193,37 +193,67 @@ def build_relaying_server(
     of the server's own ``/mcp`` (``build_tool_server``) and of ``phone-agent mcp``'s front. Under a
     narrower ``profile``, a call of a tool not in ``offered_names`` is an ``unknown_tool`` isError
     result."""
-    threshold = LogThreshold()
-    chosen = ToolProfile(profile)
-    tasks = McpTaskStore()
-    parked = ParkedCalls()
+    handlers = _RelayingHandlers(list_tools, answer, offered_names, ToolProfile(profile))
+    server: Server[Any] = Server(
+        SERVER_NAME,
+        version=__version__,
+        instructions=instructions,
+        cache_hints=CACHE_HINTS,
+        on_list_tools=handlers.on_list_tools,
+        on_call_tool=handlers.on_call_tool,
+    )
+    # Registered by hand, not with on_set_logging_level=, which warns at construction: the handler
+    # declares the logging capability (we do send notifications/message) and records the client's level.
+    server.add_request_handler(
+        "logging/setLevel", types.SetLevelRequestParams, handlers.threshold.handle_set_level
+    )
+    # server/discover says so (SEP-2133 extension settings: none defined, an empty object).
+    server.extensions[TASKS_EXTENSION] = {}
+    server.add_request_handler("tasks/get", types.GetTaskRequestParams, handlers.on_get_task)
+    server.add_request_handler("tasks/cancel", types.CancelTaskRequestParams, handlers.on_cancel_task)
+    return server
+
+
+class _RelayingHandlers:
+    """The request handlers of one relaying server, and what they share: the client's logging level,
+    its MCP tasks and its calls parked for input."""
+
+    def __init__(
+        self, list_tools: ToolLister, answer: ToolAnswer, offered_names: tuple[str, ...], chosen: ToolProfile
+    ) -> None:
+        self.list_tools, self.answer = list_tools, answer
+        self.offered_names, self.chosen = offered_names, chosen
+        self.threshold = LogThreshold()
+        self.tasks = McpTaskStore()
+        self.parked = ParkedCalls()
 
     async def on_list_tools(
-        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return await list_tools()
+        return await self.list_tools()
 
     async def on_call_tool(
-        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | dict[str, Any]:
-        if chosen is not ToolProfile.ALL and params.name not in offered_names:
-            failure = tool_not_offered(params.name, str(chosen), offered_names)
+        if self.chosen is not ToolProfile.ALL and params.name not in self.offered_names:
+            failure = tool_not_offered(params.name, str(self.chosen), self.offered_names)
             return types.CallToolResult.model_validate(failure.to_result())
         if params.name in TASK_TOOLS and declares_tasks(_meta_of(ctx)):
-            return start_task(params.name, params.arguments)
-        forward = ProgressForwarder(ctx, threshold)
+            return self.start_task(params.name, params.arguments)
+        forward = ProgressForwarder(ctx, self.threshold)
         # A retry (requestState) resumes its parked call whatever the retry declares.
         if params.name in ASKING_TOOLS and (takes_input_requests(ctx) or params.request_state is not None):
-            name, arguments = params.name, params.arguments
+            name, arguments, answer = params.name, params.arguments, self.answer
 
             async def start(call: ParkedCall) -> types.CallToolResult:
                 return await answer(name, arguments, call)  # type: ignore[arg-type]
 
-            return await parked.run(params.name, params, forward, start)  # type: ignore[return-value]
-        return await answer(params.name, params.arguments, forward)
+            return await self.parked.run(params.name, params, forward, start)  # type: ignore[return-value]
+        return await self.answer(params.name, params.arguments, forward)
 
-    def start_task(name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
+    def start_task(self, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
         """The call as an MCP task (the Tasks extension): its handle now, its result by tasks/get."""
+        answer = self.answer
 
         async def run(progress: Callable[[int, str], Awaitable[None]]) -> dict[str, Any]:
             result = await answer(name, arguments, progress)  # type: ignore[arg-type]
@@ -236,38 +266,21 @@ def build_relaying_server(
             if aborted.is_error:
                 log.info("tasks/cancel: %s answered %s", TASK_TOOLS[name], aborted.content)
 
-        return tasks.start(name, run, cancel)
+        return self.tasks.start(name, run, cancel)
 
     async def on_get_task(
-        ctx: ServerRequestContext[Any], params: types.GetTaskRequestParams
+        self, ctx: ServerRequestContext[Any], params: types.GetTaskRequestParams
     ) -> dict[str, Any]:
         if not declares_tasks(_meta_of(ctx)):
             raise missing_capability()
-        return tasks.get(params.task_id)
+        return self.tasks.get(params.task_id)
 
     async def on_cancel_task(
-        ctx: ServerRequestContext[Any], params: types.CancelTaskRequestParams
+        self, ctx: ServerRequestContext[Any], params: types.CancelTaskRequestParams
     ) -> dict[str, Any]:
         if not declares_tasks(_meta_of(ctx)):
             raise missing_capability()
-        return await tasks.cancel(params.task_id)
-
-    server: Server[Any] = Server(
-        SERVER_NAME,
-        version=__version__,
-        instructions=instructions,
-        cache_hints=CACHE_HINTS,
-        on_list_tools=on_list_tools,
-        on_call_tool=on_call_tool,
-    )
-    # Registered by hand, not with on_set_logging_level=, which warns at construction: the handler
-    # declares the logging capability (we do send notifications/message) and records the client's level.
-    server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, threshold.handle_set_level)
-    # server/discover says so (SEP-2133 extension settings: none defined, an empty object).
-    server.extensions[TASKS_EXTENSION] = {}
-    server.add_request_handler("tasks/get", types.GetTaskRequestParams, on_get_task)
-    server.add_request_handler("tasks/cancel", types.CancelTaskRequestParams, on_cancel_task)
-    return server
+        return await self.tasks.cancel(params.task_id)
 
 
 def takes_input_requests(ctx: ServerRequestContext[Any]) -> bool:

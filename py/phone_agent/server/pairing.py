@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from ..relay.frames import HelloFrame, PairFrame, paired_frame, parse_first_frame
+from ..relay.frames import HelloFrame, PairedFrame, PairFrame, parse_first_frame
 from .credentials import same_secret
 
 CODE_TTL_S = 600.0
@@ -49,7 +49,7 @@ _COOKIE_PURPOSE = b"phone-agent page cookie v1"
 class Paired:
     """The page is in; ``reply`` is the frame to send it first (with the secret, after a code)."""
 
-    reply: str = paired_frame()
+    reply: str = PairedFrame().to_wire()
     by_code: bool = False
 
 
@@ -106,7 +106,7 @@ class PairingGate:
             given = frame.code
             if given is not None and same_secret(given.replace("-", "").replace(" ", ""), code):
                 self._code = None  # one code, one page
-                return Paired(paired_frame(self._secret), by_code=True)
+                return Paired(PairedFrame(self._secret).to_wire(), by_code=True)
             self._attempts += 1
             if self._attempts >= MAX_CODE_ATTEMPTS:
                 self._locked_until = self._clock() + LOCKOUT_S

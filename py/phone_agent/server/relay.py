@@ -3,7 +3,9 @@
 ``Relay`` drives ``RelayCore`` (the pure part): it sends call and cancel frames (``relay.frames``) through a
 ``PageLink``, resolves each call's future from the page's answer, enforces the per-tool time limit, hands
 progress to the caller in order, and runs the self-check 3 s after a page connects. A call that finds no
-page waits for one up to ``page_wait_s`` (``--page-wait-ms``) before it answers "Browser not connected".
+page answers "Browser not connected" at once when no page has paired since the server started and none is
+booting (saying the command that prints the page's link), else waits for the page up to ``page_wait_s``
+(``--page-wait-ms``).
 While a call's agent waits for a person, the page may ask the call's MCP client too (``ask`` frames): the
 relay hands the question to the call's ``ask`` (the MCP edge's elicitation) and sends the client's answer
 back; the page's ``withdraw`` (the person at the page answered first) or the call's end cancels the
@@ -27,15 +29,17 @@ from ..relay.frames import (
     CLOSE_REPLACED_REASON,
     CLOSE_SHUTDOWN,
     CLOSE_SHUTDOWN_REASON,
-    answer_frame,
-    call_frame,
-    cancel_frame,
+    AnswerFrame,
+    CallFrame,
+    CancelFrame,
+    PolicyFrame,
+    SecretNamesFrame,
+    SecretValueFrame,
+    TaskRecordFrame,
+    TransferRef,
     parse_secret_request,
-    policy_frame,
-    secret_names_frame,
-    secret_value_frame,
-    task_record_frame,
 )
+from .failures import never_paired
 from .task_ledger import TaskLedger
 from .transfers import Transfer, TransferRegistry
 
@@ -87,6 +91,10 @@ class Relay:
         self.core = core if core is not None else RelayCore()
         self.page_wait_s = page_wait_s
         self._page_present = asyncio.Event()
+        # Whether any page has paired since the server started (a call then waits for one to come back),
+        # and when a page last asked for its configuration (it is booting: a call waits for it too).
+        self.paired_once = False
+        self._page_booting_at: float | None = None
         # None or <= 0 turns the self-check off (tests that script every frame the page sees).
         self.self_check_delay_s = (
             DEFAULT_SELF_CHECK_DELAY_S if self_check_delay_s is None else self_check_delay_s
@@ -119,6 +127,7 @@ class Relay:
         old_links = [(token, old) for token, old in self._links.items() if token != page]
         self._links[page] = link
         self._page_present.set()
+        self.paired_once = True
         for call in dropped:
             self._settle(call, page_replaced(call.tool).to_result())
         for token, old in old_links:
@@ -129,9 +138,9 @@ class Relay:
         if len(self.ledger):
             self._spawn(self._send_records(link, self.ledger.records()))
         if self.secrets:
-            self._spawn(self._send(link, secret_names_frame(list(self.secrets))))
+            self._spawn(self._send(link, SecretNamesFrame(list(self.secrets)).to_wire()))
         if self.confirm_always:
-            self._spawn(self._send(link, policy_frame("always")))
+            self._spawn(self._send(link, PolicyFrame("always").to_wire()))
         if self.self_check_delay_s and self.self_check_delay_s > 0:
             self._spawn(self._self_check(page))
         return page
@@ -144,7 +153,7 @@ class Relay:
             if link is not None and page == self.core.page:
                 value = self.secrets.get(request.name)
                 log.info("the page types the secret %s%s", request.name, "" if value else " (unknown here)")
-                self._spawn(self._send(link, secret_value_frame(request.id, value)))
+                self._spawn(self._send(link, SecretValueFrame(request.id, value).to_wire()))
             return
         event = self.core.receive_frame(page, text)
         if isinstance(event, CallAnswered):
@@ -186,7 +195,7 @@ class Relay:
             link = self._links.get(page)
             if answer is not None and link is not None:
                 log.info("the MCP client answered the %s question: %s", event.kind, answer)
-                await self._send(link, answer_frame(event.ask, answer))
+                await self._send(link, AnswerFrame(event.ask, answer).to_wire())
 
         task = asyncio.ensure_future(relay_answer())
         state.asks[event.ask] = task
@@ -218,7 +227,7 @@ class Relay:
         try:
             async with asyncio.timeout(LINK_CLOSE_S * len(records)):
                 for record in records:
-                    await link.send_text(task_record_frame(record))
+                    await link.send_text(TaskRecordFrame(record).to_wire())
         except Exception as exc:
             log.debug("could not hand task records to the page: %s", exc)
 
@@ -246,11 +255,16 @@ class Relay:
             await self.transfers.finish(transfer, not failed, why)
 
     async def _call(
-        self, tool: Any, args: Any, on_progress: ProgressHandler | None, transfer: dict[str, Any] | None
+        self, tool: Any, args: Any, on_progress: ProgressHandler | None, transfer: TransferRef | None
     ) -> dict[str, Any]:
         try:
             call = self.core.start_call(tool, args)
         except ToolError as exc:
+            absent = exc.code is ErrorCode.BROWSER_NOT_CONNECTED
+            if absent and not self.paired_once and not self._page_on_its_way():
+                # No page has paired since this server started, and none is booting: none is coming by
+                # itself, so the caller learns at once what to do instead of waiting.
+                return never_paired(self.core.page_url).to_result()
             if exc.code is not ErrorCode.BROWSER_NOT_CONNECTED or not await self._wait_for_page():
                 return exc.to_result()
             try:
@@ -265,7 +279,7 @@ class Relay:
             try:
                 # A page whose socket stopped draining must not hold the call past its own limit.
                 async with asyncio.timeout(call.timeout_ms / 1000):
-                    await link.send_text(call_frame(call.id, call.tool, call.args, transfer))
+                    await link.send_text(CallFrame(call.id, call.tool, call.args, transfer).to_wire())
             except Exception as exc:
                 log.info("could not send %s to the page: %s", call.tool, exc)
                 self.core.end_call(call.id)
@@ -302,6 +316,14 @@ class Relay:
         except TimeoutError:
             log.warning("progress of %s was still queued when it ended; the rest is dropped", call.id)
         return result
+
+    def page_booting(self) -> None:
+        """A page asked for its configuration (``/api/config``): it pairs within seconds."""
+        self._page_booting_at = asyncio.get_running_loop().time()
+
+    def _page_on_its_way(self) -> bool:
+        booting = self._page_booting_at
+        return booting is not None and asyncio.get_running_loop().time() - booting < self.page_wait_s
 
     async def _wait_for_page(self) -> bool:
         """Wait up to ``page_wait_s`` for a page (a one-shot client often calls before the page is back)."""
@@ -369,7 +391,7 @@ class Relay:
             return
         try:
             async with asyncio.timeout(LINK_CLOSE_S):
-                await link.send_text(cancel_frame(call.id))
+                await link.send_text(CancelFrame(call.id).to_wire())
         except Exception as exc:
             log.debug("could not send cancel for %s: %s", call.id, exc)
 

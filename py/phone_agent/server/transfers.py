@@ -2,7 +2,7 @@
 bounded chunks, through the server, instead of inline in one relay frame.
 
 The front opens a transfer (``POST /api/transfers``, bearer token) and names it in the call's ``_meta``
-(``TRANSFER_META``); the relay hands its id to the page with the call (``relay.frames.call_frame``). Then
+(``TRANSFER_META``); the relay hands its id to the page with the call (``relay.frames.TransferRef``). Then
   upload   (push_file, install_app): the front ``PUT``s the file's bytes to ``/api/transfers/{id}``; the
            page ``GET``s ``/api/transfers/{id}/chunk`` for each next chunk (204 at the end) and pushes
            it over ADB sync as it comes;
@@ -28,6 +28,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from ..relay.frames import TransferRef
 from ..tools.transfer import CHUNK_BYTES, DOWNLOAD, UPLOAD
 
 log = logging.getLogger("phone_agent.transfers")
@@ -76,9 +77,9 @@ class Transfer:
     def _ready(self) -> bool:
         return self.failure is not None or self.ended or bool(self._chunks)
 
-    def descriptor(self) -> dict[str, object]:
+    def descriptor(self) -> TransferRef:
         """What the page is told of it, with the call: its id, direction, size and where to fetch."""
-        return {"id": self.id, "direction": self.direction, "size": self.size, "path": chunk_path(self.id)}
+        return TransferRef(self.id, self.direction, self.size, chunk_path(self.id))
 
     async def put(self, chunk: bytes) -> None:
         """Add a chunk, waiting (≤ STALL_S) while the buffer is full; TransferFailed once it broke off."""

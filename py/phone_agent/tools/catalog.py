@@ -14,7 +14,15 @@ from enum import StrEnum
 from typing import Any
 
 from .. import errors
-from ..tasks import DEFAULT_CONFIRM_TIMEOUT_MS, DEFAULT_TAKEOVER_TIMEOUT_MS, TaskOptions, TaskStatus
+from ..tasks import (
+    AGENT_MODES,
+    DEFAULT_AGENT_MODE,
+    DEFAULT_CONFIRM_TIMEOUT_MS,
+    DEFAULT_TAKEOVER_TIMEOUT_MS,
+    AgentMode,
+    TaskOptions,
+    TaskStatus,
+)
 from .device_tools import DEVICE_TOOLS
 from .flow_keeping import FLOW_TOOLS
 from .results import action_result, format_task_markdown, json_result, png_result, text_result
@@ -120,6 +128,18 @@ DEVICE_STATUS_SCHEMA = result_schema(
         "transport": STRING,
     },
     ["connected"],
+)
+
+
+def _mode_words(mode: AgentMode) -> str:
+    steps = f"; {mode.steps}" if mode.steps else ""
+    return f'"{mode.name}" ({mode.title}: {mode.summary}{steps})'
+
+
+# run_agent_task's ``mode``, written from the table of the agent's ways.
+_MODE_DESCRIPTION = (
+    f"The agent's way: {' or '.join(_mode_words(mode) for mode in AGENT_MODES.values())}. "
+    f"Default: the page's Setting ({DEFAULT_AGENT_MODE})."
 )
 
 
@@ -290,10 +310,8 @@ SPEC_TOOLS: tuple[ToolSpec, ...] = (
                 },
                 "mode": {
                     "type": "string",
-                    "enum": ["plan", "react"],
-                    "description": 'The agent\'s way: "plan" (Plan-and-Resolve: plans the steps, then '
-                    'carries each out) or "react" (ReAct: looks, thinks and acts one action at a time, no '
-                    "plan; each action is a step of the report). Default: the page's Setting (plan).",
+                    "enum": list(AGENT_MODES),
+                    "description": _MODE_DESCRIPTION,
                 },
                 "takeoverTimeoutMs": {
                     "type": "number",

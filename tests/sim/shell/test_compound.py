@@ -71,18 +71,13 @@ def test_arithmetic_errors_say_so(sh):
 
 
 @pytest.mark.adb
-async def test_debian_adb_runs_a_for_loop_on_the_phone(sim, debian_adb):
-    serial = f"127.0.0.1:{sim.port}"
-    await debian_adb.run("connect", serial)
-    assert await debian_adb.wait_for_state(serial, "device") == "device"
-    try:
-        code, out, err = await debian_adb.run("-s", serial, "shell", "for i in 1 2 3; do echo $i; done")
-        assert (code, out, err) == (0, b"1\n2\n3\n", b"")
-        _, out, _ = await debian_adb.run(
-            "-s", serial, "shell", 'n=0; for p in $(pm list packages); do n=$((n+1)); done; echo "$n"'
-        )
-        assert int(out) > 10
-        code, out, err = await debian_adb.run("-s", serial, "shell", "time getprop ro.serialno")
-        assert code == 0 and out.strip() == sim.serial.encode() and b" real " in err
-    finally:
-        await debian_adb.run("disconnect", serial)
+async def test_debian_adb_runs_a_for_loop_on_the_phone(sim, debian_adb, adb_serial):
+    serial = adb_serial
+    code, out, err = await debian_adb.run("-s", serial, "shell", "for i in 1 2 3; do echo $i; done")
+    assert (code, out, err) == (0, b"1\n2\n3\n", b"")
+    _, out, _ = await debian_adb.run(
+        "-s", serial, "shell", 'n=0; for p in $(pm list packages); do n=$((n+1)); done; echo "$n"'
+    )
+    assert int(out) > 10
+    code, out, err = await debian_adb.run("-s", serial, "shell", "time getprop ro.serialno")
+    assert code == 0 and out.strip() == sim.serial.encode() and b" real " in err

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import io
 import struct
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import lru_cache
 
 from PIL import Image, ImageDraw
@@ -126,104 +128,197 @@ def _lines(draw: ImageDraw.ImageDraw, box: Rect, text: str, p: Paint) -> None:
         draw_text(draw, (x1 + p.pad, top + i * step + step // 2), line, p.size, p.fg)
 
 
+@dataclass(frozen=True)
+class _Canvas:
+    """Where one node is painted: the image, its ``draw``, the node, its paint and its box."""
+
+    image: Image.Image
+    draw: ImageDraw.ImageDraw
+    node: SimulatedView
+    p: Paint
+    box: Rect
+
+    @property
+    def center(self) -> tuple[int, int]:
+        x1, y1, x2, y2 = self.box
+        return (x1 + x2) // 2, (y1 + y2) // 2
+
+
+# The kinds whose background ``p.bg`` is filled before their own painting.
+_FILLED = frozenset({"box", "text", "button", "card", "edit"})
+
+
 def _paint(image: Image.Image, node: SimulatedView, p: Paint, box: Rect) -> None:
-    draw = ImageDraw.Draw(image)
     x1, y1, x2, y2 = box
-    cx, cy = (x1 + x2) // 2, (y1 + y2) // 2
-    kind = p.kind
-    if kind == "wallpaper":
+    if p.kind == "wallpaper":
         image.paste(_wallpaper(p.bg or (0, 0, 0), (12, 18, 32)), (x1, y1))
         return
-    if p.bg is not None and kind in ("box", "text", "button", "card", "edit"):
+    draw = ImageDraw.Draw(image)
+    if p.bg is not None and p.kind in _FILLED:
         if p.radius:
             draw.rounded_rectangle(box, radius=p.radius, fill=p.bg)
         else:
             draw.rectangle((x1, y1, x2 - 1, y2 - 1), fill=p.bg)
-    if kind in ("text", "button"):
-        _text(draw, box, node.text, p)
-    elif kind == "multiline":
-        _lines(draw, box, node.text, p)
-    elif kind == "bubble":
-        draw.rounded_rectangle(box, radius=p.radius, fill=p.bg)
-        _lines(draw, (x1, y1 + 22 - p.pad, x2, y2), node.text, p)
-    elif kind == "circle":
-        draw.ellipse(box, fill=p.bg)
-        draw_text(draw, (cx, cy), p.label, p.size, p.fg, "mm", 1)
-    elif kind == "app_icon":
-        r = 85
-        draw.ellipse((cx - r, y1 + 10, cx + r, y1 + 10 + 2 * r), fill=p.bg)
-        draw_text(draw, (cx, y1 + 10 + r), p.label, 80, p.fg, "mm", 2)
-        draw_text(draw, (cx, y2 - 45), node.text, p.size, p.fg, "mm")
-    elif kind == "switch":
-        track_on, track_off = PRIMARY, (226, 226, 233)
-        h = 80
-        draw.rounded_rectangle(
-            (x1 + 10, cy - h // 2, x2 - 10, cy + h // 2),
-            radius=h // 2,
-            fill=track_on if node.checked else track_off,
-            outline=None if node.checked else (120, 120, 128),
-            width=4,
-        )
-        if node.checked:
-            draw.ellipse(
-                (x2 - 10 - h + 10, cy - h // 2 + 10, x2 - 20, cy + h // 2 - 10), fill=(255, 255, 255)
-            )
-        else:
-            draw.ellipse((x1 + 26, cy - 20, x1 + 66, cy + 20), fill=(120, 120, 128))
-    elif kind == "edit":
-        if node.focused:
-            draw.rounded_rectangle(box, radius=p.radius, outline=PRIMARY, width=4)
-        shown = (node.text if node.text != p.label else "").replace("\n", " ")
-        width = x2 - x1 - 2 * p.pad - 10
-        if shown:
-            visible = tail(shown, p.size, width)
-            draw_text(draw, (x1 + p.pad, cy), visible, p.size, (28, 27, 31))
-            caret_x = x1 + p.pad + text_width(visible, p.size) + 4
-        else:
-            draw_text(draw, (x1 + p.pad, cy), p.label, p.size, HINT)
-            caret_x = x1 + p.pad - 2
-        if node.focused:
-            draw.line((caret_x, cy - p.size // 2 - 4, caret_x, cy + p.size // 2 + 4), fill=PRIMARY, width=4)
-    elif kind == "send":
-        draw.ellipse(box, fill=p.bg)
-        draw.polygon([(cx - 30, cy - 34), (cx + 38, cy), (cx - 30, cy + 34), (cx - 18, cy)], fill=p.fg)
-    elif kind == "card":
-        pass
-    elif kind == "arrow_back":
-        c = (28, 27, 31)
-        draw.line((cx - 36, cy, cx + 36, cy), fill=c, width=7)
-        draw.line((cx - 36, cy, cx - 6, cy - 30), fill=c, width=7)
-        draw.line((cx - 36, cy, cx - 6, cy + 30), fill=c, width=7)
-    elif kind == "nav_back":
-        draw.polygon([(cx + 22, cy - 28), (cx + 22, cy + 28), (cx - 26, cy)], outline=p.fg, width=5)
-    elif kind == "nav_home":
-        draw.ellipse((cx - 30, cy - 30, cx + 30, cy + 30), outline=p.fg, width=5)
-    elif kind == "nav_recent_apps":
-        draw.rounded_rectangle((cx - 26, cy - 26, cx + 26, cy + 26), radius=6, outline=p.fg, width=5)
-    elif kind == "battery":
-        draw.rounded_rectangle((x1 + 12, y1 + 4, x2 - 12, y2 - 2), radius=5, outline=p.fg, width=3)
-        draw.rectangle((cx - 6, y1, cx + 6, y1 + 4), fill=p.fg)
-        draw.rectangle((x1 + 17, y1 + 14, x2 - 17, y2 - 7), fill=p.fg)
-    elif kind == "wifi":
-        draw.pieslice((x1, y1, x2, y1 + (x2 - x1)), 225, 315, fill=p.fg)
-    elif kind == "bluetooth":
-        top, bottom, left, right = y1 + 4, y2 - 4, x1 + 4, x2 - 4
-        mid = (top + bottom) // 2
-        q = (bottom - top) // 4
-        draw.line(
-            [(left, mid - q), (right, mid + q), (cx, bottom), (cx, top), (right, mid - q), (left, mid + q)],
-            fill=p.fg,
-            width=4,
-        )
-    elif kind == "keyboard":
-        _keyboard(draw, box, p)
-    elif kind == "scrim":
-        overlay = Image.new("RGB", (x2 - x1, y2 - y1), (0, 0, 0))
-        image.paste(Image.blend(image.crop(box), overlay, 0.45), (x1, y1))
-    elif kind == "divider_top":
-        draw.line((x1, y1, x2, y1), fill=p.fg, width=2)
-    elif kind == "divider_bottom":
-        draw.line((x1 + 60, y2 - 1, x2 - 60, y2 - 1), fill=p.fg, width=2)
+    painter = _PAINTERS.get(p.kind)
+    if painter is not None:
+        painter(_Canvas(image, draw, node, p, box))
+
+
+def _paint_text(c: _Canvas) -> None:
+    _text(c.draw, c.box, c.node.text, c.p)
+
+
+def _paint_lines(c: _Canvas) -> None:
+    _lines(c.draw, c.box, c.node.text, c.p)
+
+
+def _paint_bubble(c: _Canvas) -> None:
+    x1, y1, x2, y2 = c.box
+    c.draw.rounded_rectangle(c.box, radius=c.p.radius, fill=c.p.bg)
+    _lines(c.draw, (x1, y1 + 22 - c.p.pad, x2, y2), c.node.text, c.p)
+
+
+def _paint_circle(c: _Canvas) -> None:
+    c.draw.ellipse(c.box, fill=c.p.bg)
+    draw_text(c.draw, c.center, c.p.label, c.p.size, c.p.fg, "mm", 1)
+
+
+def _paint_app_icon(c: _Canvas) -> None:
+    (cx, _), (_, y1, _, y2), r = c.center, c.box, 85
+    c.draw.ellipse((cx - r, y1 + 10, cx + r, y1 + 10 + 2 * r), fill=c.p.bg)
+    draw_text(c.draw, (cx, y1 + 10 + r), c.p.label, 80, c.p.fg, "mm", 2)
+    draw_text(c.draw, (cx, y2 - 45), c.node.text, c.p.size, c.p.fg, "mm")
+
+
+def _paint_switch(c: _Canvas) -> None:
+    (x1, _, x2, _), (_, cy), checked = c.box, c.center, c.node.checked
+    track_on, track_off = PRIMARY, (226, 226, 233)
+    h = 80
+    c.draw.rounded_rectangle(
+        (x1 + 10, cy - h // 2, x2 - 10, cy + h // 2),
+        radius=h // 2,
+        fill=track_on if checked else track_off,
+        outline=None if checked else (120, 120, 128),
+        width=4,
+    )
+    if checked:
+        c.draw.ellipse((x2 - 10 - h + 10, cy - h // 2 + 10, x2 - 20, cy + h // 2 - 10), fill=(255, 255, 255))
+    else:
+        c.draw.ellipse((x1 + 26, cy - 20, x1 + 66, cy + 20), fill=(120, 120, 128))
+
+
+def _paint_edit(c: _Canvas) -> None:
+    (x1, _, x2, _), (_, cy), p, node = c.box, c.center, c.p, c.node
+    if node.focused:
+        c.draw.rounded_rectangle(c.box, radius=p.radius, outline=PRIMARY, width=4)
+    shown = (node.text if node.text != p.label else "").replace("\n", " ")
+    width = x2 - x1 - 2 * p.pad - 10
+    if shown:
+        visible = tail(shown, p.size, width)
+        draw_text(c.draw, (x1 + p.pad, cy), visible, p.size, (28, 27, 31))
+        caret_x = x1 + p.pad + text_width(visible, p.size) + 4
+    else:
+        draw_text(c.draw, (x1 + p.pad, cy), p.label, p.size, HINT)
+        caret_x = x1 + p.pad - 2
+    if node.focused:
+        c.draw.line((caret_x, cy - p.size // 2 - 4, caret_x, cy + p.size // 2 + 4), fill=PRIMARY, width=4)
+
+
+def _paint_send(c: _Canvas) -> None:
+    cx, cy = c.center
+    c.draw.ellipse(c.box, fill=c.p.bg)
+    c.draw.polygon([(cx - 30, cy - 34), (cx + 38, cy), (cx - 30, cy + 34), (cx - 18, cy)], fill=c.p.fg)
+
+
+def _paint_arrow_back(c: _Canvas) -> None:
+    (cx, cy), color = c.center, (28, 27, 31)
+    c.draw.line((cx - 36, cy, cx + 36, cy), fill=color, width=7)
+    c.draw.line((cx - 36, cy, cx - 6, cy - 30), fill=color, width=7)
+    c.draw.line((cx - 36, cy, cx - 6, cy + 30), fill=color, width=7)
+
+
+def _paint_nav_back(c: _Canvas) -> None:
+    cx, cy = c.center
+    c.draw.polygon([(cx + 22, cy - 28), (cx + 22, cy + 28), (cx - 26, cy)], outline=c.p.fg, width=5)
+
+
+def _paint_nav_home(c: _Canvas) -> None:
+    cx, cy = c.center
+    c.draw.ellipse((cx - 30, cy - 30, cx + 30, cy + 30), outline=c.p.fg, width=5)
+
+
+def _paint_nav_recent_apps(c: _Canvas) -> None:
+    cx, cy = c.center
+    c.draw.rounded_rectangle((cx - 26, cy - 26, cx + 26, cy + 26), radius=6, outline=c.p.fg, width=5)
+
+
+def _paint_battery(c: _Canvas) -> None:
+    (x1, y1, x2, y2), (cx, _) = c.box, c.center
+    c.draw.rounded_rectangle((x1 + 12, y1 + 4, x2 - 12, y2 - 2), radius=5, outline=c.p.fg, width=3)
+    c.draw.rectangle((cx - 6, y1, cx + 6, y1 + 4), fill=c.p.fg)
+    c.draw.rectangle((x1 + 17, y1 + 14, x2 - 17, y2 - 7), fill=c.p.fg)
+
+
+def _paint_wifi(c: _Canvas) -> None:
+    x1, y1, x2, _ = c.box
+    c.draw.pieslice((x1, y1, x2, y1 + (x2 - x1)), 225, 315, fill=c.p.fg)
+
+
+def _paint_bluetooth(c: _Canvas) -> None:
+    (x1, y1, x2, y2), (cx, _) = c.box, c.center
+    top, bottom, left, right = y1 + 4, y2 - 4, x1 + 4, x2 - 4
+    mid = (top + bottom) // 2
+    q = (bottom - top) // 4
+    c.draw.line(
+        [(left, mid - q), (right, mid + q), (cx, bottom), (cx, top), (right, mid - q), (left, mid + q)],
+        fill=c.p.fg,
+        width=4,
+    )
+
+
+def _paint_keyboard(c: _Canvas) -> None:
+    _keyboard(c.draw, c.box, c.p)
+
+
+def _paint_scrim(c: _Canvas) -> None:
+    x1, y1, x2, y2 = c.box
+    overlay = Image.new("RGB", (x2 - x1, y2 - y1), (0, 0, 0))
+    c.image.paste(Image.blend(c.image.crop(c.box), overlay, 0.45), (x1, y1))
+
+
+def _paint_divider_top(c: _Canvas) -> None:
+    x1, y1, x2, _ = c.box
+    c.draw.line((x1, y1, x2, y1), fill=c.p.fg, width=2)
+
+
+def _paint_divider_bottom(c: _Canvas) -> None:
+    x1, _, x2, y2 = c.box
+    c.draw.line((x1 + 60, y2 - 1, x2 - 60, y2 - 1), fill=c.p.fg, width=2)
+
+
+# How each kind of node is painted over its background (a box or a card is its background alone).
+_PAINTERS: dict[str, Callable[[_Canvas], None]] = {
+    "text": _paint_text,
+    "button": _paint_text,
+    "multiline": _paint_lines,
+    "bubble": _paint_bubble,
+    "circle": _paint_circle,
+    "app_icon": _paint_app_icon,
+    "switch": _paint_switch,
+    "edit": _paint_edit,
+    "send": _paint_send,
+    "arrow_back": _paint_arrow_back,
+    "nav_back": _paint_nav_back,
+    "nav_home": _paint_nav_home,
+    "nav_recent_apps": _paint_nav_recent_apps,
+    "battery": _paint_battery,
+    "wifi": _paint_wifi,
+    "bluetooth": _paint_bluetooth,
+    "keyboard": _paint_keyboard,
+    "scrim": _paint_scrim,
+    "divider_top": _paint_divider_top,
+    "divider_bottom": _paint_divider_bottom,
+}
 
 
 KEY_ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")

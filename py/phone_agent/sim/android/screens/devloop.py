@@ -8,6 +8,7 @@ import time
 
 from .. import apps
 from ..contract import AndroidPhone, Screen
+from ..devloop_state import Notification
 from ..ui import Paint, SimulatedView
 from .registry import screen_layout
 from .widgets import BG, PRIMARY, TEXT, TEXT2, WHITE, H, W, app_window, label, page_title, view
@@ -119,6 +120,7 @@ def overlays(phone: AndroidPhone) -> tuple[list[SimulatedView], list[SimulatedVi
 
 
 def _shade(phone: AndroidPhone, dev: object) -> SimulatedView:
+    """The notification shade: the clock, the quick tiles and, pulled half way, the notifications."""
     root = SimulatedView(
         cls="android.widget.FrameLayout",
         bounds=(0, 0, W, H),
@@ -138,28 +140,7 @@ def _shade(phone: AndroidPhone, dev: object) -> SimulatedView:
     ]
     shown = tiles if dev.shade == "settings" else tiles[:4]  # type: ignore[attr-defined]
     for i, (name, on) in enumerate(shown):
-        x, top = 40 + (i % 2) * 510, 160 + (i // 2) * 170
-        root.add(
-            view(
-                "android.widget.Switch",
-                (x, top, x + 490, top + 150),
-                paint=Paint(
-                    kind="button",
-                    bg=(138, 180, 248) if on else (60, 64, 67),
-                    fg=TEXT if on else WHITE,
-                    size=40,
-                    radius=50,
-                    align="center",
-                ),
-                text=name,
-                content_desc=name,
-                checkable=True,
-                checked=on,
-                clickable=True,
-                resource_id=f"{SYSTEM_UI}:id/tile",
-                action="dev.none",
-            )
-        )
+        root.add(_tile(40 + (i % 2) * 510, 160 + (i // 2) * 170, name, on))
     if dev.shade == "settings":  # type: ignore[attr-defined]
         return root
     top = 160 + 2 * 170 + 40
@@ -167,44 +148,52 @@ def _shade(phone: AndroidPhone, dev: object) -> SimulatedView:
     if not notes:
         root.add(label((0, top + 40, W, top + 120), "No notifications", size=44, fg=WHITE, align="center"))
     for note in notes[:8]:
-        card = view(
-            "android.widget.FrameLayout",
-            (40, top, W - 40, top + 220),
-            paint=Paint(kind="card", bg=(48, 49, 52), radius=36),
-            resource_id=f"{SYSTEM_UI}:id/expandableNotificationRow",
-            clickable=True,
-            action="dev.none",
-        )
-        assert card is not None
-        app = getattr(phone, "apps", {}).get(note.package)
-        ago = max(0, int(time.time() - note.posted) // 60)
-        card.add(
-            label(
-                (80, top + 20, W - 80, top + 70),
-                f"{app.label if app else note.package} · {ago}m",
-                size=32,
-                fg=(189, 193, 198),
-            )
-        )
-        card.add(
-            label(
-                (80, top + 75, W - 80, top + 140),
-                note.title,
-                size=44,
-                bold=True,
-                fg=WHITE,
-                rid="android:id/title",
-            )
-        )
-        card.add(
-            label(
-                (80, top + 140, W - 80, top + 205),
-                note.text,
-                size=40,
-                fg=(232, 234, 237),
-                rid="android:id/text",
-            )
-        )
-        root.add(card)
+        root.add(_notification_card(phone, note, top))
         top += 240
     return root
+
+
+def _tile(x: int, top: int, name: str, on: bool) -> SimulatedView:
+    """One quick setting of the shade, on or off."""
+    tile = view(
+        "android.widget.Switch",
+        (x, top, x + 490, top + 150),
+        paint=Paint(
+            kind="button",
+            bg=(138, 180, 248) if on else (60, 64, 67),
+            fg=TEXT if on else WHITE,
+            size=40,
+            radius=50,
+            align="center",
+        ),
+        text=name,
+        content_desc=name,
+        checkable=True,
+        checked=on,
+        clickable=True,
+        resource_id=f"{SYSTEM_UI}:id/tile",
+        action="dev.none",
+    )
+    assert tile is not None
+    return tile
+
+
+def _notification_card(phone: AndroidPhone, note: Notification, top: int) -> SimulatedView:
+    """One notification in the shade: its app and age, its title and its text."""
+    card = view(
+        "android.widget.FrameLayout",
+        (40, top, W - 40, top + 220),
+        paint=Paint(kind="card", bg=(48, 49, 52), radius=36),
+        resource_id=f"{SYSTEM_UI}:id/expandableNotificationRow",
+        clickable=True,
+        action="dev.none",
+    )
+    assert card is not None
+    app = getattr(phone, "apps", {}).get(note.package)
+    ago = max(0, int(time.time() - note.posted) // 60)
+    app_line = f"{app.label if app else note.package} · {ago}m"
+    card.add(label((80, top + 20, W - 80, top + 70), app_line, size=32, fg=(189, 193, 198)))
+    title_box, text_box = (80, top + 75, W - 80, top + 140), (80, top + 140, W - 80, top + 205)
+    card.add(label(title_box, note.title, size=44, bold=True, fg=WHITE, rid="android:id/title"))
+    card.add(label(text_box, note.text, size=40, fg=(232, 234, 237), rid="android:id/text"))
+    return card
