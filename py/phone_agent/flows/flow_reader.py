@@ -42,6 +42,7 @@ SELECTOR_KEYS = (
 )
 _NESTED_SELECTORS = ("below", "above", "leftOf", "rightOf", "containsChild", "childOf")
 _BOOL, _INT, _STR, _SEL, _ANY = "boolean", "integer", "string", "selector", "any"
+_SELS = "list of selectors"
 _OUT = "output path"  # a path the command writes to: it must stay under the run's folder (output_paths)
 _SELECTOR_TYPES = {
     "text": _STR,
@@ -55,6 +56,7 @@ _SELECTOR_TYPES = {
     "height": _INT,
     "tolerance": _INT,
     **{key: _SEL for key in _NESTED_SELECTORS},
+    "containsDescendants": _SELS,
 }
 COMMON_KEYS = {"optional": _BOOL, "label": _STR}
 
@@ -345,6 +347,10 @@ class _FlowReading:
             return node
         if kind == _SEL:
             return self.selector(node, what)
+        if kind == _SELS:
+            if node.kind != "seq" or not node.value:
+                raise self.error(f"{what} must be a list of selectors, e.g. [{{text: Wi-Fi}}]", node)
+            return [self.selector(item, what) for item in node.value]
         if node.kind != "scalar":
             raise self.error(f"{what} must be {'a' if kind != _INT else 'an'} {kind}", node)
         value = scalar_value(node.value, node.quoted)

@@ -38,6 +38,7 @@ POLL_S = 0.3
 SETTLE_S = 0.4  # after an action, before the next command looks at the screen
 ERASE_DEFAULT = 50
 
+
 class FlowPhone(Protocol):
     """What a flow needs of the phone: the catalog's device tools by name, the UI tree, a screenshot,
     deleting characters, a shell line."""
@@ -126,13 +127,19 @@ class FlowRunner:
         progress: Callable[[str], None] | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         monotonic_ms: Callable[[], float] = _monotonic_ms,
+        screen_size: Callable[[], Awaitable[tuple[int, int]]] | None = None,
     ) -> None:
         self.phone, self.progress, self.sleep, self.now = phone, progress, sleep, monotonic_ms
+        # The screen's true size as it is turned now, when the caller knows it; else a flow's screen is
+        # the union of the tree's windows.
+        self.screen_size = screen_size
 
     # -- the screen ---------------------------------------------------------------------------
 
     async def screen(self) -> UiScreen:
-        return UiScreen(await self.phone.nodes())
+        nodes = await self.phone.nodes()
+        size = await self.screen_size() if self.screen_size is not None else (0, 0)
+        return UiScreen(nodes, *size)
 
     async def wait_for(
         self, selector: dict[str, Any], present: bool, limit_ms: float, run: FlowRun
