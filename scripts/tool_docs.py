@@ -1,7 +1,10 @@
-"""Write docs/tools.md, the tool reference, from the tool catalog and the error code list.
+"""Write docs/tools.md, the tool reference, from the tool catalog and the error code list; and the parts
+of manifest.json (the MCP bundle's: its tools, its version) and server.json (the MCP registry's entry: its
+version) that come from the catalog and the package.
 
 The catalog is the one source: run this after changing a tool in py/phone_agent/tools/ (catalog.py,
-the device tools' family modules) or errors.py (`--check` only reports; a unit test runs it that way).
+the device tools' family modules), errors.py or the version (`--check` only reports; a unit test runs it
+that way). The rest of manifest.json and server.json is written by hand.
 """
 
 from __future__ import annotations
@@ -13,11 +16,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "py"))
 
+from phone_agent import __version__  # noqa: E402
 from phone_agent.errors import ERROR_CODE_MEANINGS  # noqa: E402
 from phone_agent.tools.catalog import SPEC_TOOL_NAMES, TOOLS  # noqa: E402
 from phone_agent.tools.locators import FORMS  # noqa: E402
 
 TARGET = ROOT / "docs" / "tools.md"
+MANIFEST = ROOT / "manifest.json"
+SERVER_JSON = ROOT / "server.json"
+DIST_NAME = "phone-agent-mcp"
 
 
 def render() -> str:
@@ -100,15 +107,44 @@ def render() -> str:
     return "\n".join(out) + "\n"
 
 
+def render_manifest(current: str) -> str:
+    """manifest.json with its tools (every catalog tool: the bundle runs the `all` profile) and its
+    version (the bundle runs the package of this version) from the source."""
+    manifest = json.loads(current)
+    manifest["version"] = __version__
+    config = manifest["server"]["mcp_config"]
+    pinned = f"{DIST_NAME}=={__version__}"
+    config["args"] = [pinned if arg.startswith(DIST_NAME) else arg for arg in config["args"]]
+    manifest["tools"] = [{"name": tool.name, "description": tool.description} for tool in TOOLS]
+    return json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
+
+
+def render_server_json(current: str) -> str:
+    """server.json with the package's version."""
+    entry = json.loads(current)
+    entry["version"] = __version__
+    for package in entry.get("packages", []):
+        if package.get("identifier") == DIST_NAME:
+            package["version"] = __version__
+    return json.dumps(entry, indent=2, ensure_ascii=False) + "\n"
+
+
 def main(argv: list[str]) -> int:
-    wanted = render()
-    current = TARGET.read_text() if TARGET.exists() else ""
-    if current == wanted:
-        return 0
-    if "--check" in argv:
-        print("docs/tools.md is out of date: run python scripts/tool_docs.py", file=sys.stderr)
+    outputs = [(TARGET, lambda _current: render())]
+    outputs += [(MANIFEST, render_manifest), (SERVER_JSON, render_server_json)]
+    stale = []
+    for target, make in outputs:
+        current = target.read_text() if target.exists() else ""
+        wanted = make(current)
+        if current == wanted:
+            continue
+        if "--check" in argv:
+            stale.append(target.name)
+        else:
+            target.write_text(wanted)
+    if stale:
+        print(f"{', '.join(stale)} out of date: run python scripts/tool_docs.py", file=sys.stderr)
         return 1
-    TARGET.write_text(wanted)
     return 0
 
 

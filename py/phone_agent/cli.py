@@ -23,10 +23,12 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from . import __version__
 from .arg_types import port_number
+from .server.cli_commands import add_call_command, add_doctor_command, add_flow_command, add_site_command
+from .server.options import DEFAULT_BACKGROUND_IDLE_EXIT_S
 from .tools.catalog import DEFAULT_TOOL_PROFILE, TOOL_NAMES, ToolProfile
 
 if TYPE_CHECKING:
@@ -73,12 +75,14 @@ def _non_negative(kind: Callable[[str], float]) -> Callable[[str], float]:
     return parse
 
 
-# What a server started by ``phone-agent mcp`` does with no client and no page: exit after 10 minutes.
-DEFAULT_BACKGROUND_IDLE_EXIT_S = 600.0
+
 DEFAULT_PAGE_WAIT_MS = 10_000
 
 MODEL_KEY_ENV = "PHONE_AGENT_MODEL_API_KEY"
 OPENAI_KEY_ENV = "OPENAI_API_KEY"
+# Defaults of --model-base-url and --model (an MCP bundle's settings arrive as environment variables).
+MODEL_BASE_URL_ENV = "PHONE_AGENT_MODEL_BASE_URL"
+MODEL_NAME_ENV = "PHONE_AGENT_MODEL"
 
 
 def model_api_key() -> str | None:
@@ -92,19 +96,22 @@ def model_api_key() -> str | None:
 
 def default_port() -> int:
     """The port when ``--port`` is not given: ``PHONE_AGENT_WS_PORT``, else 7788."""
-    from .server.options import DEFAULT_PORT, PORT_ENV
+    from .server.options import default_port as port
 
-    value = os.environ.get(PORT_ENV)
-    if value is None or not value.strip():
-        return DEFAULT_PORT
-    try:
-        return port_number(value.strip())
-    except argparse.ArgumentTypeError as exc:
-        raise SystemExit(f"phone-agent: error: {PORT_ENV}: {exc}") from None
+    return port()
 
 
 def add_server_options(parser: argparse.ArgumentParser) -> None:
     """The options ``serve`` and ``mcp`` share (and any later command that serves the page)."""
+    _add_listen_options(parser)
+    _add_hidden_options(parser)
+    _add_model_options(parser)
+    _add_sim_options(parser)
+    _add_policy_options(parser)
+
+
+def _add_listen_options(parser: argparse.ArgumentParser) -> None:
+    """Where the server listens, whom it lets in, and what it serves."""
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     parser.add_argument(
         "--port",
@@ -119,7 +126,8 @@ def add_server_options(parser: argparse.ArgumentParser) -> None:
         type=_origin,
         action="append",
         default=[],
-        help="also accept relay connections from pages of this origin (repeatable)",
+        help="also accept relay connections from pages of this origin, e.g. a page `phone-agent site` "
+        "wrote on a static host (it pairs by the code this server shows; repeatable)",
     )
     parser.add_argument(
         "--allow-device-host",
@@ -130,9 +138,17 @@ def add_server_options(parser: argparse.ArgumentParser) -> None:
         help="let the page's ADB bridge connect to this host too (default: loopback only; repeatable)",
     )
     parser.add_argument(
-        "--root", type=Path, default=None, help="directory to serve the page from (default: the repository)"
+        "--root",
+        type=Path,
+        default=None,
+        help="directory to serve the page from (default: the checkout's working tree, else the page this "
+        "package carries)",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logs (to stderr)")
+
+
+def _add_hidden_options(parser: argparse.ArgumentParser) -> None:
+    """For tests and for debugging a slow page (the module's docstring)."""
     parser.add_argument(
         "--tool-timeout",
         dest="tool_timeouts",
@@ -143,16 +159,26 @@ def add_server_options(parser: argparse.ArgumentParser) -> None:
         help=argparse.SUPPRESS,
     )
     parser.add_argument("--self-check-delay", type=float, default=None, help=argparse.SUPPRESS)
+
+
+def _add_model_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--model-base-url",
         metavar="URL",
-        default=None,
+        default=os.environ.get(MODEL_BASE_URL_ENV) or None,
         help="default OpenAI-compatible base URL for the page's agent, e.g. http://127.0.0.1:11434/v1 "
-        f"(the API key comes from ${MODEL_KEY_ENV}, else ${OPENAI_KEY_ENV}); the page's Settings win",
+        f"(default ${MODEL_BASE_URL_ENV}; the API key comes from ${MODEL_KEY_ENV}, else "
+        f"${OPENAI_KEY_ENV}); the page's Settings win",
     )
     parser.add_argument(
-        "--model", metavar="NAME", default=None, help="default model name for the page's agent"
+        "--model",
+        metavar="NAME",
+        default=os.environ.get(MODEL_NAME_ENV) or None,
+        help=f"default model name for the page's agent (default ${MODEL_NAME_ENV})",
     )
+
+
+def _add_sim_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--sim", action="store_true", help="also start the simulated phone (see `phone-agent sim`)"
     )
@@ -162,6 +188,10 @@ def add_server_options(parser: argparse.ArgumentParser) -> None:
     from .sim.commandline import add_realistic_arguments
 
     add_realistic_arguments(parser)  # for the simulated phone of --sim and of the page's offer
+
+
+def _add_policy_options(parser: argparse.ArgumentParser) -> None:
+    """What clients get, when the person is asked, and how long things wait."""
     parser.add_argument(
         "--tools",
         dest="tool_profile",
@@ -183,7 +213,8 @@ def add_server_options(parser: argparse.ArgumentParser) -> None:
         type=_non_negative(int),
         default=DEFAULT_PAGE_WAIT_MS,
         metavar="MS",
-        help="how long a call waits for a page when none is connected (default 10000)",
+        help="how long a call waits for a page that paired before to come back (default 10000; before any "
+        "page paired a call answers at once)",
     )
     parser.add_argument(
         "--idle-exit-s",
@@ -305,132 +336,6 @@ def add_sim_command(commands: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run_sim)
 
 
-def _json_arguments(text: str) -> dict[str, Any]:
-    import json
-
-    try:
-        value = json.loads(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"not JSON: {exc}") from None
-    if not isinstance(value, dict):
-        raise argparse.ArgumentTypeError(
-            'the arguments must be a JSON object, e.g. \'{"target": "text=OK"}\''
-        )
-    return value
-
-
-def _env_pair(text: str) -> tuple[str, str]:
-    name, sep, value = text.partition("=")
-    if not sep or not name.strip():
-        raise argparse.ArgumentTypeError(f"expected NAME=VALUE: {text!r}")
-    return name.strip(), value
-
-
-def _client_port_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--host", default="127.0.0.1", help="where the server listens (default 127.0.0.1)")
-    parser.add_argument(
-        "--port", type=port_number, default=None, help="its port (default: $PHONE_AGENT_WS_PORT, else 7788)"
-    )
-
-
-def add_call_command(commands: argparse._SubParsersAction) -> None:
-    parser = commands.add_parser(
-        "call",
-        help="call one tool through the shared server (started in the background when none answers) and "
-        "print its answer",
-    )
-    parser.add_argument("tool", metavar="TOOL", help="the tool's name, e.g. get_device_status")
-    parser.add_argument(
-        "arguments", metavar="JSON-ARGUMENTS", nargs="?", type=_json_arguments, default={},
-        help="the tool's arguments as a JSON object (default {})",
-    )
-    _client_port_options(parser)
-    parser.add_argument("--json", action="store_true", help="print the answer's structuredContent as JSON")
-    parser.set_defaults(run=run_call)
-
-
-def add_flow_command(commands: argparse._SubParsersAction) -> None:
-    from .server.flow_options import add_reading_options
-
-    parser = commands.add_parser("flow", help="Maestro flows: `phone-agent flow run|check FILE|DIR…`")
-    actions = parser.add_subparsers(dest="flow_command", required=True, metavar="ACTION")
-    run = actions.add_parser(
-        "run",
-        help="run Maestro flows (files, or folders run as Maestro workspaces) on the page's phone through "
-        "the shared server; exit 0 all passed, 1 a step failed, 2 a flow could not be read",
-    )
-    run.add_argument(
-        "files", metavar="FILE|DIR", nargs="+", type=Path,
-        help="flow files (Maestro YAML), or folders of flows with an optional config.yaml",
-    )
-    _client_port_options(run)
-    run.add_argument(
-        "--device", metavar="SERIAL", default=None, help="run only if the page's phone is this one"
-    )
-    run.add_argument(
-        "--env", dest="env", metavar="NAME=VALUE", type=_env_pair, action="append", default=[],
-        help="a value for ${NAME} in the flows (repeatable; wins over the flow's env)",
-    )
-    run.add_argument(
-        "--allow-http", dest="allow_http", metavar="HOST[:PORT]", action="append", default=[],
-        help="a host the flows' scripts may reach with Maestro's http object (repeatable; none by default)",
-    )
-    run.add_argument("--format", dest="report_format", choices=["text", "junit"], default="text",
-                     help="the report's format (default text)")
-    run.add_argument("--output", type=Path, default=None, help="write the report to this file")
-    add_reading_options(run)
-    run.set_defaults(run=run_flow_files)
-    check = actions.add_parser(
-        "check",
-        help="read flows (files or folders) without a phone and list every problem as FILE:LINE:COL: "
-        "error: …; exit 0 when every flow can run, 2 when one cannot",
-    )
-    check.add_argument(
-        "files", metavar="FILE|DIR", nargs="+", type=Path, help="flow files or folders of flows"
-    )
-    add_reading_options(check)
-    check.set_defaults(run=check_flow_files)
-
-
-def _client_options(args: argparse.Namespace) -> Any:  # server.front.FrontOptions
-    from .server.tool_client import front_options
-
-    port = args.port if args.port is not None else default_port()
-    return front_options(args.host, port, DEFAULT_BACKGROUND_IDLE_EXIT_S)
-
-
-def run_call(args: argparse.Namespace) -> int:
-    from .server.log_setup import configure_logging
-    from .server.tool_client import run_call as call
-
-    configure_logging(False)
-    return call(_client_options(args), args.tool, args.arguments, args.json)
-
-
-def run_flow_files(args: argparse.Namespace) -> int:
-    from .server.flow_cli import run_flow_command
-    from .server.flow_options import reading_of
-    from .server.log_setup import configure_logging
-
-    configure_logging(False)
-    return run_flow_command(
-        _client_options(args),
-        list(args.files),
-        dict(args.env),
-        args.device,
-        args.report_format,
-        args.output,
-        reading=reading_of(args, list(args.allow_http)),
-    )
-
-
-def check_flow_files(args: argparse.Namespace) -> int:
-    from .server.flow_cli import check_flows
-    from .server.flow_options import reading_of
-
-    return check_flows(list(args.files), reading_of(args))
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="phone-agent",
@@ -446,6 +351,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_sim_command(commands)
     add_call_command(commands)
     add_flow_command(commands)
+    add_site_command(commands)
+    add_doctor_command(commands)
     return parser
 
 
@@ -581,6 +488,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.raw_argv = raw
     command: Callable[[argparse.Namespace], int] = args.run
     return command(args)
+
+
+def mcp_main() -> int:
+    """``phone-agent-mcp [ARGS]``: ``phone-agent mcp [ARGS]`` (the registry's clients run the command
+    named like the package)."""
+    return main(["mcp", *sys.argv[1:]])
 
 
 if __name__ == "__main__":

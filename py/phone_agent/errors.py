@@ -109,7 +109,7 @@ NO_DEVICE_TEXT = "No phone device connected."
 AGENT_BUSY_TEXT = "Agent is already running. Please wait or call abort_task first."
 NO_TASK_RUNNING_TEXT = "No task is currently running."
 TASK_ABORTED_TEXT = "Task aborted."
-BROWSER_NOT_CONNECTED_TEXT = "Browser not connected. Open the WebADB page first."
+BROWSER_NOT_CONNECTED_TEXT = "Browser not connected. Open the phone-agent page first."
 NO_MODEL_TEXT = "No model configured: open Settings in the page and choose a model provider."
 
 
@@ -141,7 +141,7 @@ def no_task_running() -> ToolError:
 
 
 def _open_page(page_url: str | None) -> str:
-    """What follows "Open the WebADB page first.": where that page is, when the server knows."""
+    """What follows "Open the phone-agent page first.": where that page is, when the server knows."""
     if not page_url:
         return ""
     return f" The page: {page_url} (phone-agent's page; open the link `phone-agent url` prints in Chrome)."
@@ -464,7 +464,7 @@ def page_replaced(tool: str) -> ToolError:
 def page_disconnected(tool: str, page_url: str | None = None) -> ToolError:
     return ToolError(
         ErrorCode.BROWSER_NOT_CONNECTED,
-        f'Browser disconnected before tool "{tool}" answered. Open the WebADB page first.'
+        f'Browser disconnected before tool "{tool}" answered. Open the phone-agent page first.'
         + _open_page(page_url),
         remedy="Reopen or reload the phone-agent page (it reconnects by itself within 30 s), then call the "
         "tool again. For run_agent_task, call get_latest_task once the page is back to see what ran.",

@@ -44,7 +44,7 @@ async def test_the_tree_comes_from_the_server_and_equals_uiautomator_dumps(devic
     tree = await device.ui_tree()
     assert tree.source == TREE_SERVER and tree.note == ""
     assert sim.hierarchy.dumps == 1 and device.hierarchy.pushed and device.hierarchy.starts == 1
-    assert _shape(tree.nodes) == _shape(await device._dump_nodes())
+    assert _shape(tree.nodes) == _shape((await device._dump_nodes()).nodes)
     # the server stays up: the next looks are one HTTP exchange each on the same stream
     requests = sim.hierarchy.running()[0].requests
     again = await device.ui_tree()

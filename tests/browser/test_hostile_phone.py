@@ -2,8 +2,10 @@
 (``sim/hostile.py``), floods logcat and dumpsys without end, sends a PNG without end, a small PNG that
 says it is 100 000 pixels square, and a hierarchy server answer without end; the page (Pyodide in
 Chromium, over the ADB bridge) stops each at its cap with a ``device_error`` naming it — on both
-channels — and answers the very next call, with no page error and no reload. And a hostile caller's
-shell syntax in a value (a package, a permission, a flow's appId) runs nothing on the phone.
+channels — and answers the very next call, with no page error and no reload. A UI tree 100 000 levels
+deep or 50 000 nodes wide is read by the page's Python (Pyodide's small stack) without recursion, in
+part, with a note saying what was left out. And a hostile caller's shell syntax in a value (a package,
+a permission, a flow's appId) runs nothing on the phone.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import pytest
 from phone_agent.adb.device import SCREENCAP_MAX
 from phone_agent.adb.hierarchy_protocol import BODY_MAX
 from phone_agent.adb.services import SHELL_OUTPUT_MAX
+from phone_agent.adb.ui_dump import MAX_TREE_DEPTH, MAX_TREE_NODES
 from tests.browser.rigs import PhoneRig as Rig
 from tests.browser.rigs import PhoneRigSpec
 
@@ -101,6 +104,29 @@ async def test_a_hierarchy_answer_without_end(fresh: Rig, channel: str):
     again = await fresh.call(channel, "list_elements")
     assert not again.get("isError"), again
     assert again["structuredContent"]["treeSource"] == "hierarchy-server", again
+    await the_same_page(fresh)
+
+
+@pytest.mark.parametrize("channel", ["mcp", "webmcp"])
+@pytest.mark.parametrize("mode", ["deep-tree", "wide-tree"])
+async def test_a_tree_too_deep_or_too_wide_is_read_in_part(fresh: Rig, channel: str, mode: str):
+    fresh.sim.set_hostile([mode])
+    answer = await fresh.call(channel, "list_elements", maxElements=5)
+    assert not answer.get("isError"), answer
+    listed = answer["structuredContent"]
+    if mode == "deep-tree":
+        assert (
+            f"deeper than {MAX_TREE_DEPTH} levels (the tree goes 100,000 deep) left out" in listed["treeNote"]
+        )
+    else:
+        assert f"more than {MAX_TREE_NODES:,} nodes" in listed["treeNote"], listed
+        assert listed["total"] == MAX_TREE_NODES - 1 and listed["truncated"] and len(listed["elements"]) == 5
+        assert all(element["locator"] for element in listed["elements"])
+    await still_answers(fresh, channel)
+    fresh.sim.set_hostile([])
+    again = await fresh.call(channel, "list_elements")
+    assert not again.get("isError") and "treeNote" not in again["structuredContent"], again
+    assert any(element["text"] == "Settings" for element in again["structuredContent"]["elements"])
     await the_same_page(fresh)
 
 

@@ -98,6 +98,15 @@ async def test_a_page_opened_without_the_link_says_how_to_get_it_and_pairs_by_th
             await wait_badge(page, ready=False)
             help_text = await page.text_content("#relay-pair-help")
             assert "phone-agent url" in help_text and "code" in help_text
+            # The top of the page says so too, with the one thing to do.
+            banner = page.locator("#pair-banner")
+            assert await banner.is_visible()
+            assert (await banner.text_content()).strip() == (
+                "Not paired with phone-agent: MCP clients cannot reach this page. Open the link that "
+                "`phone-agent url` prints (it carries the page's token)."
+            )
+            box = await banner.bounding_box()
+            assert box is not None and box["y"] == 0  # at the very top
 
             def code() -> str | None:
                 found = re.findall(r"type the pairing code (\d{6})", log.read_text() if log.exists() else "")
@@ -110,6 +119,7 @@ async def test_a_page_opened_without_the_link_says_how_to_get_it_and_pairs_by_th
             await page.click("#relay-pair button[type=submit]")
             await wait_badge(page, ready=True)
             assert await page.locator("#relay-pair").is_hidden()
+            assert await page.locator("#pair-banner").is_hidden()  # paired: nothing left to do
             result = await session.call_tool("get_device_status", {})
             assert json.loads(result_text(result)) == {"connected": False}
 

@@ -53,8 +53,10 @@ async def test_an_external_client_reaches_the_page_for_every_tool(browser):
     async with mcp_stdio_session("--port", str(port), "--self-check-delay", "0.5") as session:
         before = await session.call_tool("get_device_status", {})
         assert before.is_error is True
-        assert result_text(before).startswith(
-            f"Browser not connected. Open the WebADB page first. The page: http://127.0.0.1:{port}/"
+        # No page has paired with this server yet: answered at once, with the command that prints the link.
+        assert result_text(before) == (
+            "Browser not connected. Open the phone-agent page first. No phone-agent page has connected since "
+            f"the server started: run `phone-agent url --port {port}` and open the link it prints in Chrome."
         )
 
         listed = {tool.name: tool for tool in (await session.list_tools()).tools}
@@ -229,8 +231,8 @@ async def _pairing_code(log) -> str | None:
 
 async def test_a_page_left_open_is_found_at_once_by_a_client_that_starts_a_new_server(browser):
     # The page's default retry (30 s): after losing its server it retries at once, then backs off 1, 2,
-    # 4 … s, so a one-shot client starting a new server a few seconds later is served within its page
-    # wait instead of failing with "Browser not connected".
+    # 4 … s, so a client starting a new server a few seconds later finds the page paired again within
+    # seconds (a call before that answers at once: no page has paired with the new server yet).
     port = free_port()
     args = ("--port", str(port), "--self-check-delay", "0")
     page, context = await _open_kept_page(browser, port, args)
@@ -238,8 +240,9 @@ async def test_a_page_left_open_is_found_at_once_by_a_client_that_starts_a_new_s
         await asyncio.sleep(3)  # the server is gone; the page keeps trying, less and less often
         await wait_badge(page, ready=False)
         # On a loaded machine the server alone may take 15 s to start: a 20 s page wait for the call.
-        async with mcp_stdio_session(*args, "--page-wait-ms", "20000") as session:
+        async with mcp_stdio_session(*args) as session:
             started = time.monotonic()
+            await wait_badge(page, ready=True)  # the page found the new server by itself
             result = await session.call_tool("get_device_status", {})
         assert not result.is_error, result_text(result)
         assert json.loads(result_text(result)) == {"connected": False}

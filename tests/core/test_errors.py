@@ -30,7 +30,7 @@ def test_exact_texts_of_the_specification():
     assert errors.no_device().message == "No phone device connected."
     assert errors.agent_busy().message == "Agent is already running. Please wait or call abort_task first."
     assert errors.no_task_running().message == "No task is currently running."
-    assert errors.browser_not_connected().message == "Browser not connected. Open the WebADB page first."
+    assert errors.browser_not_connected().message == "Browser not connected. Open the phone-agent page first."
     assert errors.timed_out("take_screenshot", 30000).message == (
         'Tool "take_screenshot" timed out after 30000ms'
     )

@@ -222,8 +222,10 @@ async def test_call_starts_the_shared_server_when_none_runs_and_waits_for_a_page
     try:
         code, out, err = await phone_agent("call", "get_device_status", "--port", str(port))
         assert code == 1 and out == ""
-        assert "browser_not_connected: Browser not connected. Open the WebADB page first." in err
-        assert f"open http://127.0.0.1:{port}/?token=" in err  # the page's link, with its token
+        assert "browser_not_connected: Browser not connected. Open the phone-agent page first." in err
+        # What to do, at once: the command that prints the page's link (never the token, on no terminal).
+        assert f"run `phone-agent url --port {port}` and open the link it prints" in err
+        assert "?token=" not in err
         flow = write(tmp_path, "f.yaml", "appId: com.android.settings\n---\n- launchApp\n")
         code, out, _ = await phone_agent("flow", "run", str(flow), "--port", str(port))  # the same server
         assert code == 1 and "browser_not_connected" in out

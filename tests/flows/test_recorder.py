@@ -33,7 +33,9 @@ def test_a_node_is_named_by_text_then_id_then_description_with_an_index_when_nee
     assert selector_for(nodes["blank"], shown) is None
     for name in ("ok2", "field", "icon"):
         assert find(selector_for(nodes[name], shown), shown)[0] is nodes[name]
-    assert node_at(shown, 50, 750) is nodes["icon"] and node_at(shown, 250, 750) is None
+    assert node_at(shown, 50, 750) is nodes["icon"]
+    assert node_at(shown, 250, 750) is nodes["blank"]  # the clickable node the finger lands on
+    assert node_at(shown, 700, 750) is None
 
 
 def test_relative_selectors_find_the_nearest_node_on_that_side():

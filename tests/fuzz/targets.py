@@ -40,6 +40,7 @@ from phone_agent.agent.model import ModelEvent
 from phone_agent.agent.sse import ChatChunkAssembler, SseEvent, SseParser
 from phone_agent.errors import DeviceError, ToolError
 from phone_agent.farm.frames import FarmEnvelope, farm_envelope, open_farm_envelope
+from phone_agent.flows.locator_syntax import RELATION_KEYS, Clause, format_clauses, parse_clauses
 from phone_agent.relay import frames as relay_frames
 from phone_agent.relay import settings as relay_settings
 from phone_agent.tools.catalog import TOOLS
@@ -719,6 +720,49 @@ def check_locator(value: Any, dump: str) -> None:
         assert element in snapshot.elements
 
 
+_plain_keys = st.sampled_from([k for k in LOCATOR_KEYS if k != "role"])
+_values = st.text(min_size=1, max_size=12).map(lambda v: " ".join(v.split())).filter(bool)
+
+
+def _clause_lists(depth: int) -> st.SearchStrategy[list[Clause]]:
+    plain = st.builds(Clause, _plain_keys, _values)
+    index = st.integers(0, 30).map(lambda n: Clause("index", str(n)))
+    if depth <= 0:
+        return st.lists(plain, min_size=1, max_size=2).map(lambda cs: list({c.key: c for c in cs}.values()))
+    relation = st.builds(
+        lambda key, inner: Clause(key, inner=tuple(inner)),
+        st.sampled_from(RELATION_KEYS),
+        _clause_lists(depth - 1),
+    )
+    return st.tuples(
+        st.lists(plain, min_size=1, max_size=2), st.lists(relation, max_size=2), st.booleans(), index
+    ).map(
+        lambda parts: (
+            list({c.key: c for c in parts[0]}.values())
+            + list({c.key: c for c in parts[1]}.values())
+            + ([parts[3]] if parts[2] else [])
+        )
+    )
+
+
+joined_locators = _clause_lists(2)
+
+
+def check_joined_locator_round_trip(clauses: list[Clause], dump: str) -> None:
+    """Joined clauses, with any text in their values, are written so that they read back as the same
+    clauses, and finding them on any screen never raises."""
+    written = format_clauses(clauses)
+    assert parse_clauses(written) == clauses, written
+    target = parse_target(written)
+    try:
+        nodes = parse_ui_dump(dump)
+    except DeviceError:
+        nodes = []
+    snapshot = ScreenSnapshot.from_nodes(nodes)
+    for element in target.find(snapshot):
+        assert element in snapshot.elements
+
+
 def check_locator_round_trip(text: str) -> None:
     """A target written as the docs show it parses, and prints back as written."""
     target = parse_target(text)
@@ -844,5 +888,8 @@ TARGETS: tuple[Target, ...] = (
     ),
     Target("locators", st.tuples(locator_text, ui_text), check_locator),
     Target("locators (round trip)", st.tuples(good_targets), check_locator_round_trip),
+    Target(
+        "joined locators (round trip)", st.tuples(joined_locators, ui_text), check_joined_locator_round_trip
+    ),
     Target("tool arguments", st.tuples(tool_specs, tool_args), check_tool_arguments),
 )

@@ -52,6 +52,7 @@ test_any_ui_dump_gives_nodes_or_a_device_error = _fuzz("uiautomator xml")
 test_ui_dumps_round_trip = _fuzz("uiautomator xml (round trip)")
 test_any_target_text_parses_or_gives_a_locator_error = _fuzz("locators")
 test_locators_round_trip = _fuzz("locators (round trip)")
+test_joined_locators_round_trip = _fuzz("joined locators (round trip)")
 test_any_tool_arguments_validate_or_give_a_tool_error = _fuzz("tool arguments")
 
 

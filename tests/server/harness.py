@@ -322,11 +322,15 @@ class McpHarness:
             return await self.session.call_tool(tool, args, **kwargs)
 
     async def wait_no_page(self) -> None:
-        """Until the server has let go of every page (a closed peer is noticed asynchronously)."""
+        """Until the server has let go of every page (a closed peer is noticed asynchronously): its
+        ``/api/server`` says ``pagePaired: false``."""
+        from phone_agent.server.background import probe
+        from phone_agent.server.credentials import load_token
+
         deadline = time.monotonic() + WAIT_S
         while time.monotonic() < deadline:
-            result = await self.call("get_latest_task")
-            if result.is_error and result.content[0].text.startswith("Browser not connected"):
+            found = await asyncio.to_thread(probe, "127.0.0.1", self.port, load_token())
+            if found.identity.get("pagePaired") is False:
                 return
             await asyncio.sleep(0.05)
         raise AssertionError("the server still thinks a page is connected")

@@ -73,9 +73,16 @@ def handshake_status(port: int, host: str, origin: str | None, path: str = "/rel
     return int(status_line.split()[1])
 
 
-def test_the_server_prints_the_url_to_open(serve_proc: ServeProcess) -> None:
+def test_the_server_says_how_to_open_the_page_and_keeps_the_token_out_of_a_log(
+    serve_proc: ServeProcess,
+) -> None:
     log = serve_proc.wait_stderr("in Chrome")
-    assert f"phone-agent: open http://127.0.0.1:{serve_proc.port}/?token={page_token()} in Chrome" in log
+    # Its stderr is a file here, not a terminal: the command that prints the link, never the token.
+    assert (
+        f"phone-agent: no page is paired yet: `phone-agent url --port {serve_proc.port}` prints the page's "
+        "link to open in Chrome"
+    ) in log
+    assert page_token() not in log and "?token=" not in log
     assert serve_proc.process.stdout is not None
 
 

@@ -86,7 +86,10 @@ async def test_without_a_page_every_tool_answers_browser_not_connected_at_once(
         started = time.monotonic()
         result = await mcp_server.call(tool, args)
         assert time.monotonic() - started < 2
-        assert result.is_error and text_of(result).startswith(BROWSER_NOT_CONNECTED_TEXT + " The page: http://")
+        # Where the page is, or (no page paired yet on this server) the command that prints its link.
+        text = text_of(result)
+        assert result.is_error and text.startswith(BROWSER_NOT_CONNECTED_TEXT + " ")
+        assert " The page: http://" in text or f"`phone-agent url --port {mcp_server.port}`" in text
         assert structured(result)["code"] == "browser_not_connected"
 
 
@@ -337,8 +340,10 @@ async def test_the_server_logged_its_url_and_no_traceback_to_stderr(
     mcp_server: McpHarness, phone_agent_home: Path
 ) -> None:
     log = mcp_server.stderr()
-    # The page's link: the browser that opens it is the one that pairs.
-    assert f"phone-agent: open http://127.0.0.1:{mcp_server.port}/?token={page_token()} in Chrome" in log
+    # How to get the page's link (the browser that opens it is the one that pairs); the link itself, with
+    # its token, only on a terminal (this stderr is a file).
+    assert f"`phone-agent url --port {mcp_server.port}` prints the page's link" in log
+    assert page_token() not in log
     assert "Traceback" not in log, log
     background = (phone_agent_home / "state" / f"server-{mcp_server.port}.log").read_text()
     assert f"phone-agent: MCP over streamable HTTP on http://127.0.0.1:{mcp_server.port}/mcp" in background

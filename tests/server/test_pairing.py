@@ -242,7 +242,7 @@ def test_phone_agent_url_prints_the_link_that_outlives_restarts_until_the_token_
     origin = {"Origin": f"http://127.0.0.1:{port}", "Content-Type": "application/json"}
     args = ["--port", str(port), "--root", str(page_root), "--self-check-delay", "0"]
     with serve_process(args, tmp_path / "first.txt", env=env) as first:
-        assert link in first.wait_stderr("in Chrome")  # the console shows the same link
+        assert f"`phone-agent url --port {port}`" in first.wait_stderr("in Chrome")  # how to get that link
         cookie = http(port, "/api/page-key", origin, trade)[1]["Set-Cookie"].split(";", 1)[0]
         secret = json.loads(http(port, "/api/config", {"Cookie": cookie})[2])["pairing"]
     with serve_process(args, tmp_path / "second.txt", env=env):  # restarted: the page keeps working

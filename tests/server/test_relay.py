@@ -179,8 +179,41 @@ async def test_a_call_cancelled_while_its_request_is_being_sent_is_forgotten() -
     assert r.core.pending == {}
 
 
+async def _a_page_came_and_went(r: Relay) -> None:
+    r.page_disconnected(await r.page_connected(FakeLink()))
+
+
+async def test_before_any_page_paired_a_call_answers_at_once_with_the_command_that_gives_the_link() -> None:
+    r = Relay(RelayCore(page_url="http://127.0.0.1:7999/"), self_check_delay_s=0, page_wait_s=5)
+    started = asyncio.get_running_loop().time()
+    none = await r.call("get_latest_task", {})
+    assert asyncio.get_running_loop().time() - started < 0.5
+    error = none["structuredContent"]
+    assert error["code"] == "browser_not_connected" and error["retryable"] is True
+    assert none["content"][0]["text"] == (
+        "Browser not connected. Open the phone-agent page first. No phone-agent page has connected since "
+        "the server started: run `phone-agent url --port 7999` and open the link it prints in Chrome."
+    )
+    assert error["details"] == {"command": "phone-agent url --port 7999", "neverPaired": True}
+    assert "?token=" not in json.dumps(none)  # the link's token never goes to a caller
+
+
+async def test_before_any_page_paired_a_call_waits_for_a_page_that_is_booting() -> None:
+    r = Relay(RelayCore(), self_check_delay_s=0, page_wait_s=5)
+    r.page_booting()  # a browser asked /api/config: its page pairs within seconds
+    call = asyncio.create_task(r.call("get_latest_task", {}))
+    await asyncio.sleep(0.2)
+    assert not call.done()
+    link = FakeLink()
+    page = await r.page_connected(link)
+    request = await link.next_sent()
+    r.page_frame(page, json.dumps({"id": request["id"], "result": ANSWER}))
+    assert await asyncio.wait_for(call, 5) == ANSWER
+
+
 async def test_a_call_with_no_page_waits_for_one_within_the_page_wait() -> None:
     r = Relay(RelayCore(), self_check_delay_s=0, page_wait_s=5)
+    await _a_page_came_and_went(r)  # a page paired before: it may come back (a reload, a new server's page)
     call = asyncio.create_task(r.call("get_latest_task", {}))
     await asyncio.sleep(0.2)
     assert not call.done()
@@ -194,6 +227,7 @@ async def test_a_call_with_no_page_waits_for_one_within_the_page_wait() -> None:
 
 async def test_the_page_wait_is_bounded_and_bad_arguments_do_not_wait() -> None:
     r = Relay(RelayCore(), self_check_delay_s=0, page_wait_s=0.3)
+    await _a_page_came_and_went(r)
     started = asyncio.get_running_loop().time()
     bad = await r.call("get_task_result", {})
     assert bad["structuredContent"]["code"] == "invalid_argument"

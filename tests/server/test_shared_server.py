@@ -156,14 +156,17 @@ async def test_two_stdio_fronts_and_two_http_clients_share_one_page_and_one_leav
     assert port_is_free(port)
 
 
-async def test_a_one_shot_client_started_before_the_page_is_served_once_the_page_connects(
+async def test_a_call_while_the_page_is_away_is_served_once_the_page_is_back(
     page_root: Path, tmp_path: Path
 ) -> None:
     port = free_port()
     async with started_front(port, tmp_path / "stderr.txt", "--root", str(page_root)) as client:
+        # A page paired, then went (a reload): a call waits for it to come back (10 s by default).
+        await (await Peer.connect(port)).close()
+        await client.wait_no_page()
         started = time.monotonic()
         call = asyncio.create_task(client.call("get_device_status", {}))
-        await asyncio.sleep(1.5)  # the page is not there yet; the call waits for it (10 s by default)
+        await asyncio.sleep(1.5)  # the page is not back yet; the call waits for it
         assert not call.done()
         page = AnsweringPage(await Peer.connect(port))
         try:
@@ -174,12 +177,28 @@ async def test_a_one_shot_client_started_before_the_page_is_served_once_the_page
         assert 1.5 <= time.monotonic() - started < 10
 
 
-async def test_with_no_page_within_the_wait_a_call_answers_browser_not_connected(
+async def test_before_any_page_paired_a_call_answers_at_once_with_the_command_that_gives_the_link(
+    page_root: Path, tmp_path: Path
+) -> None:
+    port = free_port()
+    async with started_front(port, tmp_path / "stderr.txt", "--root", str(page_root)) as client:
+        started = time.monotonic()
+        result = await client.call("get_device_status", {})
+        assert time.monotonic() - started < 2  # not the 10 s page wait
+        assert result.is_error and result.content[0].text == (
+            f"{BROWSER_NOT_CONNECTED_TEXT} No phone-agent page has connected since the server started: run "
+            f"`phone-agent url --port {port}` and open the link it prints in Chrome."
+        )
+
+
+async def test_with_no_page_back_within_the_wait_a_call_answers_browser_not_connected(
     page_root: Path, tmp_path: Path
 ) -> None:
     port = free_port()
     args = ("--root", str(page_root), "--page-wait-ms", "700")
     async with started_front(port, tmp_path / "stderr.txt", *args) as client:
+        await (await Peer.connect(port)).close()
+        await client.wait_no_page()
         started = time.monotonic()
         result = await client.call("get_device_status", {})
         assert 0.6 <= time.monotonic() - started < 5

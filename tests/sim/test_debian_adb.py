@@ -216,7 +216,7 @@ async def test_commands_from_stdin_without_a_terminal(debian_adb, adb_serial):
 
 async def test_first_connect_succeeds_with_this_computers_key(make_sim, debian_adb, monkeypatch):
     """A sim in accept mode knows the local user's adb key (as a phone paired with this computer):
-    the first ``adb connect`` says "adb_serial to", not "failed to authenticate"."""
+    the first ``adb connect`` says "connected to", not "failed to authenticate"."""
     assert (debian_adb.home / ".android" / "adbkey.pub").exists()
     monkeypatch.setenv("HOME", str(debian_adb.home))  # the sim and adb: one user, one key
     for name in ("ANDROID_USER_HOME", "ANDROID_SDK_HOME"):
@@ -225,7 +225,7 @@ async def test_first_connect_succeeds_with_this_computers_key(make_sim, debian_a
     serial = f"127.0.0.1:{sim.port}"
     try:
         _code, out, _ = await debian_adb.run("connect", serial)
-        assert out.decode().strip() == f"adb_serial to {serial}"
+        assert out.decode().strip() == f"connected to {serial}"
         assert await debian_adb.wait_for_state(serial, "device") == "device"
         assert len(sim.trusted_keys) == 1
     finally:

@@ -178,3 +178,107 @@ def test_every_locator_key_has_its_matcher():
     from phone_agent.tools.locators import _MATCHERS, LOCATOR_KEYS
 
     assert tuple(_MATCHERS) == LOCATOR_KEYS
+
+
+# ----- joined clauses, in the flows' vocabulary (issue 35) -----------------------------------------
+
+
+def rows_screen() -> ScreenSnapshot:
+    """Three Settings-like rows (a clickable row with no text, its title and a switch), as read."""
+    from phone_agent.adb.ui_dump import read_ui_dump
+    from tests.ui_corpus.shapes import n, render
+
+    rows = [
+        n(
+            "LinearLayout",
+            (0, y, 1080, y + 200),
+            n("TextView", (40, y + 40, 800, y + 100), text=title, rid="android:id/title"),
+            n("Switch", (860, y + 50, 1040, y + 150), rid="android:id/switch_widget", checkable=True),
+            clickable=True,
+        )
+        for y, title in ((300, "Wi-Fi"), (500, "Bluetooth"), (700, "Wi-Fi calling"))
+    ]
+    app = n("FrameLayout", (0, 0, 1080, 2400), *rows, pkg="com.android.settings")
+    return ScreenSnapshot.from_nodes(read_ui_dump(render([app])).nodes)
+
+
+@pytest.mark.parametrize(
+    ("target", "wanted"),
+    [
+        ("id=title; index=1", [("text", "Bluetooth")]),
+        ("id = title ;index=2", [("text", "Wi-Fi calling")]),
+        ("role=switch; index=0", [("top", 350)]),
+        ("role=switch; rightOf=(text=Bluetooth)", [("top", 550), ("top", 350), ("top", 750)]),
+        ("role=switch; rightOf=(text=Bluetooth); index=0", [("top", 550)]),
+        ("role=switch; childOf=(role=button; containsDescendants=(text=Wi-Fi calling))", [("top", 750)]),
+        ("role=button; containsDescendants=(text=Bluetooth)", [("top", 500)]),
+        ("role=button; containsChild=(text=Wi-Fi)", [("top", 300)]),
+        ("id=switch_widget; below=(text=Bluetooth)", [("top", 750)]),
+        ("text=Wi-Fi; above=(text=Bluetooth)", [("text", "Wi-Fi")]),
+    ],
+)
+def test_joined_clauses_narrow_what_a_locator_finds(target: str, wanted: list[tuple[str, object]]) -> None:
+    shot = rows_screen()
+    found = parse_target(target).find(shot)
+    assert len(found) == len(wanted)
+    pairs = zip(wanted, found, strict=True)
+    assert [("text", e.text) if key == "text" else ("top", e.bounds.top) for (key, _), e in pairs] == wanted
+
+
+def test_every_element_has_a_locator_that_finds_exactly_it_and_reads_back() -> None:
+    shot = rows_screen()
+    assert [e.locator for e in shot.elements] == [
+        "role=button; index=0",
+        "text=Wi-Fi",
+        "role=switch; index=0",
+        "role=button; index=1",
+        "text=Bluetooth",
+        "role=switch; index=1",
+        "role=button; index=2",
+        "text=Wi-Fi calling",
+        "role=switch; index=2",
+    ]
+    for element in shot.elements:
+        assert parse_target(element.locator).find(shot) == [element]
+        assert str(parse_target(element.locator)) == element.locator
+        assert element.to_json()["locator"] == element.locator and element.to_json()["window"] == "app"
+    assert "index" not in shot.elements[1].line() and "locator" not in shot.elements[1].line()
+
+
+@pytest.mark.parametrize(
+    ("value", "written"),
+    [
+        ("a;b", "text=a;b"),  # one clause: the value as written
+        ("Terms; index=3", "text=Terms\\; index=3"),  # would read as two clauses: escaped
+        ("Smile :)", "text=Smile :)"),
+        ("C:\\path", "text=C:\\path"),
+    ],
+)
+def test_a_locator_is_written_so_that_it_reads_back(value: str, written: str) -> None:
+    from phone_agent.flows.locator_syntax import Clause, format_clauses, parse_clauses
+
+    assert format_clauses([Clause("text", value)]) == written
+    assert parse_clauses(written) == [Clause("text", value)]
+    joined = [Clause("text", value), Clause("index", "2")]
+    assert parse_clauses(format_clauses(joined)) == joined
+    nested = [Clause("role", "button"), Clause("containsDescendants", inner=(Clause("text", value),))]
+    assert parse_clauses(format_clauses(nested)) == nested
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("text=OK; index=x", "index=x is not a number"),
+        ("index=2", "'index=2' is not a target"),
+        ("text=OK; index=1; index=2", "index= is given twice"),
+        ("rightOf=text=OK", "rightOf= takes a locator in parentheses"),
+        ("text=OK; below=(text=Title", "is not closed with )"),
+        ("text=OK; below=(label=Title)", "'label' is not a locator key"),
+        ("role=button; below=(role=knob)", "role=knob is not a role"),
+        ("text=a" + "; childOf=(text=a" * 8 + ")" * 8, "nests at most 6 levels"),
+    ],
+)
+def test_a_malformed_joined_locator_says_what_is_wrong(text: str, message: str) -> None:
+    with pytest.raises(LocatorError) as caught:
+        parse_target(text)
+    assert message in str(caught.value)

@@ -23,7 +23,7 @@ from phone_agent.adb.hierarchy import HierarchyServer, HierarchyUnavailable, Jar
 from phone_agent.adb.screen_info import SCREEN_INFO_COMMAND, parse_screen_info
 from phone_agent.adb.services import SHELL_OUTPUT_MAX, SyncClient, exec_out, shell
 from phone_agent.adb.sync_protocol import SyncError
-from phone_agent.adb.ui_dump import parse_ui_dump
+from phone_agent.adb.ui_dump import UiDump, read_ui_dump
 from phone_agent.device.interface import TREE_DUMP, TREE_SERVER, DeviceInfo, UiNode, UiTree, key_code
 from phone_agent.device.shell_args import command, for_device, package_name, quote, text_value
 from phone_agent.device.shell_result import ShellResult
@@ -335,21 +335,22 @@ class AdbDevice(DevLoopCalls):
 
     async def ui_tree(self) -> UiTree:
         """The screen's nodes from the hierarchy server (u2.jar, one HTTP round trip), else from
-        ``uiautomator dump``; which one read them, and why the server was restarted or not used."""
+        ``uiautomator dump``; which one read them, why the server was restarted or not used, and what
+        of a tree past the reader's bounds was left out."""
         server = self.hierarchy
         if server is None:
-            return UiTree(await self._dump_nodes(), TREE_DUMP)
+            return _tree(await self._dump_nodes(), TREE_DUMP)
         if not server.usable():
             note = f"the hierarchy server is not used for now: {server.failure}"
-            return UiTree(await self._dump_nodes(), TREE_DUMP, note)
+            return _tree(await self._dump_nodes(), TREE_DUMP, note)
         try:
             with phone_call("the hierarchy server failed", remedy=RECONNECT_REMEDY):
                 xml = await server.dump()
         except HierarchyUnavailable as exc:
             note = f"the hierarchy server failed, so uiautomator dump read the screen: {exc}"
-            return UiTree(await self._dump_nodes(), TREE_DUMP, note)
+            return _tree(await self._dump_nodes(), TREE_DUMP, note)
         note = f"the hierarchy server was restarted: {server.restart_reason}" if server.restart_reason else ""
-        return UiTree(parse_ui_dump(xml), TREE_SERVER, note)
+        return _tree(read_ui_dump(xml), TREE_SERVER, note)
 
     async def wait_settled(self, timeout_ms: int) -> bool | None:
         """The hierarchy server's wait for idle (the screen's accessibility events quiet), when it
@@ -363,7 +364,7 @@ class AdbDevice(DevLoopCalls):
         except HierarchyUnavailable:
             return None
 
-    async def _dump_nodes(self) -> list[UiNode]:
+    async def _dump_nodes(self) -> UiDump:
         """``uiautomator dump`` to a file and ``cat`` it in the same shell (one round trip to the phone
         instead of a dump and a sync pull); "could not get idle state" (the screen animates) is
         retried with a growing backoff."""
@@ -387,9 +388,9 @@ class AdbDevice(DevLoopCalls):
                 )
             break
         if start >= 0:
-            return parse_ui_dump(result.stdout[start:].decode("utf-8", "replace"))
+            return read_ui_dump(result.stdout[start:].decode("utf-8", "replace"))
         # The dump said it wrote the file but the shell did not show it: read it the other way.
-        return parse_ui_dump(await self._pull_text(UI_DUMP_PATH))
+        return read_ui_dump(await self._pull_text(UI_DUMP_PATH))
 
     async def screen_info(self) -> dict[str, Any]:
         result = await self.shell(SCREEN_INFO_COMMAND)
@@ -431,6 +432,11 @@ class AdbDevice(DevLoopCalls):
             async with await SyncClient.open(self.opener, timeout=timeout) as sync:
                 async with asyncio.timeout(timeout):
                     return await sync.pull(path, limit=limit)
+
+
+def _tree(dump: UiDump, source: str, note: str = "") -> UiTree:
+    """A dump read as a ``UiTree``: the reader's note (what it left out) after the source's."""
+    return UiTree(dump.nodes, source, "; ".join(part for part in (note, dump.note) if part), dump.rotation)
 
 
 __all__ = ["AdbDevice", "escape_input_text", "is_input_text_safe"]

@@ -24,7 +24,7 @@ JAR_MD5 = "d4f2cb5299dfd894a40fdde067b56bc9"
 SERVER_CLASS = "com.wetest.uia2.Main"
 SERVER_PORT = 9008
 JSONRPC_PATH = "/jsonrpc/0"
-MAX_DEPTH = 50  # uiautomator2's default
+MAX_DEPTH = 500  # uiautomator2's default, 50, drops a deep WebView's nodes unsaid; ui_dump bounds it
 # The most the server's answer may be: a real screen's hierarchy is 50-500 kB, a crowded one a few MiB.
 BODY_MAX = 16 * 1024 * 1024
 ANSWER = "the hierarchy server's answer"

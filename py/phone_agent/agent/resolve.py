@@ -20,6 +20,8 @@ from typing import Any
 
 from ..device.interface import Device, settle_screen
 from ..errors import DeviceError, ErrorCode, ToolError
+from ..flows.recorder import selector_for, selector_locator
+from ..flows.selectors import UiScreen
 from ..tasks import AgentStep, AgentTask, StepStatus, ToolCallRecord
 from ..tools.screen_source import LiveScreen, LookTally
 from ..tools.session import DeviceSession, SessionState
@@ -462,8 +464,9 @@ class StepResolver:
 
 
 def acted_on(action: Action, observation: Observation) -> tuple[str, str]:
-    """What a tap-like action acts on, on the screen the agent saw: the element as a locator (its text,
-    else description, else id) and the point in device pixels; ("", "") for other actions."""
+    """What a tap-like action acts on, on the screen the agent saw: the element as a locator a flow can
+    name it by (found by identity: its node, named as the recorder names it — a row by the label
+    inside it) and the point in device pixels; ("", "") for other actions."""
     if action.name not in ("tap", "long_press", "type_text"):
         return "", ""
     args, snapshot = action.args, observation.snapshot
@@ -481,11 +484,20 @@ def acted_on(action: Action, observation: Observation) -> tuple[str, str]:
             if e.bounds.contains(x, y) and (e.text or e.desc or e.resource_id)
         ]  # fmt: skip
         element = min(found, key=lambda e: e.bounds.width * e.bounds.height) if found else None
-    if element is None:
+    if element is None or snapshot is None:
         return "", point
+    if element.node is not None and snapshot.nodes:
+        selector = selector_for(element.node, UiScreen(snapshot.nodes, snapshot.width, snapshot.height))
+        named = selector_locator(selector) if selector is not None else ""
+        if named:
+            return named, point
     if element.text:
         return f"text={element.text}", point
-    return (f"desc={element.desc}" if element.desc else f"id={element.resource_id}"), point
+    if element.desc or element.resource_id:
+        return (f"desc={element.desc}" if element.desc else f"id={element.resource_id}"), point
+    return "", point
+
+
 def _redacted(message: Message, redact: Callable[[str], str]) -> Message:
     """The message with its text (never its images) passed through ``redact``."""
     content = message.get("content")

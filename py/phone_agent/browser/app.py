@@ -21,7 +21,6 @@ from ..tools.named_secrets import SecretBook
 from ..tools.spec import Channel
 from .agent_page import AgentPage
 from .devloop_panel import DevLoopPanel
-from .dom import PanelEvents
 from .farm_client import FarmMembership
 from .farm_settings import FarmSettingsCard
 from .flow_scripts import WorkerScriptEngine
@@ -29,6 +28,7 @@ from .flow_store import IndexedDbFlowLibrary
 from .flows_card import FlowsCard
 from .interop import to_js_json
 from .live_controls import LiveViewControls
+from .pairing_ui import PairingForm
 from .people_card import PeopleCard
 from .phone import PhonePanel
 from .relay_client import McpRelayClient, RelayPairing
@@ -61,7 +61,8 @@ async def fetch_server_config() -> dict[str, Any] | None:
         if not response.ok:
             return None
         data = json.loads(await response.text())  # Python's json: null stays None (to_py gives jsnull)
-        return data if isinstance(data, dict) else None
+        # A static site (phone-agent site) answers its own file, {"server": "static"}: no server of ours.
+        return data if isinstance(data, dict) and data.get("server") == "phone-agent" else None
     except Exception:
         return None
 
@@ -116,12 +117,12 @@ async def start() -> PhoneAgentPage:
     if settings.refused:
         js.console.warn(f"[MCP relay] {settings.refused}")
     own_relay = server_config is not None and same_origin(settings.url, str(js.location.href))
-    pairing_form = PairingForm(own_relay, link_taken)
+    pairing_form = PairingForm(own_relay, link_taken, str(js.location.origin))
     relay = McpRelayClient(
         context,
         settings.url,
         settings.retry_ms,
-        on_status_change=ui.set_relay_status,
+        on_status_change=lambda connected: pairing_form.relay_status(connected, ui.set_relay_status),
         on_replaced=ui.set_relay_replaced,
         on_retry=ui.set_relay_retry,
         pairing=RelayPairing(
@@ -147,7 +148,7 @@ async def start() -> PhoneAgentPage:
     webmcp = WebMcpService(context)
     webmcp.on_others = ui.show_other_tools
     ui.set_webmcp_status(await webmcp.register(), webmcp.registered, str(context.profile))
-    relay.connect()
+    pairing_form.connect(relay, server_config is not None or settings.named)
     phone = PhonePanel(context, (server_config or {}).get("adbBridge"), agent.settings.screen)
     # The Settings' screen part drives the live view's scrcpy; the agent looks at its frames.
     agent.settings.on_screen_change = phone.live.apply_screen_settings
@@ -193,50 +194,6 @@ def same_origin(relay_url: str, page_url: str) -> bool:
 async def fetch_pairing_secret() -> str | None:
     secret = (await fetch_server_config() or {}).get("pairing")
     return secret if isinstance(secret, str) else None
-
-
-# What the pairing form says, by why the page must pair by code.
-FOREIGN_PAGE_HELP = (
-    "This page comes from another origin: type the code that phone-agent shows in its console "
-    "(or its log) once; the page remembers the pairing."
-)
-NO_LINK_HELP = (
-    "This browser did not open the page's link, so the server does not know it is yours. Open the "
-    "link that `phone-agent url` prints (phone-agent serve and phone-agent mcp show it too), or type "
-    "the code that phone-agent shows in its console (or its log)."
-)
-STALE_LINK_HELP = (
-    "This link's token is not the server's (it was rotated): open the link that `phone-agent url` "
-    "prints now, or type the code that phone-agent shows in its console (or its log)."
-)
-
-
-class PairingForm:
-    """The MCP relay card's pairing form: shown when the relay asks this page for the code the
-    server's console shows (a page of another origin, or one opened without the page's link, which
-    then says how to get the link); the code typed in is handed to ``on_code``."""
-
-    def __init__(self, own_relay: bool = False, link_taken: bool | None = None) -> None:
-        self._events = PanelEvents()
-        self.on_code: Any = None
-        self._events.listen("relay-pair", "submit", self._submit)
-        self.help = FOREIGN_PAGE_HELP
-        if own_relay:
-            self.help = STALE_LINK_HELP if link_taken is False else NO_LINK_HELP
-
-    def show(self, needed: bool) -> None:
-        js.document.getElementById("relay-pair").hidden = not needed
-        if needed:
-            js.document.getElementById("relay-pair-help").textContent = self.help
-            js.document.getElementById("relay-state").textContent = "pairing needed: type the code"
-
-    def _submit(self, event: Any) -> None:
-        event.preventDefault()
-        field = js.document.getElementById("relay-pair-code")
-        code = str(field.value or "").strip()
-        field.value = ""
-        if code and self.on_code is not None:
-            self.on_code(code)
 
 
 TASK_RECORD_PATH = "api/task-record"

@@ -41,6 +41,8 @@ class DevLoopPanel:
         if self._doc.getElementById("devloop") is None:
             return
         self.events.listen("apk-input", "change", self._on_chosen)
+        # A real button (reached by Tab, pressed by Enter or Space) opens the hidden file input's chooser.
+        self.events.listen("apk-install", "click", lambda _e: self._node("apk-input").click())
         for event in ("dragover", "dragenter"):
             self.events.listen("devloop", event, self._on_drag_over)
         self.events.listen("devloop", "dragleave", lambda _e: self._drop_zone(False))

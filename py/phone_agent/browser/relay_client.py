@@ -113,6 +113,10 @@ class RelayPairing:
         # Else the secret of the phone-agent that served this page: the same user's servers share one.
         return HelloFrame(self._stored() or self._secret or "").to_wire()
 
+    def remembered(self) -> bool:
+        """Whether this page paired with this relay by code before (it then reconnects by itself)."""
+        return self._stored() is not None
+
     def paired(self, secret: str | None) -> None:
         if secret:
             try:

@@ -95,7 +95,9 @@ class UiNode:
     selected: bool = False
     index: int = 0
     depth: int = 0
-    children: list[UiNode] = field(default_factory=list, repr=False)
+    # Not compared: two nodes are equal by their own attributes (comparing subtrees would recurse
+    # through a hostile 100,000-deep tree).
+    children: list[UiNode] = field(default_factory=list, repr=False, compare=False)
 
     @property
     def label(self) -> str:
@@ -114,6 +116,7 @@ class UiTree:
     nodes: list[UiNode]
     source: str = TREE_DUMP
     note: str = ""
+    rotation: int | None = None  # the dump's own ``rotation`` (0-3), when it says it
 
 
 async def read_ui_tree(device: Any) -> UiTree:

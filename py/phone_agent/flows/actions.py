@@ -525,9 +525,10 @@ def flow_runner(
     progress: Callable[[str], None] | None = None,
     sleep: Callable[[float], Awaitable[None]] | None = None,
     monotonic_ms: Callable[[], float] | None = None,
+    screen_size: Callable[[], Awaitable[tuple[int, int]]] | None = None,
 ) -> FlowRunnerBase:
     """A runner with every command of the table."""
-    extra: dict[str, Any] = {}
+    extra: dict[str, Any] = {"screen_size": screen_size}
     if sleep is not None:
         extra["sleep"] = sleep
     if monotonic_ms is not None:

@@ -480,8 +480,8 @@ def _no_check(reading: FlowReading, command: FlowCommand, value: Node | None) ->
 
 
 def _selectors(reading: FlowReading, node: Node, what: str) -> list[dict[str, Any]]:
-    if node.kind != "seq":
-        raise reading.error(f"{what} must be a list of selectors", node)
+    if node.kind != "seq" or not node.value:
+        raise reading.error(f"{what} must be a list of selectors, e.g. [{{text: Wi-Fi}}]", node)
     return [reading.selector(item, what) for item in node.value]
 
 

@@ -146,14 +146,20 @@ class FlowRunnerBase:
         progress: Callable[[str], None] | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         monotonic_ms: Callable[[], float] = monotonic_ms,
+        screen_size: Callable[[], Awaitable[tuple[int, int]]] | None = None,
     ) -> None:
         self.phone, self.actions, self.progress = phone, actions, progress
         self.sleep, self.now = sleep, monotonic_ms
+        # The screen's true size as it is turned now, when the caller knows it; else a flow's screen is
+        # the union of the tree's windows.
+        self.screen_size = screen_size
 
     # -- the screen ---------------------------------------------------------------------------
 
     async def screen(self) -> UiScreen:
-        return UiScreen(await self.phone.nodes())
+        nodes = await self.phone.nodes()
+        size = await self.screen_size() if self.screen_size is not None else (0, 0)
+        return UiScreen(nodes, *size)
 
     async def wait_for(
         self, selector: dict[str, Any], present: bool, limit_ms: float, run: FlowRun

@@ -2,10 +2,13 @@
 
 ``FlowRecorder`` is told each call that changed the phone (``add``): the tool, its arguments and, for a
 call that acted on an element, that element and the screen it was on. It writes the command a person
-would: ``tapOn`` by the element's text, else its id, else its description (with ``index`` when several
-match), a ``point`` only when nothing identifies it. ``commands_from_task`` does the same for an agent
-task's record (its calls and their answers). ``flow_yaml`` writes a header and commands as a flow the
-flow reader reads back. Pure.
+would mean: ``tapOn`` by the element's own text or description, else its id when no other node has it,
+else — a list row with no text of its own — the label inside it (``containsDescendants``), else its id
+with ``index``; a ``point`` only when nothing identifies the element, with a comment in the flow saying
+so. A tap on a point is the element the finger lands on (the smallest clickable node there), named the
+same way. Text is written as screen text (``3:17 PM``, never the phone's narrow no-break space).
+``commands_from_task`` does the same for an agent task's record (its calls and their answers).
+``flow_yaml`` writes a header and commands as a flow the flow reader reads back. Pure.
 """
 
 from __future__ import annotations
@@ -17,8 +20,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..device.interface import UiNode
+from ..device.screen_text import screen_text
 from .keys import MAESTRO_NAMES
+from .locator_syntax import Clause, SyntaxProblem, format_clauses, parse_clauses
 from .selectors import UiScreen, find
+
+COMMENT = "#"  # a comment line in a recorded flow, as a (COMMENT, text) command
 
 _REGEX_SPECIALS = re.compile(r"([.^$*+?()\[\]{}|\\])")
 _PLAIN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_ ./&()',!?+-]*")
@@ -47,19 +54,37 @@ def yaml_scalar(value: Any) -> str:
 
 
 def command_yaml(name: str, value: Any) -> list[str]:
-    """One ``- name: value`` item as lines (a dict value on indented lines)."""
+    """One ``- name: value`` item as lines (a dict value on indented lines, a list of dicts as items);
+    a ``COMMENT`` as a ``#`` line."""
+    if name == COMMENT:
+        return [f"# {line}" for line in str(value).splitlines()]
     if value is None:
         return [f"- {name}"]
     if not isinstance(value, dict):
         return [f"- {name}: {yaml_scalar(value)}"]
     lines = [f"- {name}:"]
     for key, inner in value.items():
-        if isinstance(inner, dict):
-            lines.append(f"    {key}:")
-            lines += [f"      {k}: {yaml_scalar(v)}" for k, v in inner.items()]
-        else:
-            lines.append(f"    {key}: {yaml_scalar(inner)}")
+        lines += _mapping_lines(key, inner, "    ")
     return lines
+
+
+def _mapping_lines(key: str, value: Any, indent: str) -> list[str]:
+    """``key: value`` at ``indent``: nested selectors and lists of them written out in block style."""
+    if isinstance(value, dict):
+        out = [f"{indent}{key}:"]
+        for inner_key, inner in value.items():
+            out += _mapping_lines(inner_key, inner, indent + "  ")
+        return out
+    if isinstance(value, list):
+        out = [f"{indent}{key}:"]
+        for item in value:
+            item_lines: list[str] = []
+            for inner_key, inner in item.items():
+                item_lines += _mapping_lines(inner_key, inner, indent + "    ")
+            out.append(f"{indent}  - {item_lines[0].strip()}")
+            out += item_lines[1:]
+        return out
+    return [f"{indent}{key}: {yaml_scalar(value)}"]
 
 
 def flow_yaml(app_id: str, commands: list[tuple[str, Any]], name: str = "") -> str:
@@ -71,60 +96,184 @@ def flow_yaml(app_id: str, commands: list[tuple[str, Any]], name: str = "") -> s
     return "\n".join([*header, "---", *body]) + "\n"
 
 
-def selector_for(node: UiNode, screen: UiScreen) -> dict[str, Any] | None:
-    """How a flow names ``node`` on ``screen``: text, else id, else description; None when nothing
-    identifies it (then a point is the only way)."""
-    choices: list[dict[str, Any]] = []
-    text = ("" if node.password else node.text).strip()
-    if text:
-        choices.append({"text": regex_literal(text)})
-    if node.resource_id:
-        rid = node.resource_id.split(":id/", 1)[1] if ":id/" in node.resource_id else node.resource_id
-        choices.append({"id": regex_literal(rid)})
-    if node.content_desc.strip():
-        choices.append({"text": regex_literal(node.content_desc.strip())})
-    for selector in choices:
-        found = find(selector, screen)
-        for index, candidate in enumerate(found):
-            if candidate is node or (candidate.bounds == node.bounds and candidate.text == node.text):
-                return selector if index == 0 else {**selector, "index": index}
+def _short_id(resource_id: str) -> str:
+    return resource_id.split(":id/", 1)[1] if ":id/" in resource_id else resource_id
+
+
+def _own_label(node: UiNode) -> str:
+    return screen_text("" if node.password else node.text) or screen_text(node.content_desc)
+
+
+def _inner_label(node: UiNode) -> str:
+    """The first label inside ``node`` (depth first): what a person reads on a row with no text."""
+    stack = list(reversed(node.children))
+    while stack:
+        current = stack.pop()
+        label = _own_label(current)
+        if label:
+            return label
+        stack.extend(reversed(current.children))
+    return ""
+
+
+def _naming(selector: dict[str, Any], node: UiNode, screen: UiScreen, indexed: bool) -> dict[str, Any] | None:
+    """``selector`` if it finds ``node`` first; with ``indexed``, else with the ``index`` that finds it."""
+    found = find(selector, screen)
+    if found and found[0] is node:
+        return selector
+    if not indexed or not any(candidate is node for candidate in found):
+        return None
+    in_order = sorted(found, key=lambda candidate: (candidate.bounds.top, candidate.bounds.left))
+    guess = next(place for place, candidate in enumerate(in_order) if candidate is node)
+    for index in (guess, *range(len(found))):
+        hit = find({**selector, "index": index}, screen)
+        if hit and hit[0] is node:
+            return {**selector, "index": index}
     return None
 
 
-def node_at(screen: UiScreen, x: int, y: int) -> UiNode | None:
-    """The smallest node at (x, y) that something identifies (text, description or id)."""
+def selector_for(node: UiNode, screen: UiScreen) -> dict[str, Any] | None:
+    """How a flow names ``node`` on ``screen``: its own text or description (with ``index`` when several
+    nodes show it); else its id when it finds the node alone; else the label inside it (a list row);
+    else its id with ``index``. None when nothing identifies it (then a point is the only way)."""
+    text = screen_text("" if node.password else node.text)
+    desc = screen_text(node.content_desc)
+    short = regex_literal(_short_id(node.resource_id)) if node.resource_id else ""
+    for label in (text, desc):
+        if label:
+            named = _naming({"text": regex_literal(label)}, node, screen, indexed=True)
+            if named is not None:
+                return named
+    if short and (named := _naming({"id": short}, node, screen, indexed=False)) is not None:
+        return named
+    inner = _inner_label(node) if not text and not desc else ""
+    if inner:
+        by_label: dict[str, Any] = {"containsDescendants": [{"text": regex_literal(inner)}]}
+        for selector in (by_label, {"id": short, **by_label} if short else None):
+            if selector is not None and (named := _naming(selector, node, screen, indexed=False)):
+                return named
+        if (named := _naming(by_label, node, screen, indexed=True)) is not None:
+            return named
+    if short:
+        return _naming({"id": short}, node, screen, indexed=True)
+    return None
+
+
+def _touchable(node: UiNode) -> bool:
+    return node.clickable or node.long_clickable or node.checkable
+
+
+def nodes_at(screen: UiScreen, x: int, y: int) -> list[UiNode]:
+    """What a finger at (x, y) acts on, in the order a person would name it: the smallest node there
+    that something identifies (its text, description or id) when it lies inside the clickable node
+    taking the touch (the label a person taps on a row); that clickable node (a row, tapped beside its
+    label); the smallest identified node there."""
     best: UiNode | None = None
+    named: UiNode | None = None
     for node in screen.nodes:
         if not node.bounds.contains(x, y):
             continue
-        if not ((node.text and not node.password) or node.content_desc or node.resource_id):
-            continue
-        if best is None or node.bounds.width * node.bounds.height <= best.bounds.width * best.bounds.height:
+        area = node.bounds.width * node.bounds.height
+        if _touchable(node) and (best is None or area <= best.bounds.width * best.bounds.height):
             best = node
-    return best
+        if _own_label(node) or node.resource_id:
+            if named is None or area <= named.bounds.width * named.bounds.height:
+                named = node
+    if best is None or named is None:
+        return [node for node in (best, named) if node is not None]
+    if named is best or any(up is best for up in screen.ancestors(named)):
+        return [named, best] if named is not best else [best]
+    return [best, named]
+
+
+def node_at(screen: UiScreen, x: int, y: int) -> UiNode | None:
+    """The node a finger at (x, y) acts on, as a person names it (the first of ``nodes_at``)."""
+    found = nodes_at(screen, x, y)
+    return found[0] if found else None
+
+
+_MAESTRO_PLAIN = {
+    "text": lambda value: {"text": regex_literal(screen_text(value))},
+    "desc": lambda value: {"text": regex_literal(screen_text(value))},
+    "textContains": lambda value: {"text": f"(?i).*{regex_literal(screen_text(value))}.*"},
+    "descContains": lambda value: {"text": f"(?i).*{regex_literal(screen_text(value))}.*"},
+    "id": lambda value: {"id": f"(.*:id/)?{regex_literal(value)}"},
+    "index": lambda value: {"index": int(value)},
+}
+_MAESTRO_RELATIONS = ("childOf", "containsChild", "below", "above", "leftOf", "rightOf")
+
+
+def _clauses_selector(clauses: list[Clause] | tuple[Clause, ...]) -> dict[str, Any] | None:
+    """Locator clauses (key, value, inner clauses) as one Maestro selector; None when a clause has no
+    Maestro equivalent (role=, class=) or two clauses would ask the same key."""
+    selector: dict[str, Any] = {}
+    for clause in clauses:
+        key, value, inner = clause.key, clause.value, clause.inner
+        if key in _MAESTRO_PLAIN:
+            part = _MAESTRO_PLAIN[key](value)
+        elif key in _MAESTRO_RELATIONS or key == "containsDescendants":
+            nested = _clauses_selector(inner)
+            if nested is None:
+                return None
+            part = {key: [nested]} if key == "containsDescendants" else {key: nested}
+        else:
+            return None
+        for name, wanted in part.items():
+            if name == "containsDescendants" and name in selector:
+                selector[name] = [*selector[name], *wanted]
+            elif name in selector:
+                return None
+            else:
+                selector[name] = wanted
+    return selector or None
+
+
+def _unliteral(pattern: str) -> str:
+    """The text a ``regex_literal`` pattern stands for."""
+    return re.sub(r"\\(.)", r"\1", pattern)
+
+
+def selector_locator(selector: dict[str, Any]) -> str:
+    """A selector ``selector_for`` wrote (text, id, index, containsDescendants of texts) as a tools'
+    locator that ``locator_selector`` turns back into the same selector; "" for any other."""
+    clauses: list[Clause] = []
+    for key, value in selector.items():
+        if key in ("text", "id") and isinstance(value, str):
+            clauses.append(Clause(key, _unliteral(value)))
+        elif key == "index":
+            clauses.append(Clause("index", str(int(value))))
+        elif key == "containsDescendants" and isinstance(value, list):
+            for inner in value:
+                nested = selector_locator(inner)
+                if not nested:
+                    return ""
+                clauses.append(Clause(key, inner=tuple(parse_clauses(nested))))
+        else:
+            return ""
+    return format_clauses(clauses) if clauses else ""
 
 
 def locator_selector(target: str) -> dict[str, Any] | None:
-    """A tools' locator (``text=OK``) as a Maestro selector; None for a ref or an unknown key."""
-    key, sep, value = target.partition("=")
-    if not sep:
+    """A tools' locator (``text=OK``, ``id=title; index=2``, ``role=button;
+    containsDescendants=(text=Wi-Fi)``) as a Maestro selector; None for a ref, or for a locator that
+    names what Maestro cannot (``role=``, ``class=``)."""
+    if target.strip().startswith("@"):
         return None
-    value = value.strip()
-    return {
-        "text": {"text": regex_literal(value)},
-        "desc": {"text": regex_literal(value)},
-        "textContains": {"text": f"(?i).*{regex_literal(value)}.*"},
-        "descContains": {"text": f"(?i).*{regex_literal(value)}.*"},
-        "id": {"id": f"(.*:id/)?{regex_literal(value)}"},
-    }.get(key.strip())
+    try:
+        clauses = parse_clauses(target.strip())
+    except SyntaxProblem:
+        return None
+    return _clauses_selector(clauses)
 
 
 @dataclass
 class Acted:
-    """What a call acted on, found before it ran: the selector naming it, else the point."""
+    """What a call acted on, found before it ran: the selector naming it, else the point (and ``note``,
+    why a point: written into the flow as a comment)."""
 
     selector: dict[str, Any] | None = None
     point: tuple[int, int] | None = None
+    note: str = ""
 
 
 def _tap_like(name: str) -> Callable[[dict[str, Any], Acted | None], list[tuple[str, Any]]]:
@@ -132,11 +281,13 @@ def _tap_like(name: str) -> Callable[[dict[str, Any], Acted | None], list[tuple[
         command = "doubleTapOn" if name == "tapOn" and args.get("double") else name
         if acted is not None and acted.selector is not None:
             return [(command, _shorthand(acted.selector))]
-        if acted is not None and acted.point is not None:
-            return [(command, {"point": f"{acted.point[0]},{acted.point[1]}"})]
-        if "x" in args and "y" in args:
-            return [(command, {"point": f"{args['x']},{args['y']}"})]
-        return []
+        point = acted.point if acted is not None and acted.point is not None else None
+        if point is None and "x" in args and "y" in args:
+            point = (int(args["x"]), int(args["y"]))
+        if point is None:
+            return []
+        out: list[tuple[str, Any]] = [(COMMENT, acted.note)] if acted is not None and acted.note else []
+        return [*out, (command, {"point": f"{point[0]},{point[1]}"})]
 
     return convert
 
@@ -259,6 +410,10 @@ class FlowRecorder:
             if command[0] == "launchApp" and not self.app_id:
                 self.app_id = command[1]
             self.commands.append(command)
+
+    def count(self) -> int:
+        """How many commands are recorded (comments aside)."""
+        return sum(1 for command, _ in self.commands if command != COMMENT)
 
     def stop(self, name: str = "") -> str:
         """The flow recorded; its appId is the first app it launched, else the app it began in."""

@@ -24,6 +24,7 @@ class FlowRunner(FlowRunnerBase):
         progress: Callable[[str], None] | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         monotonic_ms: Callable[[], float] = monotonic_ms,
+        screen_size: Callable[[], Awaitable[tuple[int, int]]] | None = None,
         actions: Mapping[str, Action] = ACTIONS,
     ) -> None:
-        super().__init__(phone, actions, progress, sleep, monotonic_ms)
+        super().__init__(phone, actions, progress, sleep, monotonic_ms, screen_size)

@@ -6,9 +6,13 @@ text or content description (or equal it literally), ``id`` the whole resource i
 ``:id/``; ``enabled``, ``checked``, ``focused``, ``selected``, ``width``/``height`` (± ``tolerance``)
 compare states and sizes; ``below``/``above``/``leftOf``/``rightOf`` keep nodes on that side of the
 first node the inner selector finds, nearest first; ``traits`` keep nodes with text, square ones or long
-text; ``containsChild`` needs a direct child that matches, ``childOf`` an ancestor, ``containsDescendants``
-a descendant for each selector given; ``index`` picks among the rest (0-based). Only nodes on the screen
-count. Pure.
+text; ``containsChild`` needs a direct child that matches, ``childOf`` an ancestor,
+``containsDescendants`` a descendant for each selector given; ``index`` picks
+among the rest (0-based, in reading order: top to bottom, then left to right, as Maestro counts);
+without ``index`` clickable nodes come first (Maestro's order, so a row found by a label inside it is
+the row, not the list around it). Only nodes on the screen count: the screen is the display's size
+when the caller gives it, else the union of the tree's windows. Text is compared as screen text
+(``device.screen_text``): ``3:17 PM`` finds ``3:17\u202fPM`` and the other way round. Pure.
 """
 
 from __future__ import annotations
@@ -18,44 +22,76 @@ from collections.abc import Callable
 from typing import Any
 
 from ..device.interface import UiNode
+from ..device.screen_text import screen_text
+from ..device.windows import screen_extent
 from .variables import StepFailed
 
 SCREEN_SUMMARY_LABELS = 25
 
 
-def _pattern_matches(pattern: str, value: str) -> bool:
-    if not value:
-        return False
-    if value == pattern or " ".join(value.split()) == pattern:
-        return True
+def _compiled(pattern: str) -> re.Pattern[str] | None:
     try:
-        compiled = re.compile(pattern, re.DOTALL)
+        return re.compile(pattern, re.DOTALL)
     except re.error:
-        return False
-    return compiled.fullmatch(value) is not None or compiled.fullmatch(" ".join(value.split())) is not None
+        return None
+
+
+def pattern_matcher(pattern: str) -> Callable[[str], bool]:
+    """Whether a value equals ``pattern`` or matches it whole as a regular expression — both sides read
+    as screen text too (``3:17 PM`` and ``3:17\u202fPM`` match each other). Built once per selector."""
+    wanted = screen_text(pattern)
+    exact = _compiled(pattern)
+    loose = _compiled(wanted) if wanted != pattern else None
+
+    def matches(value: str) -> bool:
+        if not value:
+            return False
+        if value == pattern:
+            return True
+        shown = screen_text(value)
+        if shown == pattern or shown == wanted:
+            return True
+        if exact is not None and (exact.fullmatch(value) is not None or exact.fullmatch(shown) is not None):
+            return True
+        return loose is not None and loose.fullmatch(shown) is not None
+
+    return matches
 
 
 def text_matches(pattern: str, node: UiNode) -> bool:
     """Maestro's text: the node's text or its accessibility text matches the whole pattern."""
-    own = "" if node.password else node.text
-    return _pattern_matches(pattern, own) or _pattern_matches(pattern, node.content_desc)
+    return _text_matcher(pattern)(node)
+
+
+def _text_matcher(pattern: str) -> Callable[[UiNode], bool]:
+    matches = pattern_matcher(pattern)
+    return lambda node: matches("" if node.password else node.text) or matches(node.content_desc)
 
 
 def id_matches(pattern: str, node: UiNode) -> bool:
-    rid = node.resource_id
-    if not rid:
-        return False
-    short = rid.split(":id/", 1)[1] if ":id/" in rid else rid
-    return _pattern_matches(pattern, rid) or _pattern_matches(pattern, short)
+    return _id_matcher(pattern)(node)
 
 
-def _flag(name: str) -> Callable[[Any, UiNode], bool]:
-    return lambda wanted, node: bool(getattr(node, name)) == bool(wanted)
+def _id_matcher(pattern: str) -> Callable[[UiNode], bool]:
+    matches = pattern_matcher(pattern)
+
+    def match(node: UiNode) -> bool:
+        rid = node.resource_id
+        if not rid:
+            return False
+        return matches(rid) or matches(rid.split(":id/", 1)[1] if ":id/" in rid else rid)
+
+    return match
 
 
-_SIMPLE: dict[str, Callable[[Any, UiNode], bool]] = {
-    "text": lambda value, node: text_matches(str(value), node),
-    "id": lambda value, node: id_matches(str(value), node),
+def _flag(name: str) -> Callable[[Any], Callable[[UiNode], bool]]:
+    return lambda wanted: lambda node: bool(getattr(node, name)) == bool(wanted)
+
+
+# Each simple key's matcher, built once per selector from the value it asks for.
+_SIMPLE: dict[str, Callable[[Any], Callable[[UiNode], bool]]] = {
+    "text": lambda value: _text_matcher(str(value)),
+    "id": lambda value: _id_matcher(str(value)),
     "enabled": _flag("enabled"),
     "checked": _flag("checked"),
     "focused": _flag("focused"),
@@ -68,7 +104,8 @@ class UiScreen:
 
     def __init__(self, nodes: list[UiNode], width: int = 0, height: int = 0) -> None:
         if (not width or not height) and nodes:
-            width, height = width or nodes[0].bounds.right, height or nodes[0].bounds.bottom
+            extent = screen_extent(nodes)
+            width, height = width or extent[0], height or extent[1]
         self.width, self.height = width, height
         self.all = nodes
         self.parent: dict[int, UiNode] = {}
@@ -100,12 +137,12 @@ class UiScreen:
         """What the screen shows, as labels: ``"Settings", "Network & internet", …``."""
         labels: list[str] = []
         for node in self.nodes:
-            label = ("" if node.password else node.text).strip() or node.content_desc.strip()
+            label = screen_text("" if node.password else node.text) or screen_text(node.content_desc)
             if label and label not in labels:
                 labels.append(label)
         if not labels:
             return "no text at all"
-        shown = ", ".join(f'"{" ".join(label.split())[:60]}"' for label in labels[:SCREEN_SUMMARY_LABELS])
+        shown = ", ".join(f'"{label[:60]}"' for label in labels[:SCREEN_SUMMARY_LABELS])
         more = len(labels) - SCREEN_SUMMARY_LABELS
         return shown + (f" and {more} more" if more > 0 else "")
 
@@ -131,13 +168,33 @@ def _side(key: str, anchor: UiNode) -> tuple[Callable[[UiNode], bool], Callable[
     return keep, distance
 
 
+_DEEPEST = ("text", "id")  # Maestro names the deepest of a chain of nodes that all match these
+
+
+def _deepest(found: list[UiNode], matcher: Callable[[UiNode], bool], screen: UiScreen) -> list[UiNode]:
+    """Each match replaced by the deepest node of the chain of matching children below it (a tab
+    whose description is "Explore" holding a text "Explore" is named by that text), as Maestro does."""
+    out: list[UiNode] = []
+    seen: set[int] = set()
+    for node in found:
+        current = node
+        while kids := [child for child in current.children if matcher(child) and screen.on_screen(child)]:
+            current = kids[-1]
+        if id(current) not in seen:
+            seen.add(id(current))
+            out.append(current)
+    return out
+
+
 def find(selector: dict[str, Any], screen: UiScreen) -> list[UiNode]:
     """The nodes on ``screen`` that ``selector`` names, in the order ``index`` counts them."""
     found = list(screen.nodes)
-    for key, matcher in _SIMPLE.items():
+    for key, make in _SIMPLE.items():
         if key in selector:
-            wanted = selector[key]
-            found = [node for node in found if matcher(wanted, node)]
+            matcher = make(selector[key])
+            found = [node for node in found if matcher(node)]
+            if key in _DEEPEST:
+                found = _deepest(found, matcher, screen)
     for trait in selector.get("traits") or ():
         keep = _TRAITS.get(str(trait).lower().replace("_", "-"))
         if keep is not None:
@@ -157,7 +214,9 @@ def find(selector: dict[str, Any], screen: UiScreen) -> list[UiNode]:
     if "containsDescendants" in selector:
         wanted_all = selector["containsDescendants"]
         wanted_all = wanted_all if isinstance(wanted_all, list) else [wanted_all]
-        found = [node for node in found if all(_has_descendant(node, inner, screen) for inner in wanted_all)]
+        for inner in wanted_all:
+            holders = _holders(inner, screen)
+            found = [node for node in found if id(node) in holders]
     order: Callable[[UiNode], float] | None = None
     for key in ("below", "above", "leftOf", "rightOf"):
         if key in selector:
@@ -170,7 +229,9 @@ def find(selector: dict[str, Any], screen: UiScreen) -> list[UiNode]:
         found.sort(key=order)
     if "index" in selector:
         index = _index(selector["index"])
+        found.sort(key=lambda node: (node.bounds.top, node.bounds.left))
         return found[index : index + 1] if 0 <= index < len(found) else []
+    found.sort(key=lambda node: not node.clickable)  # stable: clickable first, each in its order
     return found
 
 
@@ -200,15 +261,12 @@ def _matches_alone(selector: dict[str, Any], node: UiNode, screen: UiScreen) -> 
     return any(candidate is node for candidate in find(selector, screen))
 
 
-def _has_descendant(node: UiNode, selector: dict[str, Any], screen: UiScreen) -> bool:
-    matches = {id(candidate) for candidate in find(selector, screen)}
-    stack = list(node.children)
-    while stack:
-        current = stack.pop()
-        if id(current) in matches:
-            return True
-        stack.extend(current.children)
-    return False
+def _holders(selector: dict[str, Any], screen: UiScreen) -> set[int]:
+    """The ids of every node holding (as an ancestor) a node ``selector`` finds."""
+    held: set[int] = set()
+    for node in find(selector, screen):
+        held.update(id(up) for up in screen.ancestors(node))
+    return held
 
 
 def describe(selector: dict[str, Any]) -> str:

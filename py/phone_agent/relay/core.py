@@ -97,7 +97,7 @@ class RelayCore:
 
     timeout_overrides: Mapping[str, int] = field(default_factory=dict)
     new_id: Callable[[], str] = new_request_id
-    # Where the page is (``http://127.0.0.1:7788/``): said after "Open the WebADB page first.".
+    # Where the page is (``http://127.0.0.1:7788/``): said after "Open the phone-agent page first.".
     page_url: str | None = None
     page: int | None = None
     pending: dict[str, PendingCall] = field(default_factory=dict)

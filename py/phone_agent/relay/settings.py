@@ -31,6 +31,9 @@ class RelaySettings:
     retry_ms: int
     # Why a ``?relay=`` was not used, for the page's console; empty when it was, or when none was given.
     refused: str = ""
+    # Whether the page's URL named its relay (``?relay=``, used): it then connects at load even when it
+    # is a static page.
+    named: bool = False
 
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -51,13 +54,15 @@ def relay_settings(page_url: str, server_config: dict[str, Any] | None) -> Relay
 
     ``?relay=ws://…`` on this machine wins (any other is refused and said so); a page served by
     phone-agent (``server_config`` from ``/api/config``) uses its own origin; any other page uses
-    ws://localhost:7788. ``?relayRetryMs=`` shortens the
+    ws://localhost:7788 (a static page connects to it only when asked: ``named`` says whether the URL
+    named a relay). ``?relayRetryMs=`` shortens the
     30 s retry (tests).
     """
     parts = urlsplit(page_url)
     query = parse_qs(parts.query)
     url = DEFAULT_RELAY_URL
     refused = ""
+    named = False
     if server_config and server_config.get("server") == "phone-agent":
         scheme = "wss" if parts.scheme == "https" else "ws"
         url = f"{scheme}://{parts.netloc}{server_config.get('relay', '/relay')}"
@@ -65,6 +70,7 @@ def relay_settings(page_url: str, server_config: dict[str, Any] | None) -> Relay
         wanted = query["relay"][0]
         if loopback_relay(wanted):
             url = wanted
+            named = True
         else:
             refused = (
                 f"?relay={wanted} is ignored: the relay must be a ws:// URL on this machine "
@@ -76,4 +82,4 @@ def relay_settings(page_url: str, server_config: dict[str, Any] | None) -> Relay
             retry_ms = max(100, int(query["relayRetryMs"][0]))
         except ValueError:
             pass
-    return RelaySettings(url=url, retry_ms=retry_ms, refused=refused)
+    return RelaySettings(url=url, retry_ms=retry_ms, refused=refused, named=named)

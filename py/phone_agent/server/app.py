@@ -21,7 +21,7 @@ import json
 import logging
 import sys
 from collections.abc import AsyncIterator, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from starlette.applications import Starlette
@@ -90,6 +90,8 @@ class McpService:
     # Who this server is (``GET /api/server``): version, pid, uid, port, options that matter to a client.
     identity: Mapping[str, object]
     request_stop: Callable[[], None]
+    # What changes while it runs, added to that answer (``pagePaired``: a page is on the relay now).
+    live: Callable[[], Mapping[str, object]] = dict
 
 
 def mcp_service_routes(mcp: McpService) -> list[Route]:
@@ -99,7 +101,7 @@ def mcp_service_routes(mcp: McpService) -> list[Route]:
     async def server_info(request: Request) -> Response:
         if not mcp.endpoint.guard.allows(request.headers):
             return unauthorized()
-        return JSONResponse(dict(mcp.identity), headers={"Cache-Control": "no-store"})
+        return JSONResponse({**mcp.identity, **mcp.live()}, headers={"Cache-Control": "no-store"})
 
     async def stop(request: Request) -> Response:
         if not mcp.endpoint.guard.allows(request.headers):
@@ -137,53 +139,54 @@ def _same_origin_fetch(request: Request) -> bool:
     return site is None or site in ("same-origin", "none")
 
 
-def build_app(
-    relay: Relay,
-    root: Path,
-    policy: AccessPolicy,
-    bridge: BridgePolicy | None = None,
-    page_defaults: Mapping[str, object] | None = None,
-    pairing: PairingGate | None = None,
-    mcp: McpService | None = None,
-    page_key: PageKey | None = None,
-    sim_on_demand: SimOnDemand | None = None,
-) -> Starlette:
-    """The app; ``page_key`` (None: no page link, no secret in ``/api/config``) tells the user's browser."""
-    bridge_policy = bridge or BridgePolicy()
-    answer = api_config(page_defaults)
-    config_headers = {
-        "Cache-Control": "no-store",
-        "Cross-Origin-Resource-Policy": "same-origin",
-        **NO_FRAMING,
-    }
+@dataclass
+class PageRoutes:
+    """The page's own endpoints: ``/api/config``, the page key, task records, and the relay and ADB
+    bridge WebSockets (a page pairs before the relay takes it)."""
 
-    async def config(request: Request) -> Response:
-        body = dict(answer)
+    relay: Relay
+    policy: AccessPolicy
+    answer: dict[str, object]
+    bridge_policy: BridgePolicy
+    pairing: PairingGate | None = None
+    page_key: PageKey | None = None
+    config_headers: Mapping[str, str] = field(
+        default_factory=lambda: {
+            "Cache-Control": "no-store",
+            "Cross-Origin-Resource-Policy": "same-origin",
+            **NO_FRAMING,
+        }
+    )
+
+    async def config(self, request: Request) -> Response:
+        if request.headers.get("sec-fetch-mode"):  # a browser's page (not a probe): it pairs within seconds,
+            self.relay.page_booting()  # so a call made now waits for it rather than failing at once
+        body = dict(self.answer)
         users_page = False
-        if pairing is not None:
+        if self.pairing is not None:
             # The page knows by this whether it was opened with the link (else it offers the code).
-            linked = page_key is not None and page_key.browser_ok(request.cookies)
+            linked = self.page_key is not None and self.page_key.browser_ok(request.cookies)
             body["pageKey"] = linked
             users_page = linked and _same_origin_fetch(request)
             if users_page:
-                body["pairing"] = pairing.secret
+                body["pairing"] = self.pairing.secret
         model = body.get("model")
         if isinstance(model, dict) and "apiKey" in model and not users_page:
             # The model's key, like the pairing secret, only to the user's page (the page cookie):
             # any other local process or page learns that there is one, not what it is.
             body["model"] = {**{k: v for k, v in model.items() if k != "apiKey"}, "apiKeyWithheld": True}
-        return JSONResponse(body, headers=config_headers)
+        return JSONResponse(body, headers=self.config_headers)
 
-    async def claim_page_key(request: Request) -> Response:
+    async def claim_page_key(self, request: Request) -> Response:
         """The page trades its link's token for the page cookie (HttpOnly: no script reads it)."""
         headers = {"Cache-Control": "no-store"}
-        if page_key is None or not policy.own_origin(request.headers.get("origin")):
+        if self.page_key is None or not self.policy.own_origin(request.headers.get("origin")):
             return JSONResponse({"error": "not this server's page"}, status_code=403, headers=headers)
         try:
             given = (await request.json()).get("token")
         except (ValueError, AttributeError):
             given = None
-        if not page_key.token_ok(given):
+        if not self.page_key.token_ok(given):
             log.warning("refused a page link with a wrong token (rotated? `phone-agent url` prints the link)")
             return JSONResponse(
                 {"error": "this link's token is not the server's: `phone-agent url` prints the current link"},
@@ -192,8 +195,8 @@ def build_app(
             )
         response = Response(status_code=204, headers=headers)
         response.set_cookie(
-            page_key.cookie_name,
-            page_key.cookie_value,
+            self.page_key.cookie_name,
+            self.page_key.cookie_value,
             max_age=PAGE_COOKIE_MAX_AGE_S,
             path="/",
             httponly=True,
@@ -201,14 +204,14 @@ def build_app(
         )
         return response
 
-    async def task_record(request: Request) -> Response:
+    async def task_record(self, request: Request) -> Response:
         """A page stored a task record: the relay keeps it for the page that replaces this one. Only the
         user's browser (the page cookie, or the pairing secret a page paired by code holds)."""
         headers = {"Cache-Control": "no-store"}
-        trusted = page_key is not None and page_key.browser_ok(request.cookies)
-        if not trusted and pairing is not None:
-            trusted = same_secret(request.headers.get(PAIRING_HEADER), pairing.secret)
-        if not trusted or not policy.own_origin(request.headers.get("origin")):
+        trusted = self.page_key is not None and self.page_key.browser_ok(request.cookies)
+        if not trusted and self.pairing is not None:
+            trusted = same_secret(request.headers.get(PAIRING_HEADER), self.pairing.secret)
+        if not trusted or not self.policy.own_origin(request.headers.get("origin")):
             return JSONResponse({"error": "not the user's page"}, status_code=403, headers=headers)
         body = await request.body()
         try:
@@ -217,12 +220,12 @@ def build_app(
             record = None
         if not is_record(record):
             return JSONResponse({"error": "not a task record"}, status_code=400, headers=headers)
-        relay.share_task(record)
+        self.relay.share_task(record)
         return Response(status_code=204, headers=headers)
 
-    async def pair(websocket: WebSocket) -> bool:
+    async def pair(self, websocket: WebSocket) -> bool:
         """Whether the page's first frame pairs it; an unpaired page is closed with CLOSE_UNPAIRED."""
-        if pairing is None:
+        if self.pairing is None:
             return True
         origin = websocket.headers.get("origin", "")
         try:
@@ -231,7 +234,7 @@ def build_app(
             first = {"type": "websocket.receive"}
         if first.get("type") == "websocket.disconnect":
             return False
-        verdict = pairing.check(first.get("text") or first.get("bytes"), policy.own_origin(origin))
+        verdict = self.pairing.check(first.get("text") or first.get("bytes"), self.policy.own_origin(origin))
         if isinstance(verdict, Paired):
             await websocket.send_text(verdict.reply)
             if verdict.by_code:
@@ -249,21 +252,21 @@ def build_app(
             await websocket.close(code=CLOSE_UNPAIRED, reason=verdict.reason)
         return False
 
-    async def adb_bridge(websocket: WebSocket) -> None:
-        await serve_bridge(websocket, bridge_policy)
+    async def adb_bridge(self, websocket: WebSocket) -> None:
+        await serve_bridge(websocket, self.bridge_policy)
 
-    async def relay_socket(websocket: WebSocket) -> None:
-        if relay.closing:  # the server is stopping: a page that retries at once is turned away quietly
+    async def relay_socket(self, websocket: WebSocket) -> None:
+        if self.relay.closing:  # the server is stopping: a page that retries at once is turned away quietly
             await websocket.close(code=CLOSE_SHUTDOWN)
             return
         await websocket.accept()
-        if not await pair(websocket):
+        if not await self.pair(websocket):
             return
-        if relay.closing:  # stopped while pairing (no await between this check and the attach)
+        if self.relay.closing:  # stopped while pairing (no await between this check and the attach)
             await websocket.close(code=CLOSE_SHUTDOWN, reason=CLOSE_SHUTDOWN_REASON)
             return
         origin = websocket.headers.get("origin", "?")
-        page = await relay.page_connected(StarletteLink(websocket), f"page ({origin})")
+        page = await self.relay.page_connected(StarletteLink(websocket), f"page ({origin})")
         try:
             while True:
                 message = await websocket.receive()
@@ -272,21 +275,40 @@ def build_app(
                 data = message.get("text")
                 if data is None:
                     data = message.get("bytes") or b""
-                relay.page_frame(page, data)
+                self.relay.page_frame(page, data)
         except (WebSocketDisconnect, RuntimeError):  # RuntimeError: receiving on a socket we closed
             pass
         finally:
-            relay.page_disconnected(page)
+            self.relay.page_disconnected(page)
 
+    def routes(self) -> list[Route | WebSocketRoute]:
+        return [
+            Route("/api/config", self.config, methods=["GET"]),
+            Route(PAGE_KEY_PATH, self.claim_page_key, methods=["POST"]),
+            Route(TASK_RECORD_PATH, self.task_record, methods=["POST"]),
+            WebSocketRoute("/", self.relay_socket),
+            WebSocketRoute(RELAY_PATH, self.relay_socket),
+            WebSocketRoute(ADB_BRIDGE_PATH, self.adb_bridge),
+        ]
+
+
+def build_app(
+    relay: Relay,
+    root: Path,
+    policy: AccessPolicy,
+    bridge: BridgePolicy | None = None,
+    page_defaults: Mapping[str, object] | None = None,
+    pairing: PairingGate | None = None,
+    mcp: McpService | None = None,
+    page_key: PageKey | None = None,
+    sim_on_demand: SimOnDemand | None = None,
+) -> Starlette:
+    """The app; ``page_key`` (None: no page link, no secret in ``/api/config``) tells the user's browser."""
+    page = PageRoutes(relay, policy, api_config(page_defaults), bridge or BridgePolicy(), pairing, page_key)
     sim_on_demand = sim_on_demand or SimOnDemand()
-    routes = [
-        Route("/api/config", config, methods=["GET"]),
-        Route(PAGE_KEY_PATH, claim_page_key, methods=["POST"]),
-        Route(TASK_RECORD_PATH, task_record, methods=["POST"]),
+    routes: list[Route | WebSocketRoute] = [
+        *page.routes(),
         Route(SIM_PATH, sim_on_demand.handle, methods=["POST"]),
-        WebSocketRoute("/", relay_socket),
-        WebSocketRoute(RELAY_PATH, relay_socket),
-        WebSocketRoute(ADB_BRIDGE_PATH, adb_bridge),
     ]
     lifespan = None
     if mcp is not None:

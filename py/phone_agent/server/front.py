@@ -41,7 +41,7 @@ from mcp.types import INTERNAL_ERROR, INVALID_REQUEST
 from ..errors import ToolError, server_gone, server_unreachable
 from ..tools.catalog import DEFAULT_TOOL_PROFILE, ToolProfile, tools_for_profile
 from . import background, client_files, credentials
-from .listen import page_link
+from .listen import open_page_line, page_link
 from .mcp_ask import relay_elicitation
 from .mcp_bridge import INSTRUCTIONS, ProgressForwarder, build_relaying_server
 from .mcp_http import MCP_PATH
@@ -135,9 +135,13 @@ class Upstream:
                 )
         host = background.connect_host(self.options.host)
         if not found.identity.get("farm"):  # a farm router (serve --farm) serves no page to open
-            # The link with the token: the browser that opens it becomes the page (pairing.PageKey).
-            page = page_link(f"http://{host}:{self.options.port}/", credentials.load_page_token())
-            print(f"phone-agent: open {page} in Chrome", file=sys.stderr, flush=True)
+            # The link with the token: the browser that opens it becomes the page (pairing.PageKey). Said
+            # only while no page is paired, and the link itself only to a person at a terminal.
+            link = page_link(f"http://{host}:{self.options.port}/", credentials.load_page_token())
+            paired = bool(found.identity.get("pagePaired"))
+            line = open_page_line(link, self.options.port, sys.stderr, os.environ, paired)
+            if line:
+                print(line, file=sys.stderr, flush=True)
         return token
 
     async def _hold(self, token: str, ready: asyncio.Future[ClientSession]) -> None:

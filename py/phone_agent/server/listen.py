@@ -6,6 +6,8 @@ from __future__ import annotations
 import errno
 import ipaddress
 import socket
+from collections.abc import Mapping
+from typing import TextIO
 from urllib.parse import quote
 
 from .access import host_for_url
@@ -60,3 +62,29 @@ def page_url(host: str, port: int) -> str:
 def page_link(url: str, token: str) -> str:
     """The page's link: ``url`` with ``?token=`` (the bearer token; ``phone-agent url`` prints it)."""
     return f"{url}?token={quote(token, safe='')}"
+
+
+def shows_link(stream: TextIO, environ: Mapping[str, str], page_paired: bool) -> bool:
+    """Whether the token-bearing link may be printed on ``stream``: only while no page is paired, only to a
+    person at a terminal (never into a log, a pipe or CI's output, where the token would be kept)."""
+    if page_paired or environ.get("CI"):
+        return False
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # a closed or odd stream
+        return False
+
+
+def open_page_line(
+    link: str, port: int, stream: TextIO, environ: Mapping[str, str], page_paired: bool
+) -> str | None:
+    """What the console says about opening the page: the link itself (``shows_link``), else, while no page
+    is paired, the command that prints it; None once a page is paired."""
+    if page_paired:
+        return None
+    if shows_link(stream, environ, page_paired):
+        return f"phone-agent: open {link} in Chrome"
+    return (
+        f"phone-agent: no page is paired yet: `phone-agent url --port {port}` prints the page's link to "
+        "open in Chrome"
+    )

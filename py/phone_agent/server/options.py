@@ -14,11 +14,32 @@ from .relay import DEFAULT_PAGE_WAIT_S, DEFAULT_SELF_CHECK_DELAY_S
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 7788
 PORT_ENV = "PHONE_AGENT_WS_PORT"
+# What a server started by ``phone-agent mcp`` (or ``call``, ``flow run``) does with no client and no
+# page: exit after 10 minutes.
+DEFAULT_BACKGROUND_IDLE_EXIT_S = 600.0
+
+
+def default_port() -> int:
+    """The port when ``--port`` is not given: ``PHONE_AGENT_WS_PORT``, else 7788."""
+    import argparse
+    import os
+
+    from ..arg_types import port_number
+
+    value = os.environ.get(PORT_ENV)
+    if value is None or not value.strip():
+        return DEFAULT_PORT
+    try:
+        return port_number(value.strip())
+    except argparse.ArgumentTypeError as exc:
+        raise SystemExit(f"phone-agent: error: {PORT_ENV}: {exc}") from None
 
 
 def default_root() -> Path:
-    """The repository root the page is served from: the package is installed editable from ``py/``."""
-    return Path(__file__).resolve().parents[3]
+    """Where the page is served from: a checkout's working tree, else the page the package carries."""
+    from .page_source import default_page_root
+
+    return default_page_root()
 
 
 @dataclass

@@ -3,7 +3,9 @@
 ``Relay`` drives ``RelayCore`` (the pure part): it sends call and cancel frames (``relay.frames``) through a
 ``PageLink``, resolves each call's future from the page's answer, enforces the per-tool time limit, hands
 progress to the caller in order, and runs the self-check 3 s after a page connects. A call that finds no
-page waits for one up to ``page_wait_s`` (``--page-wait-ms``) before it answers "Browser not connected".
+page answers "Browser not connected" at once when no page has paired since the server started and none is
+booting (saying the command that prints the page's link), else waits for the page up to ``page_wait_s``
+(``--page-wait-ms``).
 While a call's agent waits for a person, the page may ask the call's MCP client too (``ask`` frames): the
 relay hands the question to the call's ``ask`` (the MCP edge's elicitation) and sends the client's answer
 back; the page's ``withdraw`` (the person at the page answered first) or the call's end cancels the
@@ -37,6 +39,7 @@ from ..relay.frames import (
     TransferRef,
     parse_secret_request,
 )
+from .failures import never_paired
 from .task_ledger import TaskLedger
 from .transfers import Transfer, TransferRegistry
 
@@ -88,6 +91,10 @@ class Relay:
         self.core = core if core is not None else RelayCore()
         self.page_wait_s = page_wait_s
         self._page_present = asyncio.Event()
+        # Whether any page has paired since the server started (a call then waits for one to come back),
+        # and when a page last asked for its configuration (it is booting: a call waits for it too).
+        self.paired_once = False
+        self._page_booting_at: float | None = None
         # None or <= 0 turns the self-check off (tests that script every frame the page sees).
         self.self_check_delay_s = (
             DEFAULT_SELF_CHECK_DELAY_S if self_check_delay_s is None else self_check_delay_s
@@ -120,6 +127,7 @@ class Relay:
         old_links = [(token, old) for token, old in self._links.items() if token != page]
         self._links[page] = link
         self._page_present.set()
+        self.paired_once = True
         for call in dropped:
             self._settle(call, page_replaced(call.tool).to_result())
         for token, old in old_links:
@@ -252,6 +260,11 @@ class Relay:
         try:
             call = self.core.start_call(tool, args)
         except ToolError as exc:
+            absent = exc.code is ErrorCode.BROWSER_NOT_CONNECTED
+            if absent and not self.paired_once and not self._page_on_its_way():
+                # No page has paired since this server started, and none is booting: none is coming by
+                # itself, so the caller learns at once what to do instead of waiting.
+                return never_paired(self.core.page_url).to_result()
             if exc.code is not ErrorCode.BROWSER_NOT_CONNECTED or not await self._wait_for_page():
                 return exc.to_result()
             try:
@@ -303,6 +316,14 @@ class Relay:
         except TimeoutError:
             log.warning("progress of %s was still queued when it ended; the rest is dropped", call.id)
         return result
+
+    def page_booting(self) -> None:
+        """A page asked for its configuration (``/api/config``): it pairs within seconds."""
+        self._page_booting_at = asyncio.get_running_loop().time()
+
+    def _page_on_its_way(self) -> bool:
+        booting = self._page_booting_at
+        return booting is not None and asyncio.get_running_loop().time() - booting < self.page_wait_s
 
     async def _wait_for_page(self) -> bool:
         """Wait up to ``page_wait_s`` for a page (a one-shot client often calls before the page is back)."""

@@ -1,4 +1,5 @@
-"""Serving the page: a fixed set of repository files, the right MIME types and cache headers.
+"""Serving the page: a fixed set of the page's files (``page_source`` says where they are), the right MIME
+types and cache headers.
 
 Only ``index.html``, ``pyscript.toml`` and the trees ``py/`` and ``static/`` are served — no directory
 listings, no dotfiles, no ``__pycache__``, nothing outside the root. ``static/vendor/`` (Pyodide,
@@ -17,6 +18,8 @@ from pathlib import Path, PurePosixPath
 
 from starlette.requests import Request
 from starlette.responses import FileResponse, PlainTextResponse, Response
+
+from .page_source import mount_for
 
 TOP_LEVEL_FILES = frozenset({"index.html", "pyscript.toml"})
 TOP_LEVEL_DIRS = frozenset({"py", "static"})
@@ -86,8 +89,9 @@ def resolve_page_file(root: Path, url_path: str) -> tuple[PurePosixPath, Path, o
     relative = page_relative_path(url_path)
     if relative is None:
         return None
-    real_root = root.resolve()
-    candidate = real_root.joinpath(*relative.parts)
+    base, inside = mount_for(root, relative)
+    real_root = base.resolve()
+    candidate = real_root.joinpath(*inside.parts)
     try:
         real = candidate.resolve(strict=True)
         info = real.stat()

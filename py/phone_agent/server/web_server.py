@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import sys
 import time
 
@@ -16,10 +17,11 @@ from . import credentials
 from .access import AccessPolicy
 from .adb_bridge import BridgePolicy
 from .app import RELAY_PATH, McpService, build_app
-from .listen import bind_socket, is_loopback, page_link, page_url
+from .listen import StartupError, bind_socket, is_loopback, open_page_line, page_link, page_url
 from .mcp_bridge import build_mcp_server
 from .mcp_http import MCP_PATH, McpHttpEndpoint
 from .options import ServerOptions
+from .page_source import missing_page, missing_runtime
 from .pairing import PageKey, PairingGate
 from .relay import Relay
 from .sim_on_demand import SimOnDemand
@@ -81,7 +83,12 @@ class WebServer:
             },
             pairing=pairing,
             page_key=PageKey(self._page_token, self.port),
-            mcp=McpService(self.mcp_endpoint, self.identity, self.stop_requested.set),
+            mcp=McpService(
+                self.mcp_endpoint,
+                self.identity,
+                self.stop_requested.set,
+                live=lambda: {"pagePaired": self.relay.has_page},
+            ),
             # With --sim the page's "Start the simulated phone" answers the phone already running.
             sim_on_demand=SimOnDemand(
                 options.default_device if options.sim else None, options.realistic_profile
@@ -108,13 +115,14 @@ class WebServer:
         return page_link(self.url, self._page_token)
 
     async def start(self) -> None:
+        problem = missing_page(self.options.root)
+        if problem:
+            raise StartupError(problem)
         await self._uvicorn.start()
         relay_url = self.url.replace("http://", "ws://", 1).rstrip("/") + RELAY_PATH
-        root = self.options.root
-        if not (root / "index.html").is_file():
-            log.warning("%s has no index.html: the page will not load (wrong --root?)", root)
-        elif not (root / "static" / "vendor" / "pyodide").is_dir():
-            log.warning("%s has no static/vendor/pyodide: run scripts/setup to vendor the runtime", root)
+        runtime = missing_runtime(self.options.root)
+        if runtime:
+            log.warning("%s", runtime)
         print(f"phone-agent: serving {self.options.root} (page and relay on one port)", file=sys.stderr)
         print(f"phone-agent: WebSocket relay on {relay_url}", file=sys.stderr)
         print(
@@ -136,8 +144,10 @@ class WebServer:
                 file=sys.stderr,
             )
         # The link carries the token on purpose (as Jupyter's does): it is what makes this browser the
-        # user's. Only the user reads this console or the private log of a background server.
-        print(f"phone-agent: open {self.link} in Chrome", file=sys.stderr, flush=True)
+        # user's. So it is shown only to a person at a terminal, never into a log or CI's output.
+        line = open_page_line(self.link, self.port, sys.stderr, os.environ, self.relay.has_page)
+        if line:
+            print(line, file=sys.stderr, flush=True)
 
     @property
     def task(self) -> asyncio.Task[None]:

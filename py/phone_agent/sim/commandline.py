@@ -62,7 +62,8 @@ def add_sim_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="MODE",
         help="answer as a broken or hostile phone would (tests): flood-output (logcat and dumpsys print "
         "without end), huge-png (screencap never ends), png-bomb (a screenshot that says it is 100 000 "
-        "pixels square), huge-hierarchy (the hierarchy server's answer never ends); repeatable",
+        "pixels square), huge-hierarchy (the hierarchy server's answer never ends), deep-tree (a UI tree "
+        "100 000 levels deep), wide-tree (50 000 nodes side by side); repeatable",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logs (to stderr)")
 

@@ -322,7 +322,7 @@ class AdbdConnection:
     def _start_service(self, request: StreamRequested) -> None:
         handler = self.server.service_for(request.service, self)
         if handler is None:
-            log.info("connection %d: no service %r", self.number, request.service)
+            log.debug("connection %d: no service %r", self.number, request.service)
             self.core.refuse(request.remote_id)
             return
         local_id = self.core.accept(request.remote_id)

@@ -143,7 +143,7 @@ class SimHierarchy:
     # ----- the JSON-RPC methods
 
     async def _dump(self, params: list[Any]) -> str:
-        from phone_agent.sim.android.ui import dump_xml
+        from phone_agent.sim.android.commands.capture import screen_dump
 
         phone = self.adbd.phone
         self.dumps += 1
@@ -151,7 +151,7 @@ class SimHierarchy:
         injected = getattr(phone, "hierarchy_dump_seconds", None)
         if callable(injected):  # a test's slow dump (to kill the server mid-call)
             await asyncio.sleep(injected())
-        return await self.adbd.run_blocking(lambda: dump_xml(phone.windows()))
+        return await self.adbd.run_blocking(lambda: screen_dump(phone))
 
     async def _wait_idle(self, params: list[Any]) -> bool:
         """UiDevice.waitForIdle: idle once no screen change for the quiet time (the default phone is

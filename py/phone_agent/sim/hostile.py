@@ -14,6 +14,10 @@ Off unless asked, by name: ``SimulatedPhoneServer(hostile={...})``, ``phone-agen
     would take 40 GB).
 ``huge-hierarchy``
     The hierarchy server's ``dumpWindowHierarchy`` answers a chunked HTTP body that never ends.
+``deep-tree``
+    The UI tree (the hierarchy server's and ``uiautomator dump``'s) is 100 000 levels deep.
+``wide-tree``
+    The UI tree holds 50 000 labelled, clickable nodes side by side.
 
 Each writer goes at the pace of the host's flow control (a host that stops reading stops it) and gives
 up when the host closes its end; each stops anyway after ``ENDLESS`` bytes so that nothing in the sim
@@ -30,7 +34,9 @@ from collections.abc import Iterable
 from phone_agent.adb.shell_protocol import ShellId, encode_shell_packet
 from phone_agent.sim.connection import AdbdStream, AdbdStreamClosedError, ServiceHandler
 
-HOSTILE_MODES = ("flood-output", "huge-png", "png-bomb", "huge-hierarchy")
+HOSTILE_MODES = ("flood-output", "huge-png", "png-bomb", "huge-hierarchy", "deep-tree", "wide-tree")
+DEEP_TREE_LEVELS = 100_000
+WIDE_TREE_NODES = 50_000
 FLOODED_COMMANDS = ("logcat", "dumpsys")
 ENDLESS = 8 << 30  # "without end": a host that never closes is let go after this much
 CHUNK = 1 << 20
@@ -43,6 +49,23 @@ def hostile_modes(modes: Iterable[str]) -> frozenset[str]:
     if unknown:
         raise ValueError(f"unknown hostile mode {unknown[0]!r}: the modes are {', '.join(HOSTILE_MODES)}")
     return chosen
+
+
+def hostile_tree(modes: frozenset[str]) -> str | None:
+    """The UI dump a phone in ``deep-tree`` or ``wide-tree`` mode sends instead of its screen's (None
+    for a good phone): terse nodes (the attributes a reader needs; a hostile phone owes no others), so
+    that the answer stays under the hierarchy server's byte cap and reaches the reader."""
+    head = "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?><hierarchy rotation=\"0\">"
+    level = '<node class="android.widget.FrameLayout" package="com.example.evil" bounds="[0,0][1080,2400]">'
+    if "deep-tree" in modes:
+        return head + level * DEEP_TREE_LEVELS + "</node>" * DEEP_TREE_LEVELS + "</hierarchy>"
+    if "wide-tree" in modes:
+        rows = "".join(
+            f'<node text="Row {i}" clickable="true" bounds="[0,{i % 2300}][1080,{i % 2300 + 1}]" />'
+            for i in range(WIDE_TREE_NODES)
+        )
+        return head + level + rows + "</node></hierarchy>"
+    return None
 
 
 def hostile_handler(

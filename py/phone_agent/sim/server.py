@@ -23,7 +23,7 @@ from phone_agent.adb.connection import ConnectionState, Side, make_banner
 from phone_agent.adb.keys import AdbPublicKey
 from phone_agent.sim.connection import AdbdConnection, ServiceHandler
 from phone_agent.sim.hierarchy_server import SimHierarchy
-from phone_agent.sim.hostile import hostile_modes
+from phone_agent.sim.hostile import hostile_modes, hostile_tree
 from phone_agent.sim.scrcpy_server.process import SimScrcpy
 from phone_agent.sim.vfs import VirtualFileSystem
 
@@ -102,6 +102,7 @@ class SimulatedPhoneServer:
         # What a broken or malicious phone would send (sim/hostile.py): off unless asked by name.
         self.hostile: frozenset[str] = hostile_modes(hostile)
         self.phone = phone
+        self.phone.hostile_tree = hostile_tree(self.hostile)
         self.fs = fs or VirtualFileSystem()
         self.trusted_keys: dict[str, AdbPublicKey] = {}
         self.pending: dict[str, PendingKey] = {}
@@ -294,6 +295,7 @@ class SimulatedPhoneServer:
     def set_hostile(self, modes: Iterable[str]) -> list[str]:
         """Answer as a hostile phone in these ways from now on (``[]``: a good phone again)."""
         self.hostile = hostile_modes(modes)
+        self.phone.hostile_tree = hostile_tree(self.hostile)
         return sorted(self.hostile)
 
     def state(self) -> dict[str, Any]:

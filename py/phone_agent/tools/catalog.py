@@ -75,10 +75,10 @@ TASK_SUMMARY_SCHEMA = result_schema(
         # Written only when the page's agent could look at its scrcpy live view (screen_source).
         "screenSource": {
             "type": "string",
-            "description": "Where the agent's looks came from, with counts: \"scrcpy frame (N looks)\" "
-            "(the live view's latest frame) and/or \"screencap (N looks: why not the live view)\" (the "
+            "description": 'Where the agent\'s looks came from, with counts: "scrcpy frame (N looks)" '
+            '(the live view\'s latest frame) and/or "screencap (N looks: why not the live view)" (the '
             "phone's own screenshot), e.g. \"scrcpy frame (4 looks), screencap (1 look: scrcpy is not "
-            "running)\". Absent when the task took no look or its agent had no live view.",
+            'running)". Absent when the task took no look or its agent had no live view.',
         },
     },
     ["taskId", "status"],
@@ -326,7 +326,7 @@ SPEC_TOOLS: tuple[ToolSpec, ...] = (
                     "minimum": 1_000,
                     "maximum": MAX_TASK_TIMEOUT_MS,
                     "description": "How long the page waits for the person to allow a sensitive action "
-                    "(sending, paying, deleting, installing, permissions) before the step fails \"Not "
+                    '(sending, paying, deleting, installing, permissions) before the step fails "Not '
                     'confirmed", in ms. Default 120000 (2 min).',
                 },
             },

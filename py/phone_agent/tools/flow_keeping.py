@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import errors
+from ..device.interface import UiNode
 from ..flows.flow_reader import FlowError, read_flow
 from ..flows.library import NAME_PATTERN
 from ..flows.recorder import (
@@ -20,7 +21,7 @@ from ..flows.recorder import (
     FlowRecorder,
     commands_from_task,
     flow_yaml,
-    node_at,
+    nodes_at,
     selector_for,
 )
 from ..flows.selectors import UiScreen
@@ -33,7 +34,7 @@ from .flow_tools import (
     flow_library,
     saved_flows,
 )
-from .locators import ScreenSnapshot
+from .locators import Element, ScreenSnapshot
 from .results import action_result
 from .session import DeviceSession
 from .spec import BOOLEAN, INTEGER, STRING, CallEnv, ToolSpec, object_schema, result_schema
@@ -125,7 +126,7 @@ async def stop_flow_recording(env: CallEnv, args: dict[str, Any]) -> dict[str, A
         )
     name = _name("stop_flow_recording", args["name"]) if "name" in args else ""
     text = recorder.stop(name)
-    structured: dict[str, Any] = {"yaml": text, "commands": len(recorder.commands), "saved": False}
+    structured: dict[str, Any] = {"yaml": text, "commands": recorder.count(), "saved": False}
     if name:
         await flow_library(env).save(name, text)
         structured.update(saved=True, name=name)
@@ -157,41 +158,82 @@ async def save_task_as_flow(env: CallEnv, args: dict[str, Any]) -> dict[str, Any
     )
 
 
+def node_of(element: Element, snapshot: ScreenSnapshot, screen: UiScreen) -> UiNode | None:
+    """``element``'s node on ``screen``: the very node it was read from when ``screen`` is that tree,
+    else the node in the same place of the tree (same path of child positions, class and bounds) —
+    never a node picked by its text."""
+    node = element.node
+    if node is None:
+        return None
+    if any(candidate is node for candidate in screen.all):
+        return node
+    path = _path(node, snapshot.parent)
+    current: UiNode | None = None
+    for depth, position in enumerate(path):
+        siblings = (
+            [n for n in screen.all if n.depth == 0] if depth == 0 else (current.children if current else [])
+        )
+        if position >= len(siblings):
+            return None
+        current = siblings[position]
+    if current is None or current.class_name != node.class_name or current.bounds != node.bounds:
+        return None
+    return current
+
+
+def _path(node: UiNode, parent: Any) -> list[int]:
+    """The child positions from the window list down to ``node``."""
+    path: list[int] = []
+    current = node
+    while (up := parent(current)) is not None:
+        path.append(next(i for i, child in enumerate(up.children) if child is current))
+        current = up
+    return [*reversed(path)]
+
+
+def acted_on(nodes: list[UiNode], screen: UiScreen, point: tuple[int, int]) -> Acted:
+    """How a flow names what a touch at ``point`` acted on: a selector for the first of ``nodes`` that
+    one names, else the point with a note saying why."""
+    for candidate in nodes:
+        selector = selector_for(candidate, screen)
+        if selector is not None:
+            return Acted(selector=selector)
+    node = nodes[0] if nodes else None
+    what = f"the {node.class_name.rsplit('.', 1)[-1] or 'element'}" if node is not None else "the element"
+    note = (
+        f"point: {what} at {point[0]},{point[1]} has no text, description, id or label inside it "
+        "that finds it (this tap may miss on another screen size)"
+    )
+    return Acted(point=point, note=note)
+
+
 async def acted_before(session: DeviceSession, tool: str, args: dict[str, Any]) -> Acted | None:
     """What a recorded call is about to act on: the element its target or point names, as a selector
-    (or the point when nothing identifies it). None for calls that act on no element."""
+    (or the point when nothing identifies it). None for calls that act on no element. A ref is looked
+    up on the screen it was handed out with; a locator or a point on the tree just read, else a fresh
+    read (which the call itself then reuses)."""
     if tool not in ELEMENT_TOOLS:
         return None
-    nodes = await session.device.ui_nodes()
-    screen = UiScreen(nodes)
     if "target" in args:
         target = parse_tool_target(tool, args["target"])
+        snapshot = session.state.snapshot if target.ref is not None else None
+        if snapshot is None:
+            snapshot = session.recent_screen() or await session.screen()
         if target.ref is not None:
-            snapshot = session.state.snapshot
-            element = snapshot.by_ref.get(target.ref) if snapshot is not None else None
+            element = snapshot.by_ref.get(target.ref)
         else:
-            found = target.find(ScreenSnapshot.from_nodes(nodes))
+            found = target.find(snapshot)
             element = found[0] if found else None
         if element is None:
             return None
-        node = next(
-            (
-                n
-                for n in screen.nodes
-                if n.bounds == element.bounds
-                and n.resource_id == element.resource_id
-                and (n.text == element.text or n.content_desc == element.desc)
-            ),
-            None,
-        )
-        if node is None:
-            return None
-        selector = selector_for(node, screen)
-        return Acted(selector=selector, point=None if selector else element.center)
+        screen = UiScreen(snapshot.nodes, snapshot.width, snapshot.height)
+        node = node_of(element, snapshot, screen)
+        return acted_on([node] if node is not None else [], screen, element.center)
     if "x" in args and "y" in args:
-        node = node_at(screen, int(args["x"]), int(args["y"]))
-        selector = selector_for(node, screen) if node is not None else None
-        return Acted(selector=selector, point=None if selector else (int(args["x"]), int(args["y"])))
+        snapshot = session.recent_screen() or await session.screen()
+        screen = UiScreen(snapshot.nodes, snapshot.width, snapshot.height)
+        point = (int(args["x"]), int(args["y"]))
+        return acted_on(nodes_at(screen, *point), screen, point)
     return None
 
 

@@ -88,6 +88,13 @@ class ToolPhone:
     async def nodes(self) -> list[UiNode]:
         return await self.session.device.ui_nodes()
 
+    async def screen_size(self) -> tuple[int, int]:
+        """The screen's true size (the session's), or (0, 0) when the phone cannot say."""
+        try:
+            return await self.session.screen_size()
+        except errors.ToolError:
+            return (0, 0)
+
     async def screenshot(self) -> bytes:
         return await self.session.device.screenshot_png()
 
@@ -169,7 +176,8 @@ async def run_flow(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
     except FlowError as exc:
         raise errors.invalid_flow(str(exc), exc.line, exc.column, exc.source) from None
     session = env.session()
-    runner = flow_runner(ToolPhone(env, session), env.progress, session.sleep, session.monotonic_ms)
+    phone = ToolPhone(env, session)
+    runner = flow_runner(phone, env.progress, session.sleep, session.monotonic_ms, phone.screen_size)
     scripts = await _open_scripts(env, ScriptOptions(allowed_hosts=hosts, timeout_ms=args["scriptTimeoutMs"]))
     try:
         answer = await runner.run(flow, variables, args["timeoutMs"], scripts)

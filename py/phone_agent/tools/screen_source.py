@@ -31,13 +31,13 @@ SCREENCAP = "screencap"
 MAX_FRAME_AGE_S = 2.5
 
 
-
 def png_size(png: bytes) -> tuple[int, int]:
     """Width and height from a PNG's IHDR chunk (no decoding); ValueError if it is not a PNG."""
     if len(png) < 24 or png[:8] != b"\x89PNG\r\n\x1a\n" or png[12:16] != b"IHDR":
         raise ValueError("not a PNG image")
     width, height = struct.unpack(">II", png[16:24])
     return width, height
+
 
 @dataclass(frozen=True)
 class FrameState:

@@ -12,10 +12,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..device.interface import Device, read_ui_tree, settle_screen
+from .. import errors
+from ..device.interface import Device, UiTree, read_ui_tree, settle_screen
+from ..device.windows import screen_extent
 from .locators import ScreenSnapshot
 
 SETTLE_TIMEOUT_MS = 2_000  # the longest a look waits for the screen to settle after an action
+DISPLAY_TRIES = 3  # looks that ask the display's size before the windows alone tell it
 TREE_REUSE_MS = 5_000  # a tree read this recently, with no action since, resolves a target again
 
 
@@ -27,7 +30,11 @@ class SessionState:
     A new phone gets a new state."""
 
     snapshot: ScreenSnapshot | None = None
-    screen_size: tuple[int, int] | None = None
+    screen_size: tuple[int, int] | None = None  # as the screen is turned now (device pixels)
+    # The display's size in its natural orientation and the rotation it was read at (``screen_info``);
+    # None until asked, () when the phone cannot say.
+    display: tuple[int, int, int] | tuple[()] | None = None
+    display_misses: int = 0
     actions: int = 0
     settled_actions: int = 0  # ``actions`` when a look last waited for the screen to settle
     latest: ScreenSnapshot | None = None  # the latest tree read, handed out or not
@@ -63,7 +70,8 @@ class DeviceSession:
         snapshot, not yet handed out (its refs are not the caller's)."""
         await self.settle(settle)
         tree = await read_ui_tree(self.device)
-        snapshot = ScreenSnapshot.from_nodes(tree.nodes)
+        width, height = await self.true_size(tree)
+        snapshot = ScreenSnapshot.from_nodes(tree.nodes, width, height)
         if snapshot.width and snapshot.height:
             self.state.screen_size = (snapshot.width, snapshot.height)
         state = self.state
@@ -91,8 +99,56 @@ class DeviceSession:
         state.settled_actions = state.actions
         return await settle_screen(self.device, timeout_ms)
 
+    async def _display(self) -> tuple[int, int, int] | tuple[()]:
+        """The display's natural size and the rotation it was read at, asked once (``screen_info``:
+        ``wm size`` and the display's rotation); () when the phone cannot say (asked again at the next
+        look when its failure may pass)."""
+        if self.state.display is None:
+            try:
+                info = await self.device.screen_info()
+                width, height, rotation = (
+                    int(info["width"]),
+                    int(info["height"]),
+                    int(info.get("rotation") or 0),
+                )
+            except errors.ToolError as exc:
+                self.state.display_misses += 1
+                if exc.retryable and self.state.display_misses < DISPLAY_TRIES:
+                    return ()  # a failure that may pass: asked again at the next look
+                width = height = rotation = 0
+            except Exception:  # a phone (or a stand-in) that cannot say: the windows tell the size
+                width = height = rotation = 0
+            if width > 0 and height > 0:
+                natural = (height, width) if rotation % 2 else (width, height)
+                self.state.display = (*natural, rotation)
+            else:
+                self.state.display = ()
+        return self.state.display
+
+    async def true_size(self, tree: UiTree) -> tuple[int, int]:
+        """The screen's size as it is turned now: the display's (turned by the dump's own rotation, else
+        by the rotation read with it), else the union of the tree's windows — never its first node."""
+        extent = screen_extent(tree.nodes)
+        display = await self._display()
+        if not display:
+            return extent
+        width, height, read_at = display
+        rotation = tree.rotation if tree.rotation is not None else read_at
+        if rotation % 2:
+            width, height = height, width
+        if extent[0] > width + 1 and extent[1] <= width + 1 and extent[0] <= height + 1:
+            width, height = height, width  # the windows lie the other way: the phone turned since
+        return width, height
+
     async def screen_size(self) -> tuple[int, int]:
+        """The screen's size as it is turned now (device pixels): the latest look's, else the display's,
+        else what the phone's info says, else a look's."""
         if self.state.screen_size is None:
+            display = await self._display()
+            if display:
+                width, height, rotation = display
+                self.state.screen_size = (height, width) if rotation % 2 else (width, height)
+                return self.state.screen_size
             info = await self.device.info()
             width, height = int(info.get("screenWidth") or 0), int(info.get("screenHeight") or 0)
             if width <= 0 or height <= 0:

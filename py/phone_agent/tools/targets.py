@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import errors
+from ..device.interface import Bounds
+from ..device.windows import WINDOW_KINDS
 from .locators import Element, LocatorError, ScreenSnapshot, Target, parse_target
 from .session import DeviceSession
 from .spec import BOOLEAN, INTEGER, STRING
@@ -21,9 +23,16 @@ TARGET = {
     "type": "string",
     "minLength": 1,
     "maxLength": 500,
-    "description": "A ref from the latest list_elements (@e12), or a locator: text=…, textContains=…, "
-    "id=… (resource id, package prefix optional), desc=…, descContains=…, class=…, role=… (button, "
-    "input, switch, checkbox, list, image, text). Several matches: the first in reading order.",
+    "description": "A ref from the latest list_elements (@e12), or a locator (each element's `locator` "
+    "there finds exactly it): text=…, textContains=…, id=… (resource id, package prefix optional), "
+    "desc=…, descContains=…, class=…, role=… (button, input, switch, checkbox, list, image, text); "
+    "clauses joined by ; narrow it: index=N (0-based), childOf=(…), containsDescendants=(…), "
+    "below=(…), rightOf=(…) …. Several matches: the first in reading order.",
+}
+BOUNDS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"x1": INTEGER, "y1": INTEGER, "x2": INTEGER, "y2": INTEGER},
+    "required": ["x1", "y1", "x2", "y2"],
 }
 ELEMENT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -37,11 +46,7 @@ ELEMENT_SCHEMA: dict[str, Any] = {
             "type": "string",
             "enum": ["button", "input", "switch", "checkbox", "list", "image", "text"],
         },
-        "bounds": {
-            "type": "object",
-            "properties": {"x1": INTEGER, "y1": INTEGER, "x2": INTEGER, "y2": INTEGER},
-            "required": ["x1", "y1", "x2", "y2"],
-        },
+        "bounds": BOUNDS_SCHEMA,
         "center": {"type": "object", "properties": {"x": INTEGER, "y": INTEGER}, "required": ["x", "y"]},
         **{
             flag: BOOLEAN
@@ -56,6 +61,8 @@ ELEMENT_SCHEMA: dict[str, Any] = {
                 "password",
             )
         },
+        "window": {"type": "string", "enum": list(WINDOW_KINDS)},
+        "locator": STRING,
     },
     "required": ["ref", "text", "desc", "id", "class", "role", "bounds", "center", "enabled", "password"],
 }
@@ -66,6 +73,10 @@ SETTLE_ARGUMENT = {  # no schema default: left out, the call is forwarded as it 
     "description": "After an action, wait (at most 2 s) for the screen to settle before looking "
     "(default true; the answer's settledMs says how long). false: look at once.",
 }
+
+
+def bounds_json(bounds: Bounds) -> dict[str, int]:
+    return {"x1": bounds.left, "y1": bounds.top, "x2": bounds.right, "y2": bounds.bottom}
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,7 @@ class AndroidPhone(Protocol):
     serial: str
     props: dict[str, str]
     clock: Callable[[], str]
+    hostile_tree: str | None  # tests: the UI dump sent instead of the screen's
     battery: int
     version: int
     processes: dict[int, str]

@@ -57,6 +57,8 @@ class VirtualPhone(SystemWindows, SettingsProvider):
         self.motion: Motion | None = Motion(self, realistic) if realistic is not None else None
         self.props: dict[str, str] = device_props(serial)
         self.clock: Callable[[], str] = _utc_clock  # tests may pin the status-bar time
+        # A hostile phone (tests): the UI dump it sends instead of its screen's, e.g. 100,000 levels deep.
+        self.hostile_tree: str | None = None
         self.battery = 87
         self._lock = threading.RLock()
         self.version = 0

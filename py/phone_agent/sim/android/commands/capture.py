@@ -66,12 +66,18 @@ events: prints out accessibility events until terminated
 """
 
 
+def screen_dump(phone: AndroidPhone) -> str:
+    """What ``uiautomator dump`` and the hierarchy server answer: the phone's windows, or the hostile
+    tree a test set (``phone.hostile_tree``)."""
+    return phone.hostile_tree if phone.hostile_tree is not None else dump_xml(phone.windows())
+
+
 def uiautomator(phone: AndroidPhone, args: list[str], stdin: bytes, fs: FileStore) -> ShellResult:
     if not args or args[0] != "dump":
         return ok(UIAUTOMATOR_USAGE)
     paths = [a for a in args[1:] if not a.startswith("--")]
     path = paths[0] if paths else "/sdcard/window_dump.xml"
-    xml = dump_xml(phone.windows()).encode()
+    xml = screen_dump(phone).encode()
     message = f"UI hierchary dumped to: {path}\n".encode()
     if path in ("/dev/tty", "/dev/stdout"):
         return ShellResult(stdout=xml + message)
