@@ -143,3 +143,31 @@ def test_a_flow_in_a_maestro_folder_reads_its_subflows_beside_it_and_nothing_abo
     leaking = write(project, "flows/leak.yaml", "appId: a\n---\n- runScript: ../../secret.js\n")
     with pytest.raises(FlowError, match="outside the flows' folder"):
         load_flow(leaking)
+
+
+def test_a_flow_reads_the_files_of_the_maestro_project_it_is_in_and_nothing_above(tmp_path: Path):
+    # e2e/maestro/tests/… reading ../common/… (a folder named maestro), and a suite whose folder holds
+    # Maestro's workspace config: both are the flows' folder of a flow given alone or of a subfolder given.
+    suite = tmp_path / "app" / "e2e" / "maestro"
+    write(suite, "common/onboarding.yaml", "appId: a\n---\n- runScript: ../elements/ids.js\n")
+    write(suite, "elements/ids.js", "output.ok = true\n")
+    test = write(suite, "tests/tickets.yaml", "appId: a\n---\n- runFlow: ../common/onboarding.yaml\n")
+    assert set(load_flow(test).files) == {"common/onboarding.yaml", "elements/ids.js"}
+    write(tmp_path, "app/e2e/secret.js", "steal()\n")
+    leaking = write(suite, "tests/leak.yaml", "appId: a\n---\n- runScript: ../../secret.js\n")
+    with pytest.raises(FlowError, match="outside the flows' folder"):
+        load_flow(leaking)
+    configured = tmp_path / "mobile" / "ui-tests"
+    write(configured, "config.yaml", "flows:\n  - flows/*\n")
+    write(configured, "subflows/login.yaml", "appId: a\n---\n- launchApp\n")
+    checkout = write(configured, "flows/checkout.yaml", "appId: a\n---\n- runFlow: ../subflows/login.yaml\n")
+    assert set(load_flow(checkout).files) == {"subflows/login.yaml"}
+    workspace = load_workspace(configured / "flows")  # a subfolder given: its project's files are read
+    assert workspace.plan.flows == ["checkout.yaml"] and not workspace.problems
+    # a config.yaml that is no Maestro workspace config does not make its folder a project
+    plain = tmp_path / "plain"
+    write(plain, "config.yaml", "database: {host: localhost}\n")
+    write(plain, "subflows/login.yaml", "appId: a\n---\n- launchApp\n")
+    alone = write(plain, "flows/checkout.yaml", "appId: a\n---\n- runFlow: ../subflows/login.yaml\n")
+    with pytest.raises(FlowError, match="outside the flows' folder"):
+        load_flow(alone)

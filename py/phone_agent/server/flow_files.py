@@ -2,9 +2,11 @@
 names (runFlow's and retry's flows, runScript's scripts, addMedia's media), read from the flows' folder
 only, and a folder planned as a Maestro workspace (``flows.workspace``).
 
-The flows' folder is the folder given (``flow run DIR``), or ``--root``, or the ``.maestro`` folder a flow
-file is in, else the flow file's own folder: a path that leaves it — through ``..``, an absolute path or a
-symbolic link — is not read, and the reader refuses the flow naming it. CPython only (it reads the disk).
+The flows' folder is ``--root``, or the Maestro project a flow file or folder is in (the nearest folder
+named ``.maestro`` or ``maestro``, else the nearest holding a Maestro workspace ``config.yaml``), else the
+folder given (``flow run DIR``) or the flow file's own folder: a path that leaves it — through ``..``, an
+absolute path or a symbolic link — is not read, and the reader refuses the flow naming it. CPython only
+(it reads the disk).
 """
 
 from __future__ import annotations
@@ -16,9 +18,15 @@ from pathlib import Path
 from ..flows.flow_reader import Flow, FlowError, read_flow
 from ..flows.references import FLOW, MEDIA, references
 from ..flows.workspace import WorkspaceError, WorkspacePlan, is_flow_file, plan, read_config
+from ..flows.yaml_nodes import YamlError, parse_all
 
 MAX_TEXT_BYTES = 1 << 20  # a flow or a script
-MAESTRO_DEPTH = 6  # how far above a flow file its .maestro folder is looked for
+MAESTRO_DEPTH = 6  # how far above a flow file its Maestro project folder is looked for
+PROJECT_NAMES = (".maestro", "maestro")  # the folders Maestro projects keep their flows in
+# A config.yaml holding one of these keys is a Maestro workspace config (its folder is a project).
+WORKSPACE_KEYS = (
+    "flows", "includeTags", "excludeTags", "executionOrder", "local", "platform", "testOutputDir"
+)  # fmt: skip
 MAX_MEDIA_BYTES = 32 << 20  # all of a flow's media together
 # What a runFlow name that is no file here stands for while the flow is read here: the page may hold a
 # saved flow of that name (the page says when it does not).
@@ -48,14 +56,43 @@ def _inside(root: Path, candidate: Path) -> bool:
     return True
 
 
+def project_folder(folder: Path) -> Path | None:
+    """The Maestro project ``folder`` is in (itself included): the nearest folder named ``.maestro`` or
+    ``maestro`` (the conventional places, where ``flows/``, ``subflows/``, ``scripts/`` sit side by side),
+    else the nearest holding a Maestro workspace config (``config.yaml`` with Maestro's keys); looked for
+    at most MAESTRO_DEPTH folders up. None when there is none."""
+    chain = [folder, *folder.parents][:MAESTRO_DEPTH]
+    named = next((candidate for candidate in chain if candidate.name.lower() in PROJECT_NAMES), None)
+    return named or next((candidate for candidate in chain if _holds_workspace_config(candidate)), None)
+
+
+def _holds_workspace_config(folder: Path) -> bool:
+    for name in ("config.yaml", "config.yml"):
+        path = folder / name
+        try:
+            if not path.is_file() or path.stat().st_size > MAX_TEXT_BYTES:
+                continue
+            documents = [doc for doc in parse_all(path.read_text(encoding="utf-8")) if doc is not None]
+        except (OSError, UnicodeDecodeError, YamlError):
+            continue
+        if documents and documents[0].kind == "map":
+            if any(str(key.value) in WORKSPACE_KEYS for key, _ in documents[0].pairs):
+                return True
+    return False
+
+
 def default_root(path: Path) -> Path:
-    """The flows' folder of a flow file given alone: the project's ``.maestro`` folder it is in (Maestro's
-    conventional place, where ``flows/`` and ``subflows/`` sit side by side), else its own folder."""
+    """The flows' folder of a flow file given alone: the Maestro project it is in (``project_folder``),
+    else its own folder."""
     folder = path.resolve().parent
-    for candidate in [folder, *folder.parents][:MAESTRO_DEPTH]:
-        if candidate.name == ".maestro":
-            return candidate
-    return path.parent
+    return project_folder(folder) or folder
+
+
+def folder_root(folder: Path) -> Path:
+    """The flows' folder of a folder of flows given (``flow run DIR``, ``flow check DIR``): the Maestro
+    project it is part of (so ``flows/`` reads ``../subflows/``, as Maestro does), else the folder itself."""
+    resolved = folder.resolve()
+    return project_folder(resolved) or resolved
 
 
 def _read_text(path: Path, source: str) -> str:
@@ -148,11 +185,12 @@ def load_workspace(
     from ..flows.workspace import glob_pattern
 
     patterns = [glob_pattern(glob) for glob in config.flows]
+    root = folder_root(folder)
     for relative in paths:
         if not any(pattern.fullmatch(relative) for pattern in patterns):
             continue
         try:
-            loaded = load_flow(folder / relative, folder, saved_elsewhere)
+            loaded = load_flow(folder / relative, root, saved_elsewhere)
         except FlowError as exc:
             problems.extend(exc.problems)
             continue
@@ -184,9 +222,10 @@ def check_folder(
     would say of the workspace's config (patterns or tags that match nothing)."""
     flows: list[FlowFile] = []
     problems: list[FlowError] = []
+    root = folder_root(folder)
     for relative in flow_files_in(folder):
         try:
-            flows.append(load_flow(folder / relative, folder, saved_elsewhere=False))
+            flows.append(load_flow(folder / relative, root, saved_elsewhere=False))
         except FlowError as exc:
             problems.extend(exc.problems)
     include, exclude = include_tags or [], exclude_tags or []
@@ -221,7 +260,9 @@ __all__ = [
     "Workspace",
     "WorkspaceError",
     "check_folder",
+    "default_root",
     "flow_files_in",
+    "folder_root",
     "load_flow",
     "load_workspace",
     "read_loaded",
