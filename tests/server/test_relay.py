@@ -201,19 +201,10 @@ async def test_before_any_page_paired_a_call_answers_at_once_with_the_command_th
 async def test_before_any_page_paired_a_call_waits_for_a_page_that_is_booting() -> None:
     r = Relay(RelayCore(), self_check_delay_s=0, page_wait_s=5)
     r.page_booting()  # a browser asked /api/config: its page pairs within seconds
-    call = asyncio.create_task(r.call("get_latest_task", {}))
-    await asyncio.sleep(0.2)
-    assert not call.done()
-    link = FakeLink()
-    page = await r.page_connected(link)
-    request = await link.next_sent()
-    r.page_frame(page, json.dumps({"id": request["id"], "result": ANSWER}))
-    assert await asyncio.wait_for(call, 5) == ANSWER
+    await _a_call_waits_and_a_page_that_pairs_answers_it(r)
 
 
-async def test_a_call_with_no_page_waits_for_one_within_the_page_wait() -> None:
-    r = Relay(RelayCore(), self_check_delay_s=0, page_wait_s=5)
-    await _a_page_came_and_went(r)  # a page paired before: it may come back (a reload, a new server's page)
+async def _a_call_waits_and_a_page_that_pairs_answers_it(r: Relay) -> None:
     call = asyncio.create_task(r.call("get_latest_task", {}))
     await asyncio.sleep(0.2)
     assert not call.done()
@@ -223,6 +214,12 @@ async def test_a_call_with_no_page_waits_for_one_within_the_page_wait() -> None:
     assert request["tool"] == "get_latest_task"
     r.page_frame(page, json.dumps({"id": request["id"], "result": ANSWER}))
     assert await asyncio.wait_for(call, 5) == ANSWER
+
+
+async def test_a_call_with_no_page_waits_for_one_within_the_page_wait() -> None:
+    r = Relay(RelayCore(), self_check_delay_s=0, page_wait_s=5)
+    await _a_page_came_and_went(r)  # a page paired before: it may come back (a reload, a new server's page)
+    await _a_call_waits_and_a_page_that_pairs_answers_it(r)
 
 
 async def test_the_page_wait_is_bounded_and_bad_arguments_do_not_wait() -> None:
