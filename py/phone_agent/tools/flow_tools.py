@@ -25,6 +25,9 @@ from ..flows.scripts import (
 )
 from .device_tools import DEVICE_TOOLS
 from .locators import ScreenSnapshot
+from .pipeline.bare import bare_pipeline
+from .pipeline.call import Call, Caller
+from .pipeline.chain import pipeline_here
 from .results import action_result
 from .session import DeviceSession
 from .spec import (
@@ -35,11 +38,14 @@ from .spec import (
     ToolSpec,
     object_schema,
     result_schema,
-    validate_arguments,
 )
 from .targets import ELEMENT_SCHEMA, TARGET, parse_tool_target
 
 _DEVICE_TOOLS_BY_NAME: dict[str, ToolSpec] = {tool.name: tool for tool in DEVICE_TOOLS}
+
+# Where a flow's steps run when its run_flow was called without the page's pipeline (a handler called
+# directly): checked, failures kept, the screen marked as moved.
+_BARE = bare_pipeline(_DEVICE_TOOLS_BY_NAME)
 _HOST = re.compile(r"(\[[0-9a-f:.]+\]|[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?)(:[0-9]{1,5})?")
 DEFAULT_FLOW_TIMEOUT_MS = 600_000
 MAX_FLOW_TIMEOUT_MS = 3_600_000
@@ -78,11 +84,12 @@ class ToolPhone:
         self.env, self.session = env, session
 
     async def call(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-        spec = _DEVICE_TOOLS_BY_NAME[tool]
-        clean = validate_arguments(spec, args)
-        assert spec.run is not None
-        inner = CallEnv(self.env.channel, service=self.env.service, device_session=self.session)
-        result = await spec.run(inner, clean)
+        """Run a flow's step as a call of its own (caller ``flow``, under the run_flow that runs it),
+        through the pipeline its run_flow came by; its failure fails the step."""
+        if tool not in _DEVICE_TOOLS_BY_NAME:
+            raise AssertionError(f"not a device tool: {tool}")
+        call = Call(tool, args, self.env.channel, Caller.FLOW, session=self.session, secrets=self.env.secrets)
+        result = await pipeline_here(_BARE).run_nested(call)
         return result.get("structuredContent") or {}
 
     async def nodes(self) -> list[UiNode]:
