@@ -7,14 +7,19 @@ The phone is the test's simulated phone over the project's ADB client (``client`
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from phone_agent import errors
 from phone_agent.adb.device import AdbDevice
 from phone_agent.tools.dispatch import Caller, CallRecord, ToolDispatcher
+from phone_agent.tools.named_secrets import SecretBook, placeholder
 from phone_agent.tools.pipeline.call import Call
 from phone_agent.tools.pipeline.chain import CallPipeline
 from phone_agent.tools.spec import Channel
+from tests.tools.test_type_secret import USERNAME
+from tests.tools.test_type_secret import rig as type_secret_rig
 
 FLOW = "appId: com.android.settings\n---\n- launchApp\n- tapOn: Network & internet\n- back\n"
 
@@ -139,3 +144,30 @@ async def test_a_confirmation_is_asked_whoever_makes_the_call(page):
     refused = records[-2]
     assert (refused.tool, refused.caller, refused.parent) == ("press_key", Caller.FLOW, records[-1].call_id)
     assert refused.result["isError"]
+
+
+async def test_a_one_character_secret_is_kept_out_by_its_field_until_the_field_changes():
+    """A 1-character secret in a plain field: no answer, error or activity row shows it, and no locator
+    finds the field by it (redacted by the field, not by searching texts for "7" everywhere)."""
+    book = SecretBook()
+    book.set_page({"PIN": "7"})
+    context, _device, records = type_secret_rig(book)
+    typed = await context.dispatch("type_secret", {"name": "PIN", "target": USERNAME}, Channel.RELAY)
+    assert not typed.get("isError"), typed
+    shown = placeholder("PIN")
+    field = await context.dispatch("wait_for", {"target": USERNAME, "condition": "visible"}, Channel.RELAY)
+    assert f"{shown} (input)" in text_of(field) and field["structuredContent"]["element"]["text"] == shown
+    listed = await context.dispatch("list_elements", {"target": USERNAME}, Channel.WEBMCP)
+    [element] = listed["structuredContent"]["elements"]
+    assert element["text"] == shown
+    # The value's letters find nothing; the failure says what the screen shows: the placeholder.
+    guessed = await context.dispatch("assert_visible", {"target": "text=7", "timeoutMs": 0}, Channel.RELAY)
+    assert guessed["isError"] and shown in text_of(guessed), text_of(guessed)
+    by_placeholder = await context.dispatch("assert_visible", {"target": f"text={shown}"}, Channel.RELAY)
+    assert not by_placeholder.get("isError"), by_placeholder
+    rows = [record.result for record in records]
+    assert all('"7"' not in json.dumps(row) and "=7)" not in json.dumps(row) for row in rows)
+    # Typing more changes the field's text: it is a plain field again.
+    await context.dispatch("type_text", {"text": "ab", "target": USERNAME}, Channel.RELAY)
+    again = await context.dispatch("list_elements", {"target": USERNAME}, Channel.RELAY)
+    assert again["structuredContent"]["elements"][0]["text"] == "7ab"

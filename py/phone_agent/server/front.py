@@ -221,12 +221,10 @@ def build_front_server(upstream: Upstream, profile: str | ToolProfile) -> Server
         except Exception as exc:
             return _failure(name, f"cannot reach it: {exc}")
 
-        said = caller_meta(forward)
-
         async def call_upstream(
             relayed: dict[str, Any] | None, meta: dict[str, Any] | None = None
         ) -> types.CallToolResult:
-            meta = {**said, **(meta or {})}
+            meta = {**caller_meta(forward), **(meta or {})}
             params = types.CallToolRequestParams(name=name, arguments=relayed, _meta=meta or None)
             # An MCP task's progress cannot ask its client; a forwarder (or a parked call) can.
             caller = forward if hasattr(forward, "elicit") else None

@@ -140,6 +140,7 @@ class ToolDispatcher:
             self._session = DeviceSession(device)
         self._session.image_codec = self.image_codec
         self._session.live_screen = self.live_screen
+        self._session.redact_nodes = self.secrets.redact_nodes if self.secrets is not None else None
         return self._session
 
     # -- the seed's interface -------------------------------------------------------------------

@@ -93,7 +93,12 @@ class ToolPhone:
         return result.get("structuredContent") or {}
 
     async def nodes(self) -> list[UiNode]:
-        return await self.session.device.ui_nodes()
+        """The screen's nodes, with the secrets typed hidden as every look hides them (a flow's selector
+        cannot find a secret by its letters)."""
+        nodes = await self.session.device.ui_nodes()
+        if self.session.redact_nodes is not None:
+            self.session.redact_nodes(nodes)
+        return nodes
 
     async def screen_size(self) -> tuple[int, int]:
         """The screen's true size (the session's), or (0, 0) when the phone cannot say."""

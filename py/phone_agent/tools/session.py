@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import errors
-from ..device.interface import Device, UiTree, read_ui_tree, settle_screen
+from ..device.interface import Device, UiNode, UiTree, read_ui_tree, settle_screen
 from ..device.windows import screen_extent
 from .locators import ScreenSnapshot
 
@@ -64,12 +64,17 @@ class DeviceSession:
     image_codec: Any = None  # agent.ports.ImageCodec, for scaled screenshots
     live_screen: Any = None  # screen_source.LiveScreen: the page's scrcpy live view (take_screenshot "live")
     verify_refs: bool = True
+    # Hides in place what a screen read shows of the secrets typed (named_secrets.SecretBook.redact_nodes):
+    # every look, and every locator matched on it, sees the placeholder.
+    redact_nodes: Callable[[list[UiNode]], None] | None = None
 
     async def screen(self, *, settle: bool = True) -> ScreenSnapshot:
         """The screen's tree read now (after it settled, if an action came since the last look) as a
         snapshot, not yet handed out (its refs are not the caller's)."""
         await self.settle(settle)
         tree = await read_ui_tree(self.device)
+        if self.redact_nodes is not None:
+            self.redact_nodes(tree.nodes)
         width, height = await self.true_size(tree)
         snapshot = ScreenSnapshot.from_nodes(tree.nodes, width, height)
         if snapshot.width and snapshot.height:
