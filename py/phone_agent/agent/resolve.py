@@ -145,6 +145,7 @@ class StepResolver:
             with_app=config.with_current_app,
             previous=previous,
             live=self.live,
+            redact_nodes=getattr(self.secrets, "redact_nodes", None),
         )
         if self._looks is not None:
             self._looks.add(observation.source, observation.source_reason)
