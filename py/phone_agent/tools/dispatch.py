@@ -38,7 +38,8 @@ from .pipeline.call import (
 from .pipeline.chain import CallPipeline
 from .pipeline.confirmation import Confirm, Confirmation
 from .pipeline.steps import page_steps
-from .session import DeviceSession
+from .screen_source import LiveScreen
+from .session import DeviceSession, ScreenshotScaler
 from .spec import Channel, ProgressSink, ToolSpec
 
 __all__ = ["AgentRunner", "CallListener", "CallRecord", "Caller", "ProgressSink", "ToolDispatcher"]
@@ -66,10 +67,10 @@ class ToolDispatcher:
         self._session: DeviceSession | None = None
         self.agent: AgentRunner | None = None
         # Scales and re-encodes screenshots (the page: canvas; CPython: Pillow); None: full PNGs only.
-        self.image_codec: Any = None
+        self.image_codec: ScreenshotScaler | None = None
         # The page's scrcpy live view (tools.screen_source.LiveScreen) for take_screenshot's source "live";
         # None in CPython: that source then answers why not.
-        self.live_screen: Any = None
+        self.live_screen: LiveScreen | None = None
         # Which tools this page serves (the server's --tools, from /api/config).
         self.profile: ToolProfile = DEFAULT_TOOL_PROFILE
         self._tasks: dict[str, AgentTask] = {}
