@@ -68,13 +68,9 @@ FLOW_NAME = {
 
 
 def flow_library(env: CallEnv) -> FlowLibrary:
-    """Where this page keeps its flows (the dispatcher's ``flow_library``; in memory when it has none)."""
-    library = getattr(env.service, "flow_library", None)
-    if library is None:
-        library = MemoryFlowLibrary()
-        if env.service is not None:
-            env.service.flow_library = library  # type: ignore[attr-defined]
-    return library
+    """Where this page keeps its flows (the dispatcher's ``flow_library``; a handler called with no page:
+    an empty one in memory)."""
+    return env.service.flow_library if env.service is not None else MemoryFlowLibrary()
 
 
 class ToolPhone:
@@ -160,7 +156,7 @@ def _allowed_hosts(value: Any) -> tuple[str, ...]:
 
 def script_engine(env: CallEnv) -> ScriptEngine | None:
     """The JavaScript engine flows run their scripts in (the page's Worker; Node in CPython), if any."""
-    return getattr(env.service, "script_engine", None)
+    return env.service.script_engine if env.service is not None else None
 
 
 async def run_flow(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:

@@ -174,11 +174,9 @@ class SecretBook:
 
 
 def secret_book(env: CallEnv) -> SecretBook:
-    """The page's secrets as a handler sees them (an empty book where none is plugged in)."""
-    book = env.secrets
-    if book is None and env.service is not None:
-        book = getattr(env.service, "secrets", None)
-    return book if isinstance(book, SecretBook) else SecretBook()
+    """The page's secrets as a handler sees them (the pipeline gives the caller's or the page's book;
+    an empty one where none is plugged in)."""
+    return env.secrets if isinstance(env.secrets, SecretBook) else SecretBook()
 
 
 async def type_secret(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
