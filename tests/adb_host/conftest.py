@@ -14,6 +14,7 @@ import pytest
 from phone_agent.adb.client import AdbClient
 from phone_agent.adb.device import AdbDevice
 from phone_agent.adb.packet import AdbPacket, AdbPacketParser
+from phone_agent.adb.transport import PLAIN_TRANSPORT
 from phone_agent.tools.dispatch import ToolDispatcher
 from tests.agent.pillow_codec import PillowCodec
 
@@ -34,6 +35,8 @@ def ctx(client: AdbClient) -> ToolDispatcher:
 
 class MemoryTransport:
     """``AdbTransport`` whose other end is a test script (``device_*`` methods)."""
+
+    capabilities = PLAIN_TRANSPORT
 
     def __init__(self) -> None:
         self.to_device: asyncio.Queue[bytes] = asyncio.Queue()

@@ -12,6 +12,7 @@ from phone_agent.adb.client import AdbConnectionLost, AdbError
 from phone_agent.adb.device import AdbDevice
 from phone_agent.adb.services import SyncClient, exec_out, shell
 from phone_agent.adb.smart_socket import AdbServerClient, AdbServerError
+from phone_agent.adb.transport import PLAIN_TRANSPORT
 from phone_agent.server.adb_tcp import adb_server_client, connect_adbd
 from tests.support import free_port
 
@@ -113,6 +114,8 @@ async def test_a_tracking_that_the_server_ends_is_a_lost_connection():
 
 class _OneAnswer:
     """A pipe to an 'adb server' that answers once and then closes."""
+
+    capabilities = PLAIN_TRANSPORT
 
     def __init__(self, answer: bytes) -> None:
         self.answer = answer

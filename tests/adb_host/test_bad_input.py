@@ -13,6 +13,7 @@ from phone_agent.adb.packet import VERSION_SKIP_CHECKSUM, AdbPacket, Command
 from phone_agent.adb.services import SyncClient, exec_into, exec_out, shell
 from phone_agent.adb.shell_protocol import ShellId, encode_shell_packet
 from phone_agent.adb.streams import DELAYED_ACK_WINDOW
+from phone_agent.adb.transport import PLAIN_TRANSPORT
 from phone_agent.server.adb_tcp import TcpTransport, connect_adbd
 from tests.support import free_port
 
@@ -174,6 +175,8 @@ async def test_connection_lost_mid_transfer(memory_transport, host_key):
 
 async def test_a_transport_that_raises_on_receive(host_key):
     class Broken:
+        capabilities = PLAIN_TRANSPORT
+
         async def send(self, chunk: bytes) -> None:
             pass
 

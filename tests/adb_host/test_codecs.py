@@ -28,6 +28,7 @@ from phone_agent.adb.shell_protocol import (
     encode_shell_packet,
 )
 from phone_agent.adb.smart_socket import encode_request, parse_devices
+from phone_agent.adb.transport import PLAIN_STREAM
 
 # ----- shell protocol ------------------------------------------------------------------------------
 
@@ -92,6 +93,8 @@ def test_sync_stat_structures():
 
 class ChunkStream:
     """A ServiceStream giving fixed chunks."""
+
+    capabilities = PLAIN_STREAM
 
     def __init__(self, chunks: list[bytes]) -> None:
         self.chunks = list(chunks)

@@ -10,6 +10,7 @@ CHECK = r"""
 import asyncio, struct, sys
 sys.path.insert(0, "/mnt/py")
 from phone_agent.adb.client import AdbClient
+from phone_agent.adb.transport import PLAIN_TRANSPORT
 from phone_agent.adb.keys import generate_private_key
 from phone_agent.adb.packet import VERSION, AdbPacket, AdbPacketParser, AuthType, Command
 from phone_agent.adb.services import exec_out, shell
@@ -18,6 +19,8 @@ import phone_agent.adb.device, phone_agent.adb.smart_socket, phone_agent.adb.key
 
 
 class Pipe:
+    capabilities = PLAIN_TRANSPORT
+
     def __init__(self):
         self.to_device, self.to_host, self.sizes = asyncio.Queue(), asyncio.Queue(), []
 

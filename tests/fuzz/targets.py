@@ -35,6 +35,7 @@ from phone_agent.adb.shell_protocol import (
     encode_shell_packet,
 )
 from phone_agent.adb.smart_socket import AdbServerClient, encode_request, parse_devices
+from phone_agent.adb.transport import PLAIN_STREAM, PLAIN_TRANSPORT
 from phone_agent.adb.ui_dump import parse_ui_dump
 from phone_agent.agent.model import ModelEvent
 from phone_agent.agent.sse import ChatChunkAssembler, SseEvent, SseParser
@@ -284,6 +285,8 @@ def check_shell_round_trip(items: list[ShellPacket], split: list[int]) -> None:
 class _ScriptedStream:
     """A ServiceStream that answers reads from a list of chunks, then ends."""
 
+    capabilities = PLAIN_STREAM
+
     def __init__(self, chunks: list[bytes]) -> None:
         self.chunks = list(chunks)
         self.written = bytearray()
@@ -389,6 +392,8 @@ def check_sync_list_round_trip(names: list[str], v2: bool, split: list[int]) -> 
 
 class _ScriptedPipe:
     """An AdbTransport to an adb server that answers from a list of chunks, then ends."""
+
+    capabilities = PLAIN_TRANSPORT
 
     def __init__(self, chunks: list[bytes]) -> None:
         self.chunks = list(chunks)

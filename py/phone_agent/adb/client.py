@@ -1,10 +1,11 @@
 """The asyncio driver of ``AdbHostProtocol``: one connection over any byte transport, many streams.
 
-A transport is anything with ``async send(chunk)``, ``async receive() -> bytes`` (``b""`` at the end)
-and ``async close()`` — WebUSB in the page (each chunk one bulk transfer: headers are 24-byte chunks
-of their own), the server's WebSocket bridge, or TCP in CPython (``server/adb_tcp.py``). ``AdbClient``
-reads in one task, feeds the core, and hands data to ``AdbStream`` objects; every wait has a bound
-and ends in an ``AdbError`` that says what happened. Pure asyncio: runs in CPython and Pyodide.
+A transport is anything with ``async send(chunk)``, ``async receive() -> bytes`` (``b""`` at the end),
+``async close()`` and ``capabilities`` (what more it offers, ``TransportCapabilities``) — WebUSB in the
+page (each chunk one bulk transfer: headers are 24-byte chunks of their own), the server's WebSocket
+bridge, or TCP in CPython (``server/adb_tcp.py``). ``AdbClient`` reads in one task, feeds the core, and
+hands data to ``AdbStream`` objects; every wait has a bound and ends in an ``AdbError`` that says what
+happened. Pure asyncio: runs in CPython and Pyodide.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from phone_agent.adb.events import AuthPromptShown, Connected, StreamClosed, Str
 from phone_agent.adb.host import DEFAULT_KEY_NAME, HOST_FEATURES, AdbHostProtocol
 from phone_agent.adb.keys import AdbPrivateKey
 from phone_agent.adb.packet import MAX_PAYLOAD, VERSION
+from phone_agent.adb.transport import AdbTransport, ServiceStream, StreamCapabilities
 
 CONNECT_TIMEOUT = 10.0  # the phone must answer CNXN (or ask for auth) within this
 AUTH_TIMEOUT = 60.0  # the user has this long to accept "Allow USB debugging?"
@@ -73,39 +75,6 @@ class AdbAuthError(AdbError):
     """The phone did not accept our key."""
 
 
-class AdbTransport(Protocol):
-    """A byte pipe to the phone. ``send`` gets each packet header and each payload as its own chunk.
-
-    Optional: ``joins_packets = True`` to get each packet as one chunk instead,
-    ``async receive_at_most(size)`` to be told how many bytes the current header or payload needs,
-    ``send_nowait(chunk)`` when sending never waits (it raises ``ConnectionError`` like ``send``), and
-    ``deliver(on_bytes, on_end)`` for a transport that pushes what arrives: it then calls
-    ``on_bytes(data)`` from its own event for every arrival and ``on_end(None)`` at a clean end or
-    ``on_end(reason)`` on a failure, and the client runs no read loop (no trip through the event loop
-    per arrival).
-    """
-
-    async def send(self, chunk: bytes) -> None: ...
-
-    async def receive(self) -> bytes:
-        """The next bytes from the phone; ``b""`` once the pipe has ended."""
-        ...
-
-    async def close(self) -> None: ...
-
-
-class ServiceStream(Protocol):
-    """An open service (``shell,v2,raw:…``, ``exec:…``, ``sync:``) as services.py uses it."""
-
-    async def read(self, timeout: float | None = None) -> bytes:
-        """The next bytes; ``b""`` once the phone closed the stream."""
-        ...
-
-    async def write(self, data: bytes) -> None: ...
-
-    async def close(self) -> None: ...
-
-
 class ServiceOpener(Protocol):
     """Opens services on one phone: ``AdbClient`` directly, or through an adb server."""
 
@@ -138,6 +107,7 @@ class AdbStream:
         self._sink: Callable[[bytes], object] | None = None
         self._sink_error: BaseException | None = None
         self._last_arrival = 0.0
+        self.capabilities = StreamCapabilities(drain=self.drain)
 
     # ----- called by the client
 
@@ -185,6 +155,11 @@ class AdbStream:
         if unacked:
             self.client._protocol.acknowledge(self.local_id, unacked)
             self.client._flush_soon()
+
+    async def drain(self, sink: Callable[[bytes], object]) -> None:
+        """``consume(sink)`` then ``consumed()``: every chunk to ``sink`` until the phone ends the stream."""
+        self.consume(sink)
+        await self.consumed(None)
 
     async def consumed(self, timeout: float | None = None) -> None:
         """After ``consume``: until the phone closes the stream; ``timeout`` bounds each silence (like
@@ -304,8 +279,8 @@ class AdbClient:
         )
         self._streams: dict[int, AdbStream] = {}
         self._send_lock = asyncio.Lock()
-        self._joins_packets = bool(getattr(transport, "joins_packets", False))
-        self._send_nowait: Callable[[bytes], None] | None = getattr(transport, "send_nowait", None)
+        self._joins_packets = transport.capabilities.joins_packets
+        self._send_nowait = transport.capabilities.send_nowait
         self._reader: asyncio.Task[None] | None = None
         self._connected: asyncio.Future[Connected] | None = None
         self._failure: str | None = None
@@ -351,7 +326,7 @@ class AdbClient:
         self._connected = loop.create_future()
         self._protocol.connect()
         self._notify_state()
-        deliver = getattr(self.transport, "deliver", None)
+        deliver = self.transport.capabilities.deliver
         if deliver is not None:
             deliver(self._received, self._ended)
         else:
@@ -507,7 +482,7 @@ class AdbClient:
 
     async def _read_loop(self) -> None:
         protocol = self._protocol
-        receive_at_most = getattr(self.transport, "receive_at_most", None)
+        receive_at_most = self.transport.capabilities.receive_at_most
         try:
             while True:
                 if receive_at_most is not None:

@@ -200,10 +200,9 @@ async def exec_into(
         total += len(chunk)
 
     async def pump() -> int:
-        consume = getattr(stream, "consume", None)
-        if consume is not None:  # the chunks go to ``write`` as they arrive (AdbStream)
-            consume(count)
-            await stream.consumed(None)
+        drain = stream.capabilities.drain
+        if drain is not None:  # the chunks go to ``write`` as they arrive (AdbStream)
+            await drain(count)
             return total
         while chunk := await stream.read(None):
             count(chunk)

@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 
 from phone_agent.adb.client import OPEN_TIMEOUT, AdbConnectionLost, AdbError, AdbTimeoutError, AdbTransport
+from phone_agent.adb.transport import PLAIN_STREAM
 
 MAX_REQUEST = 0xFFFF
 
@@ -108,6 +109,8 @@ class SmartSocketReader:
 
 class SmartSocketStream:
     """A device service through the adb server: the rest of the connection, raw."""
+
+    capabilities = PLAIN_STREAM
 
     def __init__(self, transport: AdbTransport, leftover: bytes, service: str) -> None:
         self.transport = transport

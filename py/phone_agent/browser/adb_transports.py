@@ -2,7 +2,7 @@
 
 Both are thin: the ADB protocol lives in the pure ``adb`` package, and neither reads a header. Each
 ``send`` is one chunk the core produced: WebUSB gets each header and each payload as its own transfer;
-the bridge asks for whole packets (``joins_packets``), one WebSocket message each, sent at once
+the bridge asks for whole packets (``capabilities.joins_packets``), one WebSocket message each, sent at once
 (``send_nowait``). ``receive`` answers the next bytes from the phone; WebUSB's ``receive_at_most`` reads
 exactly what the core says the current header or payload still needs. The bridge can also push: once
 ``AdbClient`` calls ``deliver``, each message goes from its event straight into the client (in the page
@@ -21,6 +21,7 @@ from pyodide.code import run_js  # type: ignore[import-not-found]
 from pyodide.ffi import create_proxy, to_js  # type: ignore[import-not-found]
 
 from ..adb.packet import HEADER_SIZE
+from ..adb.transport import TransportCapabilities
 from .interop import is_nullish, to_js_json
 
 ADB_INTERFACE = {"classCode": 0xFF, "subclassCode": 0x42, "protocolCode": 0x01}
@@ -83,7 +84,9 @@ class WebSocketAdbTransport:
         self.adb_packets = adb_packets
         # Unlike USB, the bridge needs no separate header transfer: the ADB core hands each packet over
         # as one chunk, one WebSocket message (half the messages and hops).
-        self.joins_packets = adb_packets
+        self.capabilities = TransportCapabilities(
+            joins_packets=adb_packets, send_nowait=self.send_nowait, deliver=self.deliver
+        )
         self._socket: Any = None
         self._js_send: Any = None
         self._inbox: Any = None
@@ -255,6 +258,7 @@ class WebUsbAdbTransport:
         self._closed = False
         self._on_disconnect = on_disconnect
         self._disconnect_proxy: Any = None
+        self.capabilities = TransportCapabilities(receive_at_most=self.receive_at_most)
 
     async def open(self) -> None:
         device = self.device

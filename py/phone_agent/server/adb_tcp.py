@@ -18,6 +18,7 @@ from phone_agent.adb.client import AdbClient, AdbError
 from phone_agent.adb.connection import ConnectionState
 from phone_agent.adb.keys import AdbPrivateKey
 from phone_agent.adb.smart_socket import AdbServerClient
+from phone_agent.adb.transport import PLAIN_TRANSPORT
 
 QUEUE_LIMIT = 8 * 1024 * 1024  # received bytes queued before we stop reading the socket
 CONNECT_TIMEOUT = 10.0
@@ -97,6 +98,8 @@ class _ByteQueue(asyncio.Protocol):
 
 class TcpTransport:
     """``AdbTransport`` over a TCP connection (chunks as the event loop reads them)."""
+
+    capabilities = PLAIN_TRANSPORT
 
     def __init__(self, transport: asyncio.Transport, queue: _ByteQueue) -> None:
         self.transport = transport
