@@ -358,6 +358,30 @@ def stop_leftover_servers(home: Path) -> list[int]:
     return stopped
 
 
+SHELL_ATTACK_MARKS = "/sdcard/Download"
+
+
+def shell_attacks(mark: str, *, short: bool = False) -> list[str]:
+    """Values that each run ``touch MARK`` on a shell that pastes them into a command line (``short``:
+    the seven kinds a flow's every key is tried with, one of each way in)."""
+    each = [
+        f"com.x;touch {mark};echo",
+        f"$(touch {mark})",
+        f"`touch {mark}`",
+        f"com.x\ntouch {mark}",
+        f"com.x' ; touch {mark} ; echo '",
+        f"com.x;touch${{IFS}}{mark}",
+        f"https://example.com/$(touch${{IFS}}{mark})",
+    ]
+    more = [
+        f"com.x && touch {mark}",
+        f"com.x | touch {mark}",
+        f"/sdcard/$(touch${{IFS}}{mark})",
+        f"CAMERA;touch${{IFS}}{mark}",
+    ]
+    return each if short else each + more
+
+
 def result_text(result) -> str:
     """The first text item of an MCP SDK CallToolResult."""
     return result.content[0].text
