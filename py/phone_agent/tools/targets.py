@@ -23,11 +23,8 @@ TARGET = {
     "type": "string",
     "minLength": 1,
     "maxLength": 500,
-    "description": "A ref from the latest list_elements (@e12), or a locator (each element's `locator` "
-    "there finds exactly it): text=…, textContains=…, id=… (resource id, package prefix optional), "
-    "desc=…, descContains=…, class=…, role=… (button, input, switch, checkbox, list, image, text); "
-    "clauses joined by ; narrow it: index=N (0-based), childOf=(…), containsDescendants=(…), "
-    "below=(…), rightOf=(…) …. Several matches: the first in reading order.",
+    "description": "A ref from the latest list_elements (@e12) or a locator (text=Settings; the forms: "
+    "list_elements).",
 }
 BOUNDS_SCHEMA: dict[str, Any] = {
     "type": "object",
