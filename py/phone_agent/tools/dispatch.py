@@ -87,6 +87,9 @@ class ToolDispatcher:
         # Asked before every call runs (after its arguments are checked); raises ToolError to refuse it
         # (the page's ``--confirm always``: the person allows sensitive calls of MCP clients).
         self.before_call: Callable[[str, dict[str, Any], Channel], Awaitable[None]] | None = None
+        # The tool groups WebMCP registers (tools.groups.GroupSwitch: the page's WebMCP service); None:
+        # tool_groups answers every group listed.
+        self.groups: Any = None
 
     def add_call_listener(self, listener: CallListener) -> None:
         """Be told of every finished call, from either channel (a listener's failure is ignored)."""
@@ -221,6 +224,7 @@ class ToolDispatcher:
                 await self.before_call(tool.name, clean, channel)
             acted = await self._before_recorded(tool.name, clean)
             env = CallEnv(channel, service=self, progress=progress, secrets=self.secrets, transfer=transfer)
+            env.groups = self.groups if channel is Channel.WEBMCP else None
             try:
                 result = await tool.run(env, clean)
             finally:
