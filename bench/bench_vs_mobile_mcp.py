@@ -64,7 +64,14 @@ from bench_device_tools import (  # noqa: E402
     stop_mobilecli_daemon,
 )
 
-from tests.support import CHROMIUM, CHROMIUM_ARGS, DebianAdbServer, free_port, phone_agent_command  # noqa: E402
+from tests.support import (  # noqa: E402
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    DebianAdbServer,
+    free_port,
+    page_link,
+    phone_agent_command,
+)
 
 OPS = ("task", "tap", "list_elements", "take_screenshot")
 TARGETS = {  # the targets: ratio of the medians, phone-agent / mobile-mcp
@@ -228,7 +235,7 @@ async def run_phone(
             browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             stack.push_async_callback(browser.close)
             page = await browser.new_page()
-            await page.goto(f"http://127.0.0.1:{mcp_port}/?device=tcp:127.0.0.1:{sim_port}")
+            await page.goto(page_link(f"http://127.0.0.1:{mcp_port}/?device=tcp:127.0.0.1:{sim_port}"))
             await page.wait_for_selector("html[data-phone=connected]", state="attached", timeout=60_000)
             await page.wait_for_selector(".mcp-badge--ready", timeout=30_000)
             with contextlib.suppress(Exception):  # the live view on scrcpy, as a user has it

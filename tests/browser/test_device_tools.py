@@ -20,7 +20,7 @@ pytestmark = pytest.mark.browser
 
 def ref_of(listed: dict, **match) -> str:
     for element in listed["elements"]:
-        if all(element[key] == value for key, value in match.items()):
+        if all(element.get(key) == value for key, value in match.items()):
             return element["ref"]
     raise AssertionError(f"no element {match}")
 

@@ -42,10 +42,11 @@ async def list_elements(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
         "app": app,
         "screen": {"width": snapshot.width, "height": snapshot.height},
         "total": len(chosen),
-        "truncated": len(shown) < len(chosen),
         "treeSource": phone.state.tree_source,
         "settledMs": settled_ms,
     }
+    if len(shown) < len(chosen):  # said only when it is so
+        structured["truncated"] = True
     if phone.state.tree_note:
         structured["treeNote"] = phone.state.tree_note
     if snapshot.keyboard is not None:
@@ -53,16 +54,14 @@ async def list_elements(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
     lines = "\n".join(element.line() for element in shown) or (
         f'(no element matches "{args["target"]}")' if "target" in args else "(no elements on this screen)"
     )
+    # The rest (how the tree was read, how long the screen took to settle) is in structuredContent; a
+    # tree note is news (a partial tree, a restarted reader) and is said.
     summary = (
         f"{len(shown)} of {len(chosen)} elements"
         f"{' matching ' + args['target'] if 'target' in args else ''}; app "
-        f"{app['packageName'] or 'unknown'}; screen {snapshot.width}x{snapshot.height} (device pixels)"
-        f"{_windows_said(snapshot)}. "
-        "Refs are valid until the screen changes; coordinates are element centres; each element's "
-        "locator (structuredContent) finds exactly it. "
-        f"Read by {phone.state.tree_source}"
-        + (f" ({phone.state.tree_note})" if phone.state.tree_note else "")
-        + (f", after the screen settled ({settled_ms} ms)." if settled_ms else ".")
+        f"{app['packageName'] or 'unknown'}; screen {snapshot.width}x{snapshot.height}"
+        f"{_windows_said(snapshot)}"
+        + (f". {phone.state.tree_note}" if phone.state.tree_note else "")
     )
     book = env.secrets if env.secrets is not None else getattr(env.service, "secrets", None)
     redact = getattr(book, "redact", None)
@@ -90,7 +89,8 @@ LIST_ELEMENTS = ToolSpec(
     name="list_elements",
     title="List the screen's elements",
     description="The screen's elements now (every window: app, keyboard, system bars, dialogs) in "
-    "reading order, one a line, e.g. `@e3 Connected devices (button) [540,657]`, each with a ref (@e3) "
+    "reading order, one a line, e.g. `@e3 Connected devices (button) [540,657]` (role text unsaid), each "
+    "with a ref (@e3) "
     "valid until the screen changes and a locator that finds exactly it. A target (any tool's) is "
     f"{FORMS}. Password text is never read.",
     input_schema=object_schema(
