@@ -215,7 +215,14 @@ def build_relaying_server(
     server.extensions[TASKS_EXTENSION] = {}
     server.add_request_handler("tasks/get", types.GetTaskRequestParams, handlers.on_get_task)
     server.add_request_handler("tasks/cancel", types.CancelTaskRequestParams, handlers.on_cancel_task)
+    server.add_request_handler("tasks/update", UpdateTaskRequestParams, handlers.on_update_task)
     return server
+
+
+class UpdateTaskRequestParams(types.GetTaskRequestParams):
+    """``tasks/update`` (the Tasks extension): the answers to a task's input requests."""
+
+    input_responses: dict[str, Any] | None = None
 
 
 class _ListChangingServer(Server[Any]):
@@ -346,6 +353,13 @@ class _RelayingHandlers:
         if not declares_tasks(_meta_of(ctx)):
             raise missing_capability()
         return self.tasks.get(params.task_id)
+
+    async def on_update_task(
+        self, ctx: ServerRequestContext[Any], params: UpdateTaskRequestParams
+    ) -> dict[str, Any]:
+        if not declares_tasks(_meta_of(ctx)):
+            raise missing_capability()
+        return self.tasks.update(params.task_id, params.input_responses)
 
     async def on_cancel_task(
         self, ctx: ServerRequestContext[Any], params: types.CancelTaskRequestParams
