@@ -19,7 +19,7 @@ import js  # type: ignore[import-not-found]
 from pyodide.ffi import create_proxy  # type: ignore[import-not-found]
 
 from ..tools.catalog import DEFAULT_TOOL_PROFILE, tools_for_profile
-from ..tools.dispatch import CallRecord
+from ..tools.dispatch import Caller, CallRecord
 from ..tools.spec import Channel
 from .dom import PanelEvents, element
 from .interop import is_nullish
@@ -35,6 +35,9 @@ CHANNEL_LABELS = {
     Channel.PAGE: "live view",
     Channel.AGENT: "agent",
 }
+# Callers a channel's label does not name: an MCP App view, a flow's step, the agent's action.
+CALLER_LABELS = {Caller.APP: "A · app view", Caller.FLOW: "flow", Caller.AGENT: "agent"}
+ACTIVITY_INDENT_REM = 1.25  # how far a call's row stands in from its parent's
 
 
 def _result_preview(result: dict[str, Any]) -> str:
@@ -178,9 +181,21 @@ class PageUi:
 
 
 def _activity_row(when: float, record: CallRecord) -> Any:
+    """A finished call's row: who made it (``data-caller``), its id and its parent's (``data-call-id``,
+    ``data-parent``), drawn in from its parent's row (a flow's steps under their run_flow, the agent's
+    actions under their run_agent_task: the parent ends last, so its row comes above theirs)."""
     failed = bool(record.result.get("isError"))
-    row = element("li", cls="activity__row" + (" activity__row--error" if failed else ""))
-    channel = CHANNEL_LABELS.get(record.channel, str(record.channel))
+    cls = "activity__row" + (" activity__row--error" if failed else "")
+    row = element("li", cls=cls + (" activity__row--child" if record.parent else ""))
+    row.dataset.caller = str(record.caller)
+    row.dataset.callId = record.call_id
+    row.dataset.parent = record.parent or ""
+    row.dataset.depth = str(record.depth)
+    if record.depth:
+        row.style.paddingLeft = f"{record.depth * ACTIVITY_INDENT_REM}rem"
+    channel = CALLER_LABELS.get(record.caller) or CHANNEL_LABELS.get(record.channel, str(record.channel))
+    if record.parent:
+        channel = "↳ " + channel
     row.append(
         element("span", time.strftime("%H:%M:%S", time.localtime(when)), "activity__time"),
         element("span", channel, "activity__channel"),
