@@ -65,7 +65,7 @@ async def test_tools_list_offers_the_six_catalog_tools_with_strict_schemas(mcp_s
     assert tools["run_agent_task"].annotations.read_only_hint is False
     assert tools["run_agent_task"].annotations.destructive_hint is True
     assert tools["abort_task"].annotations.destructive_hint is False
-    for name in ("get_task_result", "get_latest_task", "take_screenshot", "get_device_status"):
+    for name in ("take_screenshot", "get_device_status", "list_elements"):
         assert tools[name].annotations.read_only_hint is True
 
 
