@@ -105,3 +105,14 @@ async def test_an_unknown_group_is_an_invalid_argument_naming_the_groups():
         assert all(group in named.structured_content["remedy"] for group in GROUP_NAMES)
         assert "nonsense" in named.content[0].text
         assert [tool.name for tool in (await client.list_tools()).tools] == [t.name for t in listed_tools()]
+
+
+async def test_a_stateless_client_is_told_every_tool_is_callable_and_nothing_is_said_on():
+    server = build_mcp_server(Relay(page_wait_s=0.0))
+    async with Client(server, mode="auto") as client:
+        assert client.protocol_version == "2026-07-28"
+        answer = await client.call_tool(GROUPS_TOOL_NAME, {"enable": ["files"]})
+        assert not answer.is_error and "every tool is callable by name" in answer.content[0].text
+        on = {group["name"] for group in answer.structured_content["groups"] if group["enabled"]}
+        assert on == {"core"}
+        assert [tool.name for tool in (await client.list_tools()).tools] == [t.name for t in listed_tools()]

@@ -276,6 +276,17 @@ class _GroupSwitch:
             await self.session.send_tool_list_changed()
 
 
+class _StatelessGroups:
+    """A stateless (2026-07-28) client's groups: none kept, so none said on; the answer names every
+    group's tools, each callable by name."""
+
+    def enabled(self) -> frozenset[str]:
+        return frozenset()
+
+    async def enable(self, names: frozenset[str]) -> None:
+        return None
+
+
 class _RelayingHandlers:
     """The request handlers of one relaying server, and what they share: the client's logging level,
     its MCP tasks and its calls parked for input."""
@@ -302,7 +313,10 @@ class _RelayingHandlers:
     async def on_tool_groups(self, ctx: ServerRequestContext[Any], arguments: dict[str, Any] | None) -> Any:
         """tool_groups, answered here: the groups are this client's list, not the page's."""
         given = {key: value for key, value in (arguments or {}).items() if key != "device"}  # a farm's
-        env = CallEnv(channel=Channel.RELAY, groups=self.groups.switch(ctx.session))
+        # A 2026-07-28 request has no session to keep them in (and its list comes from a shared cache).
+        modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+        switch = _StatelessGroups() if modern else self.groups.switch(ctx.session)
+        env = CallEnv(channel=Channel.RELAY, groups=switch)
         try:
             assert GROUPS_TOOL.run is not None
             wire = await GROUPS_TOOL.run(env, validate_arguments(GROUPS_TOOL, given))

@@ -138,6 +138,7 @@ def groups_answer(enabled: frozenset[str]) -> dict[str, Any]:
     lines = [
         f"{g.name} ({'on' if g.name in on else 'off'}): {g.summary}: {', '.join(g.tools)}" for g in GROUPS
     ]
+    lines.append("Listed or not, every tool is callable by name.")
     structured = {
         "groups": [{"name": g.name, "enabled": g.name in on, "tools": list(g.tools)} for g in GROUPS]
     }
