@@ -9,7 +9,7 @@ from ...device.interface import Device
 from ...flows.recorder import FlowRecorder
 from ..groups import GroupSwitch
 from ..named_secrets import SecretBook
-from ..session import DeviceSession
+from ..session import DeviceSession, ScreenshotScaler
 from ..spec import TaskService
 
 
@@ -18,6 +18,7 @@ class PipelineHost(TaskService, Protocol):
 
     secrets: SecretBook | None
     flow_recorder: FlowRecorder
+    image_codec: ScreenshotScaler | None
     # Where WebMCP's enabled tool groups live (tool_groups through WebMCP registers more); None: none.
     groups: GroupSwitch | None
 
