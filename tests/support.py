@@ -542,3 +542,14 @@ def run_in_node_pyodide(
         }
     )
     return subprocess.run([node, str(loader)], capture_output=True, text=True, timeout=120)
+
+
+async def webmcp_call(page: Any, tool: str, args: dict[str, Any]) -> Any:
+    """``tool`` through the page's WebMCP as an agent reaches it: when the compact registration leaves
+    it out, its group enabled first with tool_groups (then the tool itself)."""
+    from phone_agent.tools.groups import CORE, GROUP_OF, GROUPS_TOOL_NAME
+
+    group = GROUP_OF.get(tool, CORE)
+    if group != CORE:
+        await page.webmcp.call_tool(GROUPS_TOOL_NAME, {"enable": [group]})
+    return await page.webmcp.call_tool(tool, args)
