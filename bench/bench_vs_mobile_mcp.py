@@ -24,6 +24,12 @@ What is timed, in interleaved rounds (the order of the two alternates from round
 
 Figures: the median of each side's calls, their p10–p90 spread, and the ratio of the medians
 (phone-agent / mobile-mcp) against the issue's targets. The machine's other work moves them.
+
+What an agent reads, side by side: the characters of ``tools/list`` (JSON, as the client receives
+it) by default and with every tool (phone-agent: ``phone-agent mcp --tools all``, a second front; mobile-mcp
+has one list), and per task the characters of the text content and of structuredContent its calls
+answered (the task's last run), against the issue's targets (list ≤ 1.0×, task text ≤ 0.5×,
+list_elements' structuredContent ≤ 3× its text).
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import os
 import re
 import shutil
@@ -57,7 +64,14 @@ from bench_device_tools import (  # noqa: E402
     stop_mobilecli_daemon,
 )
 
-from tests.support import CHROMIUM, CHROMIUM_ARGS, DebianAdbServer, free_port, phone_agent_command  # noqa: E402
+from tests.support import (  # noqa: E402
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    DebianAdbServer,
+    free_port,
+    page_link,
+    phone_agent_command,
+)
 
 OPS = ("task", "tap", "list_elements", "take_screenshot")
 TARGETS = {  # the issue's targets: ratio of the medians, phone-agent / mobile-mcp
@@ -67,6 +81,20 @@ TARGETS = {  # the issue's targets: ratio of the medians, phone-agent / mobile-m
 EMPTY_SPOT = (540, 1300)  # nothing of the launcher there: a tap changes nothing
 OURS, MOBILE = "phone-agent", "mobile-mcp"
 LIST_ATTEMPTS = 10
+SIZE_TARGETS = {"tools/list (default)": 1.0, "task text": 0.5}
+
+
+def chars(value: Any) -> int:
+    """The characters of a result or a list as JSON (what the client receives), 0 for None."""
+    if value is None:
+        return 0
+    if hasattr(value, "model_dump"):
+        value = value.model_dump(by_alias=True, mode="json", exclude_none=True)
+    return len(json.dumps(value, ensure_ascii=False))
+
+
+def text_chars(result: Any) -> int:
+    return sum(len(getattr(part, "text", "") or "") for part in result.content)
 
 
 def pct(values: list[float], q: float) -> float:
@@ -80,11 +108,19 @@ class Side:
     def __init__(self, name: str, session: Any, serial: str) -> None:
         self.name, self.session, self.serial = name, session, serial
         self.retries = 0  # listings asked again after a failure
+        self.read = {"text": 0, "structured": 0}  # what the calls answered since reset_read
+        self.listing = {"text": 0, "structured": 0}  # the last listing's
+
+    def reset_read(self) -> None:
+        self.read = {"text": 0, "structured": 0}
 
     async def call(self, tool: str, args: dict[str, Any]) -> Any:
         if self.name == MOBILE:
             args = {"device": self.serial, **args}
-        return check(await self.session.call_tool(tool, args), f"{self.name} {tool}")
+        result = check(await self.session.call_tool(tool, args), f"{self.name} {tool}")
+        self.read["text"] += text_chars(result)
+        self.read["structured"] += chars(result.structured_content)
+        return result
 
     async def home(self) -> None:
         if self.name == OURS:
@@ -98,7 +134,9 @@ class Side:
         tool = "list_elements" if self.name == OURS else "mobile_list_elements_on_screen"
         for attempt in range(1, LIST_ATTEMPTS + 1):
             try:
-                return await self.call(tool, {})
+                listed = await self.call(tool, {})
+                self.listing = {"text": text_chars(listed), "structured": chars(listed.structured_content)}
+                return listed
             except RuntimeError:
                 if attempt == LIST_ATTEMPTS:
                     raise
@@ -108,7 +146,7 @@ class Side:
         """The ref of the element with ``text`` (or of the first switch) in a listing."""
         if self.name == OURS:
             for element in listed.structured_content["elements"]:
-                if (switch and element["role"] == "switch") or (text and element["text"] == text):
+                if (switch and element["role"] == "switch") or (text and element.get("text") == text):
                     return element["ref"]
         else:
             for line in listed.content[0].text.splitlines():
@@ -145,7 +183,9 @@ async def timed(call: Callable[[], Awaitable[Any]]) -> float:
     return (time.perf_counter() - started) * 1000
 
 
-async def run_phone(phone: str, args: argparse.Namespace, tmp: Path) -> dict[tuple[str, str], list[float]]:
+async def run_phone(
+    phone: str, args: argparse.Namespace, tmp: Path, sizes: dict[tuple[str, str], int]
+) -> dict[tuple[str, str], list[float]]:
     from playwright.async_api import async_playwright
 
     sim_port, mcp_port = free_port(), free_port()
@@ -195,7 +235,7 @@ async def run_phone(phone: str, args: argparse.Namespace, tmp: Path) -> dict[tup
             browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             stack.push_async_callback(browser.close)
             page = await browser.new_page()
-            await page.goto(f"http://127.0.0.1:{mcp_port}/?device=tcp:127.0.0.1:{sim_port}")
+            await page.goto(page_link(f"http://127.0.0.1:{mcp_port}/?device=tcp:127.0.0.1:{sim_port}"))
             await page.wait_for_selector("html[data-phone=connected]", state="attached", timeout=60_000)
             await page.wait_for_selector(".mcp-badge--ready", timeout=30_000)
             with contextlib.suppress(Exception):  # the live view on scrcpy, as a user has it
@@ -208,6 +248,18 @@ async def run_phone(phone: str, args: argparse.Namespace, tmp: Path) -> dict[tup
             )
             stack.callback(stop_mobilecli_daemon, home)
             sides = {OURS: Side(OURS, ours_session, serial), MOBILE: Side(MOBILE, mobile_session, serial)}
+            every = await stack.enter_async_context(
+                stdio_session(
+                    phone_agent_command(),
+                    ["mcp", "--port", str(mcp_port), "--tools", "all", "--self-check-delay", "0"],
+                    cwd=str(ROOT),
+                )
+            )
+            sizes[(OURS, "tools/list (default)")] = chars(await ours_session.list_tools())
+            sizes[(OURS, "tools/list (all)")] = chars(await every.list_tools())
+            sizes[(MOBILE, "tools/list (default)")] = sizes[(MOBILE, "tools/list (all)")] = chars(
+                await mobile_session.list_tools()
+            )
 
             async def reset(side: Side) -> None:
                 await shell("svc bluetooth disable; am force-stop com.android.settings")
@@ -216,7 +268,12 @@ async def run_phone(phone: str, args: argparse.Namespace, tmp: Path) -> dict[tup
             async def measure(side: Side, op: str) -> list[float]:
                 await reset(side)
                 if op == "task":
+                    side.reset_read()
                     took = await timed(side.task)
+                    sizes[(side.name, "task text")] = side.read["text"]
+                    sizes[(side.name, "task structuredContent")] = side.read["structured"]
+                    sizes[(side.name, "list_elements text")] = side.listing["text"]
+                    sizes[(side.name, "list_elements structuredContent")] = side.listing["structured"]
                     for _ in range(40):  # the last tap may still be on its way (not timed)
                         if await shell("settings get global bluetooth_on") == "1":
                             break
@@ -251,6 +308,20 @@ async def run_phone(phone: str, args: argparse.Namespace, tmp: Path) -> dict[tup
     return times
 
 
+def report_sizes(phone: str, sizes: dict[tuple[str, str], int]) -> None:
+    print(f"\n### {phone} phone: characters an agent reads\n")
+    print("| what | phone-agent | mobile-mcp | ratio | target |")
+    print("|---|---|---|---|---|")
+    for what in dict.fromkeys(what for _, what in sizes):
+        a, b = sizes[(OURS, what)], sizes[(MOBILE, what)]
+        target = SIZE_TARGETS.get(what)
+        ratio = a / b if b else float("inf")
+        verdict = "" if target is None else f"≤ {target}× {'met' if ratio <= target else 'NOT met'}"
+        print(f"| {what} | {a:,} | {b:,} | {ratio:.2f}× | {verdict} |")
+    own = sizes[(OURS, "list_elements structuredContent")] / max(1, sizes[(OURS, "list_elements text")])
+    print(f"\nphone-agent's list_elements: structuredContent {own:.2f}× its text (target ≤ 3×)")
+
+
 def report(phone: str, times: dict[tuple[str, str], list[float]]) -> None:
     print(f"\n### {phone} phone\n")
     print("| action | phone-agent median (p10–p90) | mobile-mcp median (p10–p90) | ratio | target |")
@@ -277,7 +348,9 @@ def main() -> int:
     try:
         phones = ("default", "realistic") if args.phone == "both" else (args.phone,)
         for phone in phones:
-            report(phone, asyncio.run(run_phone(phone, args, tmp)))
+            sizes: dict[tuple[str, str], int] = {}
+            report(phone, asyncio.run(run_phone(phone, args, tmp, sizes)))
+            report_sizes(phone, sizes)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return 0

@@ -18,13 +18,27 @@ sys.path.insert(0, str(ROOT / "py"))
 
 from phone_agent import __version__  # noqa: E402
 from phone_agent.errors import ERROR_CODE_MEANINGS  # noqa: E402
-from phone_agent.tools.catalog import SPEC_TOOL_NAMES, TOOLS  # noqa: E402
+from phone_agent.tools.catalog import SPEC_TOOL_NAMES, ToolProfile, tools_for_profile  # noqa: E402
+from phone_agent.tools.groups import GROUP_OF, GROUPS, GROUPS_TOOL_NAME, instructions  # noqa: E402
 from phone_agent.tools.locators import FORMS  # noqa: E402
 
 TARGET = ROOT / "docs" / "tools.md"
 MANIFEST = ROOT / "manifest.json"
 SERVER_JSON = ROOT / "server.json"
 DIST_NAME = "phone-agent-mcp"
+# Every tool the default (compact) profile offers: the catalog's and tool_groups.
+TOOLS = tools_for_profile(ToolProfile.COMPACT)
+
+
+def _wrapped(text: str, width: int = 100) -> list[str]:
+    """``text`` in lines of at most ``width`` characters (words kept whole)."""
+    lines: list[str] = []
+    for word in text.split(" "):
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines
 
 
 def render() -> str:
@@ -41,9 +55,19 @@ def render() -> str:
         "Channel B on `document.modelContext` in the page (WebMCP). The page's agent calls the device",
         "actions marked *agent* as its own actions.",
         "",
-        "Tool profiles (`phone-agent serve|mcp --tools PROFILE`): `all` (default) offers every tool,",
-        f"`agent` the specification's six ({', '.join(SPEC_TOOL_NAMES)}), `read-only` only the tools",
-        "marked read.",
+        "Tool profiles (`phone-agent serve|mcp --tools PROFILE`): `compact` (default) lists the `core`",
+        f"group and `{GROUPS_TOOL_NAME}`, which lists the other groups and enables them (the list then",
+        "changes: `notifications/tools/list_changed`); every tool is callable by name whatever is listed.",
+        "`all` lists every tool but `tool_groups`, `agent` the specification's six",
+        f"({', '.join(SPEC_TOOL_NAMES)}), `read-only` only the tools marked read.",
+        "",
+        "| group | what | tools |",
+        "|---|---|---|",
+        *(f"| `{g.name}` | {g.summary} | {', '.join(f'`{t}`' for t in g.tools)} |" for g in GROUPS),
+        "",
+        "The server's `instructions` (compact profile), written from the same table:",
+        "",
+        *(f"> {line}" for line in _wrapped(instructions(True))),
         "",
         "**Targets.** Tools that act on an element take `target`: " + FORMS + ". A ref is valid for",
         "the screen it came from: once the screen has changed, using it answers `stale_ref`. Several",
@@ -63,8 +87,8 @@ def render() -> str:
         "WebMCP a `path` is refused (`invalid_argument`): the server never reads or writes its own files",
         "for a caller.",
         "",
-        "| tool | kind | parameters | Channel A time limit |",
-        "|---|---|---|---|",
+        "| tool | group | kind | parameters | Channel A time limit |",
+        "|---|---|---|---|---|",
     ]
     for tool in TOOLS:
         props = tool.input_schema["properties"]
@@ -82,7 +106,8 @@ def render() -> str:
         if tool.timeout_arg is not None:
             grace = tool.relay_timeout_ms if tool.timeout_grace_ms is None else tool.timeout_grace_ms
             limit = f"{tool.timeout_arg} + {grace // 1000} s"
-        out.append(f"| `{tool.name}` | {kind} | {params} | {limit} |")
+        group = GROUP_OF.get(tool.name, "—")
+        out.append(f"| `{tool.name}` | {group} | {kind} | {params} | {limit} |")
     for tool in TOOLS:
         out += ["", f"## {tool.name}", "", tool.description, ""]
         out += ["Input schema:", "", "```json", json.dumps(tool.input_schema, indent=2), "```", ""]
@@ -108,7 +133,7 @@ def render() -> str:
 
 
 def render_manifest(current: str) -> str:
-    """manifest.json with its tools (every catalog tool: the bundle runs the `all` profile) and its
+    """manifest.json with its tools (every tool the bundle's default profile offers) and its
     version (the bundle runs the package of this version) from the source."""
     manifest = json.loads(current)
     manifest["version"] = __version__

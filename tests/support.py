@@ -358,6 +358,30 @@ def stop_leftover_servers(home: Path) -> list[int]:
     return stopped
 
 
+SHELL_ATTACK_MARKS = "/sdcard/Download"
+
+
+def shell_attacks(mark: str, *, short: bool = False) -> list[str]:
+    """Values that each run ``touch MARK`` on a shell that pastes them into a command line (``short``:
+    the seven kinds a flow's every key is tried with, one of each way in)."""
+    each = [
+        f"com.x;touch {mark};echo",
+        f"$(touch {mark})",
+        f"`touch {mark}`",
+        f"com.x\ntouch {mark}",
+        f"com.x' ; touch {mark} ; echo '",
+        f"com.x;touch${{IFS}}{mark}",
+        f"https://example.com/$(touch${{IFS}}{mark})",
+    ]
+    more = [
+        f"com.x && touch {mark}",
+        f"com.x | touch {mark}",
+        f"/sdcard/$(touch${{IFS}}{mark})",
+        f"CAMERA;touch${{IFS}}{mark}",
+    ]
+    return each if short else each + more
+
+
 def result_text(result) -> str:
     """The first text item of an MCP SDK CallToolResult."""
     return result.content[0].text
@@ -518,3 +542,14 @@ def run_in_node_pyodide(
         }
     )
     return subprocess.run([node, str(loader)], capture_output=True, text=True, timeout=120)
+
+
+async def webmcp_call(page: Any, tool: str, args: dict[str, Any]) -> Any:
+    """``tool`` through the page's WebMCP as an agent reaches it: when the compact registration leaves
+    it out, its group enabled first with tool_groups (then the tool itself)."""
+    from phone_agent.tools.groups import CORE, GROUP_OF, GROUPS_TOOL_NAME
+
+    group = GROUP_OF.get(tool, CORE)
+    if group != CORE:
+        await page.webmcp.call_tool(GROUPS_TOOL_NAME, {"enable": [group]})
+    return await page.webmcp.call_tool(tool, args)

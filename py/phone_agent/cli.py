@@ -197,7 +197,8 @@ def _add_policy_options(parser: argparse.ArgumentParser) -> None:
         dest="tool_profile",
         choices=[str(profile) for profile in ToolProfile],
         default=str(DEFAULT_TOOL_PROFILE),
-        help="which tools MCP clients get: all, agent (the six of the specification) or read-only "
+        help="which tools MCP clients get: compact (the core group listed, the others enabled by the "
+        "tool_groups tool), all, agent (the six of the specification) or read-only "
         f"(default {DEFAULT_TOOL_PROFILE})",
     )
     parser.add_argument(

@@ -45,9 +45,10 @@ async def shell(ctx: ToolDispatcher, command: str) -> str:
 
 def ref_of(listed: dict, **match) -> str:
     for element in listed["elements"]:
-        if all(element[key] == value for key, value in match.items()):
+        if all(element.get(key) == value for key, value in match.items()):
             return element["ref"]
-    raise AssertionError(f"no element {match} in {[e['text'] or e['desc'] for e in listed['elements']]}")
+    labels = [e.get("text") or e.get("desc") for e in listed["elements"]]
+    raise AssertionError(f"no element {match} in {labels}")
 
 
 async def test_list_elements_gives_refs_roles_and_one_line_each(ctx, sim):
@@ -59,7 +60,7 @@ async def test_list_elements_gives_refs_roles_and_one_line_each(ctx, sim):
     assert refs == [f"@e{n}" for n in range(1, len(refs) + 1)]
     lines = listed["content"][0]["text"].splitlines()
     assert len(lines) == len(refs)
-    settings = next(e for e in data["elements"] if e["text"] == "Settings" or e["desc"] == "Settings")
+    settings = next(e for e in data["elements"] if e.get("text") == "Settings" or e.get("desc") == "Settings")
     line = next(line for line in lines if line.startswith(settings["ref"] + " "))
     assert f"[{settings['center']['x']},{settings['center']['y']}]" in line
     assert f"({settings['role']})" in line
@@ -78,7 +79,7 @@ async def test_bluetooth_on_by_locator_and_ref_as_adb_sees_it(ctx, sim):
     listed = await ok(ctx, "list_elements", target="role=switch")
     assert len(listed["elements"]) >= 1
     switch = listed["elements"][0]
-    assert switch["checked"] is False
+    assert switch.get("checked", False) is False
     tapped = await ok(ctx, "tap", target=switch["ref"])
     assert tapped["target"] == switch["ref"]
     assert await shell(ctx, "settings get global bluetooth_on") == "1"
@@ -157,7 +158,7 @@ async def test_wait_for_a_screen_that_appears_later_and_one_that_never_does(ctx,
 async def test_scroll_to_finds_an_item_far_down_the_list(ctx, sim):
     await ok(ctx, "open_app", packageName="com.phoneagent.catalog")
     listed = await ok(ctx, "list_elements")
-    texts = [e["text"] for e in listed["elements"] if e["text"]]
+    texts = [e.get("text") for e in listed["elements"] if e.get("text")]
     assert sim.phone.catalog_scroll == 0
     from phone_agent.sim.android.data import CATALOG_ITEMS
 

@@ -19,25 +19,10 @@ from phone_agent.tools.catalog import DEVICE_TOOLS, FLOW_TOOLS, TOOLS_BY_NAME, T
 from phone_agent.tools.dispatch import ToolDispatcher
 from phone_agent.tools.named_secrets import SecretBook
 from phone_agent.tools.spec import Channel
+from tests.support import SHELL_ATTACK_MARKS, shell_attacks
 
-MARKS = "/sdcard/Download"
-
-
-def attacks(mark: str) -> list[str]:
-    """Values that each run ``touch MARK`` on a shell that pastes them into a command line."""
-    return [
-        f"com.x;touch {mark};echo",
-        f"$(touch {mark})",
-        f"`touch {mark}`",
-        f"com.x\ntouch {mark}",
-        f"com.x' ; touch {mark} ; echo '",
-        f"com.x && touch {mark}",
-        f"com.x | touch {mark}",
-        f"com.x;touch${{IFS}}{mark}",
-        f"https://example.com/$(touch${{IFS}}{mark})",
-        f"/sdcard/$(touch${{IFS}}{mark})",
-        f"CAMERA;touch${{IFS}}{mark}",
-    ]
+MARKS = SHELL_ATTACK_MARKS
+attacks = shell_attacks
 
 
 # A valid call of each tool, into which each string parameter in turn gets the attack values.

@@ -26,7 +26,7 @@ async def test_a_target_under_the_keyboard_is_off_screen_until_back_hides_it(ctx
     await open_pin_screen(ctx)
     await ok(ctx, "tap", target="id=password_entry")
     listed = await ok(ctx, "list_elements")
-    assert any(e["desc"] == "Keyboard" for e in listed["elements"])  # the IME window is on screen
+    assert any(e.get("desc") == "Keyboard" for e in listed["elements"])  # the IME window is on screen
     assert sim.phone.state()["keyboard"] is True
     error = await fails(ctx, "tap", "off_screen", target="text=Next")
     assert "press_key" in error["remedy"] and "back" in error["remedy"]
@@ -54,7 +54,7 @@ async def test_take_screenshot_of_a_secure_screen_says_so(ctx, sim):
     pixels = Image.open(io.BytesIO(base64.b64decode(image["data"]))).convert("RGB")
     assert pixels.getpixel((540, 700)) == (0, 0, 0)  # black where the app is, as on a phone
     listed = await ok(ctx, "list_elements")  # the tree still reads
-    assert any(e["text"] == "Re-enter your PIN" for e in listed["elements"])
+    assert any(e.get("text") == "Re-enter your PIN" for e in listed["elements"])
     scaled = await call(ctx, "take_screenshot", maxSide=512, format="jpeg")
     assert scaled["structuredContent"]["secure"] is True
 
@@ -63,7 +63,7 @@ async def test_the_permission_dialog_is_read_and_answered(ctx, sim):
     await ok(ctx, "open_app", packageName="com.google.android.GoogleCamera")
     listed = await ok(ctx, "list_elements")
     assert listed["app"]["packageName"] == "com.google.android.permissioncontroller"
-    texts = [e["text"] for e in listed["elements"]]
+    texts = [e.get("text") for e in listed["elements"]]
     assert "Allow Camera to take pictures and record video?" in texts
     assert {"While using the app", "Only this time", "Don't allow"} <= set(texts)
     await ok(ctx, "tap", target="text=While using the app")

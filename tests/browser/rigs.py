@@ -27,7 +27,7 @@ import pytest
 from phone_agent.sim.server import SimulatedPhoneServer
 from phone_agent.tools.catalog import TOOLS_BY_NAME
 from tests.agent.model_server import ScriptedModelServer
-from tests.support import KeptPage, ServedPhoneAgent, eventually, free_port, mcp_stdio_session
+from tests.support import KeptPage, ServedPhoneAgent, eventually, free_port, mcp_stdio_session, webmcp_call
 
 # The two ways a tool is called: through the MCP session relayed to the page, and WebMCP in the page.
 CHANNELS = ("mcp", "webmcp")
@@ -93,7 +93,7 @@ class PhoneRig:
         """``tool`` through ``channel`` (``mcp``: the relayed session; ``webmcp``: the page's own), its
         result in wire form; an answer is checked against the tool's output schema."""
         if channel == "webmcp":
-            result = await self.page.webmcp.call_tool(tool, args)
+            result = await webmcp_call(self.page, tool, args)
         else:
             answer = await self.session.call_tool(tool, args)
             result = answer.model_dump(by_alias=True, mode="json", exclude_none=True)
@@ -230,7 +230,7 @@ class AgentRig:
             yield session
 
     async def webmcp(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-        return await self.page.webmcp.call_tool(tool, args)
+        return await webmcp_call(self.page, tool, args)
 
     async def webmcp_json(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
         result = await self.webmcp(tool, args)

@@ -37,7 +37,7 @@ from tests.agent.model_server import (
 from tests.agent.model_server import wifi_script as model_wifi_script
 from tests.browser.rigs import AgentRig as Rig
 from tests.browser.rigs import AgentRigSpec
-from tests.support import eventually, free_port, mcp_stdio_session, open_page, result_text
+from tests.support import eventually, free_port, mcp_stdio_session, open_page, result_text, webmcp_call
 
 pytestmark = pytest.mark.browser
 
@@ -546,11 +546,11 @@ async def test_no_model_configured_is_a_clear_error(browser, served, rig: Rig):
         await page.wait_for_selector("html[data-phone=connected]", state="attached", timeout=30_000)
         await page.uncheck("#live-toggle")
         assert await page.get_attribute("#settings-state", "data-source") == "none"
-        result = await page.webmcp.call_tool("run_agent_task", {"goal": "Turn Wi-Fi on"})
+        result = await webmcp_call(page, "run_agent_task", {"goal": "Turn Wi-Fi on"})
         assert result["isError"] is True
         text_ = result["content"][0]["text"]
         assert text_ == "No model configured: open Settings in the page and choose a model provider."
-        latest = await page.webmcp.call_tool("get_latest_task", {})
+        latest = await webmcp_call(page, "get_latest_task", {})
         assert latest["isError"] is True  # the refused call left no task behind
         await page.fill("#agent-goal", "Turn Wi-Fi on")
         await page.click("#agent-run")

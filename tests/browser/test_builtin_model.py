@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import eventually, open_page
+from tests.support import eventually, open_page, webmcp_call
 
 pytestmark = pytest.mark.browser
 
@@ -57,7 +57,7 @@ async def test_a_task_on_chrome_builtin_model_turns_wifi_on(browser, served, mak
         await eventually(from_page)
         await page.evaluate("(script) => { window.__promptScript = script; }", wifi_script())
         try:
-            result = await page.webmcp.call_tool("run_agent_task", {"goal": "Turn Wi-Fi on"})
+            result = await webmcp_call(page, "run_agent_task", {"goal": "Turn Wi-Fi on"})
             answer = json.loads(result["content"][0]["text"])
             assert answer["status"] == "finished", answer
             assert answer["conclusion"] == "Wi-Fi is on"

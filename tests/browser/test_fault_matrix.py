@@ -45,7 +45,7 @@ from tests.agent.model_server import (
     tap_on,
 )
 from tests.server.harness import PHONE_AGENT, McpHarness
-from tests.support import BOOT_TIMEOUT_MS, PageWatch, eventually, free_port, page_link
+from tests.support import BOOT_TIMEOUT_MS, PageWatch, eventually, free_port, page_link, webmcp_call
 
 pytestmark = pytest.mark.browser
 
@@ -318,13 +318,13 @@ async def test_a_second_page_replaces_the_first_mid_task(rig: Matrix):
         if old_running:  # (a relay client that cancels its calls on replacement ends it at once)
             # Asked in the new tab through WebMCP: the catalog's output schema has no "executing"
             # yet, and the SDK client refuses a structured result outside it.
-            seen = await second.webmcp.call_tool("get_task_result", {"taskId": task_id})
+            seen = await webmcp_call(second, "get_task_result", {"taskId": task_id})
             record = json.loads(seen["content"][0]["text"])
             assert record["status"] in ("planning", "executing") or record["error"] != INTERRUPTED_ERROR
             if await rig.attribute("data-agent", first) == "running":
                 busy = await rig.mcp("run_agent_task", {"goal": "Another goal"})
                 assert busy.is_error and text_of(busy) == BUSY, text_of(busy)
-            await first.webmcp.call_tool("abort_task", {})
+            await webmcp_call(first, "abort_task", {})
         await rig.agent_state("idle", first)
 
         async def record_is_final() -> dict | None:
@@ -334,14 +334,14 @@ async def test_a_second_page_replaces_the_first_mid_task(rig: Matrix):
         record = await eventually(record_is_final, timeout_s=10)
         # The old tab's own word on how the task ended, not "interrupted by a reload".
         told_by_first = json.loads(
-            (await first.webmcp.call_tool("get_task_result", {"taskId": task_id}))["content"][0]["text"]
+            (await webmcp_call(first, "get_task_result", {"taskId": task_id}))["content"][0]["text"]
         )
         assert record["status"] == told_by_first["status"] == "aborted", (record, told_by_first)
         assert record["error"] == told_by_first["error"] != INTERRUPTED_ERROR
         assert record["steps"] == told_by_first["steps"]
         # The new tab's latest task is that same record, through either channel.
         latest = await rig.mcp_json("get_latest_task")
-        in_page = json.loads((await second.webmcp.call_tool("get_latest_task", {}))["content"][0]["text"])
+        in_page = json.loads((await webmcp_call(second, "get_latest_task", {}))["content"][0]["text"])
         assert latest["taskId"] == in_page["taskId"] == task_id, (latest, in_page)
         assert latest["status"] == in_page["status"] == "aborted" and latest["error"] == in_page["error"]
 
@@ -480,12 +480,12 @@ async def test_two_clients_call_run_agent_task_at_the_same_instant(rig: Matrix):
     goal = {"goal": "Open Settings and wait"}
     started = time.monotonic()
     via_mcp = asyncio.ensure_future(rig.mcp("run_agent_task", goal, bound=60))
-    via_webmcp = asyncio.ensure_future(rig.page.webmcp.call_tool("run_agent_task", goal))
+    via_webmcp = asyncio.ensure_future(webmcp_call(rig.page, "run_agent_task", goal))
     done, _ = await asyncio.wait({via_mcp, via_webmcp}, timeout=15, return_when=asyncio.FIRST_COMPLETED)
     busy_at = time.monotonic() - started
     assert len(done) == 1, "one of the two must be refused at once"
     await rig.agent_state("running")
-    await rig.page.webmcp.call_tool("abort_task", {})
+    await webmcp_call(rig.page, "abort_task", {})
     await asyncio.wait_for(asyncio.gather(via_mcp, via_webmcp), 10)
     texts = [text_of(via_mcp.result()), via_webmcp.result()["content"][0]["text"]]
     assert sum(text == BUSY for text in texts) == 1, texts
@@ -507,7 +507,7 @@ async def test_two_tabs_call_run_agent_task_at_the_same_instant(rig: Matrix):
         goal = {"goal": "Open Settings and wait"}
         started = time.monotonic()
         calls = [
-            asyncio.ensure_future(page.webmcp.call_tool("run_agent_task", goal))
+            asyncio.ensure_future(webmcp_call(page, "run_agent_task", goal))
             for page in (rig.page, second)
         ]
 
@@ -520,7 +520,7 @@ async def test_two_tabs_call_run_agent_task_at_the_same_instant(rig: Matrix):
         done = [call_ for call_ in calls if call_.done()]
         assert len(done) == 1 and done[0].result()["content"][0]["text"] == BUSY, done[0].result()
         runner = rig.page if calls[1] is done[0] else second
-        await runner.webmcp.call_tool("abort_task", {})
+        await webmcp_call(runner, "abort_task", {})
         answers = [await asyncio.wait_for(call_, 10) for call_ in calls]
         texts = [answer["content"][0]["text"] for answer in answers]
         assert sum(text == BUSY for text in texts) == 1, texts

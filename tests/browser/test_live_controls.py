@@ -13,7 +13,7 @@ import pytest
 from phone_agent.sim.server import SimulatedPhoneServer
 from tests.browser.rigs import centre_of, page_point
 from tests.support import eventually as _eventually
-from tests.support import free_port, open_page
+from tests.support import free_port, open_page, webmcp_call
 
 pytestmark = pytest.mark.browser
 
@@ -123,7 +123,7 @@ async def test_a_newcomer_starts_the_simulated_phone_from_the_page(browser, serv
         await page.click("#start-sim")
         await page.wait_for_selector("html[data-phone=connected]", state="attached", timeout=30_000)
         assert not await page.is_visible("#sim-offer")
-        status = await page.webmcp.call_tool("get_device_status", {})
+        status = await webmcp_call(page, "get_device_status", {})
         assert json.loads(status["content"][0]["text"])["connected"] is True
         # the phone `serve --sim` starts: scrcpy runs on it, and the Settings card says so
         await page.wait_for_selector("canvas#screen[data-source=scrcpy]", state="attached", timeout=30_000)
@@ -133,7 +133,7 @@ async def test_a_newcomer_starts_the_simulated_phone_from_the_page(browser, serv
         answers = []
 
         async def live_frame() -> bool:  # the first decoded frame may take a moment on a loaded machine
-            answers.append(await page.webmcp.call_tool("take_screenshot", {"source": "live"}))
+            answers.append(await webmcp_call(page, "take_screenshot", {"source": "live"}))
             return not answers[-1].get("isError")
 
         await eventually(live_frame)
@@ -158,7 +158,7 @@ async def test_the_simulated_phone_comes_back_where_the_restarted_server_runs_it
             await page.wait_for_selector("html[data-phone=none]", state="attached", timeout=15_000)
             second = ServedPhoneAgent(port=first.port)  # runs no simulated phone until asked
             await page.wait_for_selector("html[data-phone=connected]", state="attached", timeout=40_000)
-            status = json.loads((await page.webmcp.call_tool("get_device_status", {}))["content"][0]["text"])
+            status = json.loads((await webmcp_call(page, "get_device_status", {}))["content"][0]["text"])
             assert status["connected"] is True
             after = await page.text_content(".card--phone") or ""
             assert "127.0.0.1:" in after and after != before, (before, after)

@@ -22,6 +22,7 @@ from tests.support import (
     open_page,
     phone_agent_command,
     result_text,
+    webmcp_call,
 )
 
 pytestmark = pytest.mark.browser
@@ -167,7 +168,7 @@ async def test_a_page_of_another_browser_that_replaces_one_mid_task_answers_its_
                     assert replaced.is_error
 
                     async def first_says_aborted() -> dict | None:
-                        seen = await first.webmcp.call_tool("get_latest_task", {})
+                        seen = await webmcp_call(first, "get_latest_task", {})
                         record = json.loads(seen["content"][0]["text"])
                         return record if record["status"] == "aborted" else None
 
@@ -183,7 +184,7 @@ async def test_a_page_of_another_browser_that_replaces_one_mid_task_answers_its_
 
                     over_relay = await eventually(second_agrees, timeout_s=20)
                     in_page = json.loads(
-                        (await second.webmcp.call_tool("get_latest_task", {}))["content"][0]["text"]
+                        (await webmcp_call(second, "get_latest_task", {}))["content"][0]["text"]
                     )
                     for record in (over_relay, in_page):
                         assert record["taskId"] == task_id and record["status"] == "aborted"

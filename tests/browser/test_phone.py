@@ -13,7 +13,15 @@ import pytest
 
 from phone_agent.sim.server import SimulatedPhoneServer
 from tests.browser.rigs import started_sim
-from tests.support import eventually, free_port, mcp_stdio_session, open_page, page_link, result_text
+from tests.support import (
+    eventually,
+    free_port,
+    mcp_stdio_session,
+    open_page,
+    page_link,
+    result_text,
+    webmcp_call,
+)
 
 pytestmark = pytest.mark.browser
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -31,7 +39,7 @@ async def test_the_page_connects_to_the_phone_and_both_channels_see_it(browser, 
             await connected(page)
             assert "Connected: Pixel 7" in await page.text_content("#device-state")
 
-            status = await page.webmcp.call_tool("get_device_status", {})
+            status = await webmcp_call(page, "get_device_status", {})
             info = json.loads(status["content"][0]["text"])
             assert info["connected"] is True
             seed_fields = (info["model"], info["brand"], info["release"], info["sdk"])
@@ -43,7 +51,7 @@ async def test_the_page_connects_to_the_phone_and_both_channels_see_it(browser, 
             relayed = await session.call_tool("get_device_status", {})
             assert json.loads(result_text(relayed)) == info
 
-            shot_b = await page.webmcp.call_tool("take_screenshot", {})
+            shot_b = await webmcp_call(page, "take_screenshot", {})
             assert shot_b["content"][0]["mimeType"] == "image/png"
             png_b = base64.b64decode(shot_b["content"][0]["data"])
             shot_a = await session.call_tool("take_screenshot", {})
@@ -60,7 +68,7 @@ async def test_the_page_connects_to_the_phone_and_both_channels_see_it(browser, 
 
             # What the phone shows next, the next screenshot shows.
             sim.phone.launch("com.google.android.apps.messaging")
-            after = await page.webmcp.call_tool("take_screenshot", {})
+            after = await webmcp_call(page, "take_screenshot", {})
             assert base64.b64decode(after["content"][0]["data"]) != png_b
 
 
@@ -87,9 +95,9 @@ async def test_a_phone_that_goes_away_is_reported_and_comes_back_by_itself(brows
         # Which end noticed first depends on timing: the phone closing, or a send on the closed bridge.
         assert state.startswith("The phone was disconnected (") and "closed" in state, state
         assert "Reconnecting" in state
-        status = await page.webmcp.call_tool("get_device_status", {})
+        status = await webmcp_call(page, "get_device_status", {})
         assert json.loads(status["content"][0]["text"]) == {"connected": False}
-        shot = await page.webmcp.call_tool("take_screenshot", {})
+        shot = await webmcp_call(page, "take_screenshot", {})
         assert shot["isError"] and shot["structuredContent"]["code"] == "device_error"
         assert shot["content"][0]["text"].startswith("The phone was disconnected (")
         assert "reconnecting by itself" in shot["content"][0]["text"]
@@ -99,7 +107,7 @@ async def test_a_phone_that_goes_away_is_reported_and_comes_back_by_itself(brows
         await again.start()
         try:
             await connected(page)
-            status = await page.webmcp.call_tool("get_device_status", {})
+            status = await webmcp_call(page, "get_device_status", {})
             assert json.loads(status["content"][0]["text"])["serial"] == again.serial
         finally:
             await again.close()
@@ -114,7 +122,7 @@ async def test_an_unreachable_device_is_a_clear_message_and_the_page_stays_usabl
         )
         text = await page.text_content("#device-state")
         assert f"127.0.0.1:{dead}" in text
-        status = await page.webmcp.call_tool("get_device_status", {})
+        status = await webmcp_call(page, "get_device_status", {})
         assert json.loads(status["content"][0]["text"]) == {"connected": False}
 
 
@@ -151,10 +159,10 @@ async def test_a_phone_held_by_the_hosts_adb_server_is_used_through_it_and_comes
         await connected(page)
         await page.uncheck("#live-toggle")
         assert "(adb server)" in await page.text_content("#device-state")
-        status = json.loads((await page.webmcp.call_tool("get_device_status", {}))["content"][0]["text"])
+        status = json.loads((await webmcp_call(page, "get_device_status", {}))["content"][0]["text"])
         assert status["connected"] and status["transport"] == "adb-server"
         assert status["serial"] == sim.serial
-        shot = await page.webmcp.call_tool("take_screenshot", {})
+        shot = await webmcp_call(page, "take_screenshot", {})
         assert not shot.get("isError"), shot
         png = base64.b64decode(shot["content"][0]["data"])
         assert png == await debian_adb.output("-s", serial, "exec-out", "screencap", "-p")
@@ -164,11 +172,11 @@ async def test_a_phone_held_by_the_hosts_adb_server_is_used_through_it_and_comes
         state = await page.text_content("#device-state")
         assert state.startswith("The phone was disconnected (the adb server"), state
         assert "Reconnecting" in state, state
-        status = await page.webmcp.call_tool("get_device_status", {})
+        status = await webmcp_call(page, "get_device_status", {})
         assert json.loads(status["content"][0]["text"]) == {"connected": False}
 
         await debian_adb.output("connect", serial)  # back: the page takes it again with no click
         await connected(page)
-        status = json.loads((await page.webmcp.call_tool("get_device_status", {}))["content"][0]["text"])
+        status = json.loads((await webmcp_call(page, "get_device_status", {}))["content"][0]["text"])
         assert status["connected"] and status["transport"] == "adb-server" and status["serial"] == sim.serial
         assert "(adb server)" in await page.text_content("#device-state")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from phone_agent.sim.realistic import RealisticProfile
-from tests.support import boot_page
+from tests.support import boot_page, webmcp_call
 
 pytestmark = pytest.mark.browser
 
@@ -21,7 +21,7 @@ async def test_keyboard_secure_screen_and_dialog_through_the_page(browser, serve
         await page.uncheck("#live-toggle")
 
         async def call(tool: str, **args) -> dict:
-            return await page.webmcp.call_tool(tool, args)
+            return await webmcp_call(page, tool, args)
 
         assert not (await call("open_app", packageName="com.android.settings")).get("isError")
         assert not (await call("tap", target="text=Security & privacy")).get("isError")

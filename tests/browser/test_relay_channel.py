@@ -15,7 +15,7 @@ import pytest
 from playwright.async_api import expect
 
 from phone_agent.sim.server import SimulatedPhoneServer
-from phone_agent.tools.catalog import TOOL_NAMES, TOOLS_BY_NAME
+from phone_agent.tools.catalog import listed_tools
 from tests.support import (
     ServedPhoneAgent,
     eventually,
@@ -60,9 +60,9 @@ async def test_an_external_client_reaches_the_page_for_every_tool(browser):
         )
 
         listed = {tool.name: tool for tool in (await session.list_tools()).tools}
-        assert list(listed) == list(TOOL_NAMES)
+        assert list(listed) == [spec.name for spec in listed_tools()]
         for name, tool in listed.items():
-            assert tool.input_schema == TOOLS_BY_NAME[name].input_schema
+            assert tool.input_schema == {spec.name: spec for spec in listed_tools()}[name].input_schema
         assert listed["run_agent_task"].annotations.destructive_hint is True
         assert listed["take_screenshot"].annotations.read_only_hint is True
 

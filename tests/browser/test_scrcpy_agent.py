@@ -23,7 +23,7 @@ from tests.agent.model_server import (
     tap_on,
     wifi_script,
 )
-from tests.support import ServedPhoneAgent, eventually, open_page
+from tests.support import ServedPhoneAgent, eventually, open_page, webmcp_call
 
 pytestmark = pytest.mark.browser
 GONE = (r"WebSocket connection to .* failed",)  # the page reconnecting to a phone that has gone
@@ -194,7 +194,7 @@ async def test_take_screenshot_answers_the_live_frame_when_asked_and_why_not_whe
         await eventually(lambda: _fps_above(page, 0.5))
         screencaps = count_screencaps(sim)
 
-        live = await page.webmcp.call_tool("take_screenshot", {"source": "live"})
+        live = await webmcp_call(page, "take_screenshot", {"source": "live"})
         assert not live.get("isError"), live
         image, note = live["content"]
         picture = Image.open(io.BytesIO(base64.b64decode(image["data"]))).convert("RGB")
@@ -211,7 +211,7 @@ async def test_take_screenshot_answers_the_live_frame_when_asked_and_why_not_whe
         phone = sim.phone.screenshot().convert("RGB").resize(picture.size, Image.BILINEAR)
         assert sum(ImageStat.Stat(ImageChops.difference(picture, phone)).mean) / 3 < 8
 
-        small = await page.webmcp.call_tool(
+        small = await webmcp_call(page,
             "take_screenshot", {"source": "live", "maxSide": 512, "format": "jpeg"}
         )
         assert small["content"][0]["mimeType"] == "image/jpeg", small
@@ -219,7 +219,7 @@ async def test_take_screenshot_answers_the_live_frame_when_asked_and_why_not_whe
         assert small["structuredContent"]["deviceWidth"] == 1080
 
         # the default is still the phone's own screenshot
-        own = await page.webmcp.call_tool("take_screenshot", {})
+        own = await webmcp_call(page, "take_screenshot", {})
         assert own["structuredContent"]["source"] == "phone" and own["structuredContent"]["width"] == 1080
         assert screencaps[0] == 1
 
@@ -227,7 +227,7 @@ async def test_take_screenshot_answers_the_live_frame_when_asked_and_why_not_whe
         await page.uncheck("#settings-scrcpy")
         await page.click("#settings-save")
         await page.wait_for_selector("img#screen[data-source=screencap]", state="attached", timeout=15_000)
-        refused = await page.webmcp.call_tool("take_screenshot", {"source": "live"})
+        refused = await webmcp_call(page, "take_screenshot", {"source": "live"})
         assert refused.get("isError"), refused
         error = refused["structuredContent"]
         assert (error["code"], error["retryable"]) == ("invalid_argument", False)
@@ -249,7 +249,7 @@ def looks_by_source(summary: str) -> dict[str, int]:
 async def _run(page, goal: str) -> dict:
     import json
 
-    result = await page.webmcp.call_tool("run_agent_task", {"goal": goal})
+    result = await webmcp_call(page, "run_agent_task", {"goal": goal})
     assert not result.get("isError"), result
     return json.loads(result["content"][0]["text"])
 

@@ -12,7 +12,7 @@ import pytest
 from PIL import Image, ImageChops, ImageStat
 
 from phone_agent.sim.server import SimulatedPhoneServer
-from tests.support import eventually, open_page
+from tests.support import eventually, open_page, webmcp_call
 
 pytestmark = pytest.mark.browser
 
@@ -95,7 +95,7 @@ async def test_the_live_view_runs_on_scrcpy_follows_the_phone_and_sends_input_as
         # the tools' tap goes through the control socket too
         await sim_home(sim)
         before = process.control_messages
-        result = await page.webmcp.call_tool("tap", {"x": x, "y": y})
+        result = await webmcp_call(page, "tap", {"x": x, "y": y})
         assert not result.get("isError"), result
         await eventually(lambda: _screen_is(sim, "settings/main"))
         assert process.control_messages >= before + 2

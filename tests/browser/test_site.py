@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from phone_agent.tools.catalog import TOOL_NAMES
+from phone_agent.tools.catalog import listed_tools
 from tests.support import (
     eventually,
     free_port,
@@ -74,7 +74,7 @@ async def test_the_static_site_boots_registers_its_tools_and_stays_on_its_origin
     # The watch fails the test on any request outside 127.0.0.1 (the site's own host and port here).
     async with open_page(browser, f"{base}/", link=False) as (page, watch):
         tools = {tool["name"] for tool in await page.webmcp.tools()}
-        assert tools == set(TOOL_NAMES)
+        assert tools == {spec.name for spec in listed_tools()}
         requests = []
         page.on("request", lambda request: requests.append(request.url))
         page.on("websocket", lambda ws: requests.append(ws.url))

@@ -11,10 +11,14 @@ import json
 import pytest
 from playwright.async_api import expect
 
-from phone_agent.tools.catalog import TOOL_NAMES, TOOLS_BY_NAME
-from tests.support import KeptPage, ServedPhoneAgent, page_link
+from phone_agent.tools.catalog import TOOL_NAMES, TOOLS_BY_NAME, listed_tools
+from phone_agent.tools.groups import GROUP_NAMES, GROUP_OF, GROUPS_TOOL, GROUPS_TOOL_NAME
+from tests.support import KeptPage, ServedPhoneAgent, page_link, webmcp_call
 
 pytestmark = pytest.mark.browser
+# What the page registers by default (the compact profile: the core group and tool_groups).
+LISTED = [spec.name for spec in listed_tools()]
+SPECS = {**TOOLS_BY_NAME, GROUPS_TOOL_NAME: GROUPS_TOOL}
 
 
 @pytest.fixture(scope="module")
@@ -49,18 +53,18 @@ def text(result: dict) -> str:
 async def test_the_page_boots_python_and_logs_the_registration(shared):
     page, watch = shared
     assert await page.get_attribute("html", "data-state") == "ready"
-    assert watch.logged("log", f"[WebMCP] {len(TOOL_NAMES)} tools registered: {', '.join(TOOL_NAMES)}")
+    assert watch.logged("log", f"[WebMCP] {len(LISTED)} tools registered: {', '.join(LISTED)}")
     assert not await page.is_visible("#boot")
     assert (
-        await page.text_content("#webmcp-state") == f"WebMCP: {len(TOOL_NAMES)} tools registered (all tools)"
+        await page.text_content("#webmcp-state") == f"WebMCP: {len(LISTED)} tools registered (compact tools)"
     )
 
 
 async def test_the_six_tools_are_listed_with_schemas_and_annotations(page):
     tools = {tool["name"]: tool for tool in await page.webmcp.tools()}
-    assert sorted(tools) == sorted(TOOL_NAMES)
+    assert sorted(tools) == sorted(LISTED)
     for name, tool in tools.items():
-        spec = TOOLS_BY_NAME[name]
+        spec = SPECS[name]
         assert tool["description"] == spec.description
         assert tool["inputSchema"] == spec.input_schema
         annotations = tool.get("annotations", {})
@@ -87,7 +91,7 @@ async def test_get_device_status_without_a_phone(page):
     ],
 )
 async def test_tools_answer_honest_errors_without_a_phone(page, tool, args, message):
-    result = await page.webmcp.call_tool(tool, args)
+    result = await webmcp_call(page, tool, args)
     assert result["isError"] is True
     assert text(result) == message
     structured = result["structuredContent"]
@@ -110,7 +114,7 @@ async def test_tools_answer_honest_errors_without_a_phone(page, tool, args, mess
     ],
 )
 async def test_bad_arguments_are_an_error_result_naming_the_field(page, tool, args, field):
-    result = await page.webmcp.call_tool(tool, args)
+    result = await webmcp_call(page, tool, args)
     assert result["isError"] is True
     assert f'"{field}"' in text(result)
     assert result["structuredContent"]["code"] == "invalid_argument"
@@ -139,7 +143,10 @@ async def test_unregistering_aborts_the_signal_and_registering_again_restores_th
     await page.evaluate("window.phoneAgent.unregisterWebMcp()")
     assert await page.webmcp.tools() == []
     await page.evaluate("window.phoneAgent.registerWebMcp()")
-    assert sorted(tool["name"] for tool in await page.webmcp.tools()) == sorted(TOOL_NAMES)
+    # The compact list again, with the groups earlier calls enabled (tasks: get_task_result's).
+    assert sorted(tool["name"] for tool in await page.webmcp.tools()) == sorted(
+        spec.name for spec in listed_tools(enabled=frozenset({"tasks"}))
+    )
 
 
 async def test_without_webmcp_the_page_warns_how_to_enable_it(browser, served):
@@ -190,7 +197,7 @@ async def test_tools_other_scripts_add_or_withdraw_show_as_cards_and_in_the_log(
     activity = page.locator("#activity")
     await expect(activity).to_contain_text(f"another script of this page registered the tool {name}")
     listed = {tool["name"] for tool in await page.webmcp.tools()}
-    assert name in listed and set(TOOL_NAMES) <= listed
+    assert name in listed and set(LISTED) <= listed
     # Ours stay ours: none of the catalog's tools is shown as another script's.
     assert await page.locator("#tool-list li.tool--other").count() == 1
 
@@ -198,7 +205,7 @@ async def test_tools_other_scripts_add_or_withdraw_show_as_cards_and_in_the_log(
     await expect(card).to_have_count(0, timeout=10_000)
     await expect(activity).to_contain_text(f"another script of this page withdrew the tool {name}")
     assert name not in {tool["name"] for tool in await page.webmcp.tools()}
-    assert set(TOOL_NAMES) <= {tool["name"] for tool in await page.webmcp.tools()}
+    assert set(LISTED) <= {tool["name"] for tool in await page.webmcp.tools()}
 
 
 async def test_the_page_uses_nothing_of_the_removed_webmcp_api() -> None:
@@ -211,3 +218,18 @@ async def test_the_page_uses_nothing_of_the_removed_webmcp_api() -> None:
     code_lines = [line for line in source.splitlines() if not line.strip().startswith(("#", '"', "``"))]
     for removed in ("provideContext(", "unregisterTool(", "requestUserInteraction("):
         assert not any(removed in line for line in code_lines), removed
+
+
+async def test_tool_groups_registers_the_groups_it_enables_and_names_the_groups_when_one_is_unknown(page):
+    # Last in the module: the groups stay enabled in the page.
+    before = sorted(tool["name"] for tool in await page.webmcp.tools())
+    assert GROUP_OF["pinch"] != "core" and "pinch" not in before
+    wrong = await page.webmcp.call_tool(GROUPS_TOOL_NAME, {"enable": ["nonsense"]})
+    assert wrong["isError"] and wrong["structuredContent"]["code"] == "invalid_argument"
+    assert all(group in wrong["structuredContent"]["remedy"] for group in GROUP_NAMES)
+    assert sorted(tool["name"] for tool in await page.webmcp.tools()) == before
+    enabled = await page.webmcp.call_tool(GROUPS_TOOL_NAME, {"enable": list(GROUP_NAMES)})
+    assert not enabled.get("isError")
+    assert all(group["enabled"] for group in enabled["structuredContent"]["groups"])
+    names = {tool["name"] for tool in await page.webmcp.tools()}
+    assert names == {*TOOL_NAMES, GROUPS_TOOL_NAME}

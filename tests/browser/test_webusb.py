@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import PageWatch, page_link
+from tests.support import PageWatch, page_link, webmcp_call
 
 pytestmark = pytest.mark.browser
 FAKE_USB = (Path(__file__).parent / "fakes" / "fake_usb.js").read_text()
@@ -81,10 +81,10 @@ async def test_a_chosen_usb_phone_connects_with_correct_framing(browser, served,
             "claimInterface(1)",
             "selectAlternateInterface(1,1)",
         ]
-        status = await page.webmcp.call_tool("get_device_status", {})
+        status = await webmcp_call(page, "get_device_status", {})
         info = json.loads(status["content"][0]["text"])
         assert info["connected"] and info["transport"] == "usb" and info["model"] == "Pixel 7"
-        shot = await page.webmcp.call_tool("take_screenshot", {})
+        shot = await webmcp_call(page, "take_screenshot", {})
         assert shot["content"][0]["mimeType"] == "image/png"
         out = await transfers(page)
         # A new key: TOKEN, a 256-byte SIGNATURE (four 64-byte packets: a ZLP), then the public key.
@@ -112,14 +112,14 @@ async def test_an_allowed_phone_reconnects_at_load_and_after_a_replug_without_a_
         )
         state = await page.text_content("#device-state")
         assert state.startswith("The phone was "), state
-        shot = await page.webmcp.call_tool("take_screenshot", {})
+        shot = await webmcp_call(page, "take_screenshot", {})
         assert shot["isError"] and shot["structuredContent"]["code"] == "device_error"
         assert shot["content"][0]["text"].startswith("The phone was ")
 
         # Plugged in again: the `connect` event brings it back with no click.
         await page.evaluate("window.__fakeUsb.replug()")
         await page.wait_for_selector("html[data-phone=connected]", state="attached", timeout=30_000)
-        status = json.loads((await page.webmcp.call_tool("get_device_status", {}))["content"][0]["text"])
+        status = json.loads((await webmcp_call(page, "get_device_status", {}))["content"][0]["text"])
         assert status["connected"] is True and status["transport"] == "usb"
         watch.assert_clean()
     finally:
@@ -136,7 +136,7 @@ async def test_a_phone_held_by_another_program_says_to_run_adb_kill_server(brows
         text = await page.text_content("#device-state")
         assert "The phone is in use by another program (an adb server or Android Studio)." in text
         assert "close" in await page.evaluate("window.__fakeUsb.calls")
-        status = await page.webmcp.call_tool("get_device_status", {})
+        status = await webmcp_call(page, "get_device_status", {})
         assert json.loads(status["content"][0]["text"]) == {"connected": False}
         watch.assert_clean()
     finally:

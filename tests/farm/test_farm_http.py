@@ -16,7 +16,7 @@ import pytest
 from mcp.client.session import ClientSession
 
 from phone_agent import __version__
-from phone_agent.tools.catalog import tools_for_profile
+from phone_agent.tools.catalog import listed_tools
 from tests.farm.support import PAGE_USERS, FarmBroker, PythonPage, structured
 from tests.server.harness import (
     ServeProcess,
@@ -77,7 +77,7 @@ async def test_serve_farm_routes_mcp_over_http_to_the_phone_each_call_names(
     try:
         async with http_session(farm_serve.port, token()) as session:
             tools = {tool.name: tool for tool in (await session.list_tools()).tools}
-            assert list(tools) == [spec.name for spec in tools_for_profile()] + ["list_devices"]
+            assert list(tools) == [spec.name for spec in listed_tools()] + ["list_devices"]
             assert tools["take_screenshot"].input_schema["properties"]["device"]["type"] == "string"
 
             async def both():
@@ -216,7 +216,7 @@ async def test_serve_farm_speaks_both_mcp_revisions(broker: FarmBroker, farm_ser
             Client(streamable_http_client(url, http_client=http), mode="legacy") as legacy,
         ):
             assert (modern.protocol_version, legacy.protocol_version) == ("2026-07-28", "2025-11-25")
-            names = [spec.name for spec in tools_for_profile()] + ["list_devices"]
+            names = [spec.name for spec in listed_tools()] + ["list_devices"]
             for client in (modern, legacy):
                 assert [tool.name for tool in (await client.list_tools()).tools] == names
 

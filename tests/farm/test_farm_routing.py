@@ -13,7 +13,7 @@ import mcp.types as types
 
 from phone_agent.farm.frames import farm_envelope
 from phone_agent.relay.frames import CallFrame
-from phone_agent.tools.catalog import tools_for_profile
+from phone_agent.tools.catalog import listed_tools, tools_for_profile
 from tests.farm.support import (
     PAGE_USERS,
     FarmBroker,
@@ -43,9 +43,9 @@ async def listed(session) -> list[dict]:
 async def test_every_tool_is_offered_with_a_device_and_list_devices(broker: FarmBroker):
     async with farm_mcp(broker) as session:
         tools = {tool.name: tool for tool in (await session.list_tools()).tools}
-        assert list(tools) == [spec.name for spec in tools_for_profile()] + ["list_devices"]
+        assert list(tools) == [spec.name for spec in listed_tools()] + ["list_devices"]
         assert [name for name, tool in tools.items() if not tool.output_schema] == []
-        for spec in tools_for_profile():
+        for spec in listed_tools():
             schema = tools[spec.name].input_schema
             assert schema["properties"]["device"]["type"] == "string"
             assert "device" not in schema.get("required", [])

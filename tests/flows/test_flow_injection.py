@@ -17,20 +17,13 @@ import pytest
 from phone_agent.flows.flow_reader import COMMANDS, SELECTOR_KEYS
 from phone_agent.tools.dispatch import ToolDispatcher
 from phone_agent.tools.spec import Channel
+from tests.support import SHELL_ATTACK_MARKS, shell_attacks
 
-MARKS = "/sdcard/Download"
+MARKS = SHELL_ATTACK_MARKS
 
 
 def attacks(mark: str) -> list[str]:
-    return [
-        f"com.x;touch {mark};echo",
-        f"$(touch {mark})",
-        f"`touch {mark}`",
-        f"com.x\ntouch {mark}",
-        f"com.x' ; touch {mark} ; echo '",
-        f"com.x;touch${{IFS}}{mark}",
-        f"https://example.com/$(touch${{IFS}}{mark})",
-    ]
+    return shell_attacks(mark, short=True)
 
 
 # What each command needs beside the key under attack, to be a command the reader takes.

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from phone_agent import __version__
-from phone_agent.tools.catalog import TOOL_NAMES
+from phone_agent.tools.catalog import tools_for_profile
 
 ROOT = Path(__file__).resolve().parents[2]
 MCPB = ROOT / "node_modules" / ".bin" / "mcpb"
@@ -26,7 +26,7 @@ def _dist_name() -> str:
 
 def test_the_manifest_runs_the_indexed_package_and_lists_every_tool_of_the_catalog():
     manifest = json.loads((ROOT / "manifest.json").read_text())
-    assert [tool["name"] for tool in manifest["tools"]] == list(TOOL_NAMES)
+    assert [tool["name"] for tool in manifest["tools"]] == [spec.name for spec in tools_for_profile()]
     assert manifest["version"] == __version__
     config = manifest["server"]["mcp_config"]
     assert config["command"] == "uvx"

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from phone_agent.tools.catalog import TOOL_NAMES
+from phone_agent.tools.catalog import listed_tools
 from tests.server.harness import (
     PHONE_AGENT,
     Peer,
@@ -85,7 +85,7 @@ async def test_stdout_is_json_rpc_only_and_closing_stdin_ends_the_front_but_not_
         process.stdin.write(jsonrpc(2, "tools/list"))
         process.stdin.flush()
         listed = read_line(process)
-        assert listed["id"] == 2 and len(listed["result"]["tools"]) == len(TOOL_NAMES)
+        assert listed["id"] == 2 and len(listed["result"]["tools"]) == len(listed_tools())
         await peer.next_request("get_device_status")  # the self-check reached the page; never answered
 
         started = time.monotonic()

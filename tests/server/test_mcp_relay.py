@@ -19,7 +19,7 @@ import pytest
 from mcp.shared.exceptions import MCPDeprecationWarning
 
 from phone_agent.errors import BROWSER_NOT_CONNECTED_TEXT
-from phone_agent.tools.catalog import TOOL_NAMES, TOOLS_BY_NAME
+from phone_agent.tools.catalog import TOOL_NAMES, TOOLS_BY_NAME, listed_tools
 from tests.server.harness import McpHarness, page_peer, page_token, sample_of, with_structured_content
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -55,7 +55,7 @@ async def test_tools_list_offers_the_six_catalog_tools_with_strict_schemas(mcp_s
     assert mcp_server.session is not None
     listed = await mcp_server.session.list_tools()
     tools = {tool.name: tool for tool in listed.tools}
-    assert tuple(tools) == TOOL_NAMES
+    assert list(tools) == [spec.name for spec in listed_tools()]  # the compact list: core and tool_groups
     for tool in tools.values():
         assert tool.input_schema["type"] == "object"
         assert tool.input_schema["additionalProperties"] is False
@@ -65,7 +65,7 @@ async def test_tools_list_offers_the_six_catalog_tools_with_strict_schemas(mcp_s
     assert tools["run_agent_task"].annotations.read_only_hint is False
     assert tools["run_agent_task"].annotations.destructive_hint is True
     assert tools["abort_task"].annotations.destructive_hint is False
-    for name in ("get_task_result", "get_latest_task", "take_screenshot", "get_device_status"):
+    for name in ("take_screenshot", "get_device_status", "list_elements"):
         assert tools[name].annotations.read_only_hint is True
 
 

@@ -22,7 +22,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from phone_agent.server.mcp_bridge import LIST_TTL_MS
-from phone_agent.tools.catalog import tools_for_profile
+from phone_agent.tools.catalog import listed_tools
 from tests.server.harness import (
     PHONE_AGENT,
     ServeProcess,
@@ -85,7 +85,7 @@ def test_raw_2026_discover_tools_list_and_a_mismatch(served: ServeProcess) -> No
     bodies = [post(port, listing, modern_headers("tools/list"))[2] for _ in range(3)]
     assert bodies[0] == bodies[1] == bodies[2]  # deterministic, byte for byte
     listed = json.loads(bodies[0])["result"]
-    assert [tool["name"] for tool in listed["tools"]] == [spec.name for spec in tools_for_profile()]
+    assert [tool["name"] for tool in listed["tools"]] == [spec.name for spec in listed_tools()]
     assert listed["ttlMs"] == LIST_TTL_MS and listed["cacheScope"] == "public"
     assert listed["resultType"] == "complete"
 
@@ -189,7 +189,7 @@ async def http_client(port: int, mode: str) -> AsyncIterator[Client]:
 
 async def both_revisions_call_the_page(port: int, clients: list[Client]) -> None:
     """Each client lists the tools and calls get_device_status at once; the scripted page answers each."""
-    names = [spec.name for spec in tools_for_profile()]
+    names = [spec.name for spec in listed_tools()]
     for client in clients:
         assert [tool.name for tool in (await client.list_tools()).tools] == names
     async with page_peer(port) as peer:

@@ -247,3 +247,58 @@ async def test_an_sdk_client_with_the_extension_on_the_stdio_front(page_root: Pa
         await asyncio.to_thread(stop_server, port)
     assert len(handles) == 1 and handles[0].status == "working"
     assert states[-1]["status"] == "completed" and result.content[0].text == REPORT["content"][0]["text"]
+
+
+async def test_a_task_waiting_for_the_person_is_input_required_and_tasks_update_answers(
+    served: ServeProcess,
+) -> None:
+    """The page asks (a confirmation): the task is input_required with the question in inputRequests;
+    tasks/update's inputResponses answers it (the page gets "yes"), and the task works on. A second
+    question answered at the page first is withdrawn: the task works on, a late response is ignored."""
+    port = served.port
+
+    async def state_of(task_id: str, wanted: str) -> dict[str, Any]:
+        while (state := (await asyncio.to_thread(get, port, task_id))["result"])["status"] != wanted:
+            await asyncio.sleep(0.05)
+        return state
+
+    def update(task_id: str, responses: dict[str, Any]) -> dict[str, Any]:
+        params = {"taskId": task_id, "inputResponses": responses, "_meta": with_tasks()}
+        return rpc(port, "tasks/update", params, task_id)[1]
+
+    async with page_peer(port) as peer:
+        handle = (await asyncio.to_thread(start, port, with_tasks()))[1]["result"]
+        task_id = handle["taskId"]
+        request = await peer.next_request("run_agent_task")
+        await peer.send(
+            {"id": request["id"], "type": "ask", "ask": "ask-1", "kind": "confirm", "message": "Send?"}
+        )
+        waiting = await asyncio.wait_for(state_of(task_id, "input_required"), 10)
+        ((key, question),) = waiting["inputRequests"].items()
+        assert question["method"] == "elicitation/create"
+        assert (
+            question["params"]["message"] == "Send?"
+            and "allow" in question["params"]["requestedSchema"]["properties"]
+        )
+        assert "Send?" in waiting["statusMessage"]
+        answered = await asyncio.to_thread(
+            update, task_id, {key: {"action": "accept", "content": {"allow": True}}}
+        )
+        assert answered["result"]["resultType"] == "complete"
+        assert await peer.next_frame(30) == {"type": "answer", "id": "ask-1", "answer": "yes"}
+        assert (await asyncio.wait_for(state_of(task_id, "working"), 10))["status"] == "working"
+        # The person at the page answers the next question first: withdrawn, and a late response ignored.
+        await peer.send(
+            {"id": request["id"], "type": "ask", "ask": "ask-2", "kind": "takeover", "message": "Log in"}
+        )
+        second = await asyncio.wait_for(state_of(task_id, "input_required"), 10)
+        await peer.send({"id": request["id"], "type": "withdraw", "ask": "ask-2"})
+        await asyncio.wait_for(state_of(task_id, "working"), 10)
+        late = await asyncio.to_thread(
+            update, task_id, {k: {"action": "decline"} for k in second["inputRequests"]}
+        )
+        assert late["result"]["resultType"] == "complete"
+        await peer.answer(request, REPORT)
+        assert (await asyncio.wait_for(state_of(task_id, "completed"), 10))["result"]["content"] == REPORT[
+            "content"
+        ]

@@ -27,7 +27,7 @@ import mcp.types as types
 import pytest
 
 from phone_agent.errors import BROWSER_NOT_CONNECTED_TEXT
-from phone_agent.tools.catalog import TOOLS_BY_NAME, tools_for_profile
+from phone_agent.tools.catalog import TOOLS_BY_NAME, listed_tools, tools_for_profile
 from tests.server.harness import (
     PHONE_AGENT,
     McpHarness,
@@ -360,7 +360,7 @@ async def test_a_front_with_a_narrower_profile_narrows_only_its_own_client(
         assert narrow.session is not None and wide.session is not None
         narrow_tools = [tool.name for tool in (await narrow.session.list_tools()).tools]
         wide_tools = [tool.name for tool in (await wide.session.list_tools()).tools]
-        assert len(narrow_tools) == 6 and len(wide_tools) == len(TOOLS_BY_NAME)
+        assert len(narrow_tools) == 6 and wide_tools == [spec.name for spec in listed_tools()]
         outside = next(name for name in wide_tools if name not in narrow_tools)
         result = await narrow.call(outside, {})
         assert result.is_error and result.structured_content["code"] == "unknown_tool"

@@ -7,6 +7,10 @@ event followed: tools other scripts of the page add or withdraw show as cards an
 (``on_others``). Nothing of the removed API is used (``provideContext``, ``unregisterTool``,
 ``requestUserInteraction``): confirmations are the page's own UI.
 
+Under the compact profile (the default) only the core group and ``tool_groups`` are registered: an
+in-page model's context is small. ``tool_groups`` registers the groups it enables (this service is the
+page's ``GroupSwitch`` for WebMCP calls); every tool stays callable by name through the dispatcher.
+
 Each tool's ``execute`` validates and dispatches through the shared ToolDispatcher, answers every
 failure as an ``isError`` result (Chrome turns a thrown error into an opaque "UnknownError"), and
 cancels the call when ``options.signal`` aborts.
@@ -21,7 +25,7 @@ import js  # type: ignore[import-not-found]
 from pyodide.ffi import create_proxy  # type: ignore[import-not-found]
 
 from .. import errors
-from ..tools.catalog import tools_for_profile
+from ..tools.catalog import listed_tools, tools_for_profile
 from ..tools.dispatch import ToolDispatcher
 from ..tools.spec import Channel, ToolSpec, webmcp_name_ok
 from .interop import console_log, console_warn, from_js, is_nullish, to_js_json
@@ -62,6 +66,26 @@ class WebMcpService:
         self.on_others: Any = None
         self._change_proxy: Any = None
         self._watching: Any = None
+        # The tool groups tool_groups enabled (compact profile): registered beside the core group.
+        self._groups: frozenset[str] = frozenset()
+        self._options: Any = None
+        context.groups = self
+
+    def enabled(self) -> frozenset[str]:
+        return self._groups
+
+    async def enable(self, names: frozenset[str]) -> None:
+        """Register the tools these groups add (``tools.groups.GroupSwitch``)."""
+        self._groups = names
+        model_context = get_model_context()
+        if model_context is None or self._controller is None:
+            return
+        for spec in listed_tools(self._context.profile, names):
+            if spec.name not in self.registered:
+                await self._register_spec(model_context, spec)
+        console_log(
+            f"[WebMCP] {len(self.registered)} tools registered after enabling {', '.join(sorted(names))}"
+        )
 
     @property
     def available(self) -> bool:
@@ -76,20 +100,23 @@ class WebMcpService:
             return False
         self.unregister()
         self._controller = js.AbortController.new()
-        options = js.Object.new()
-        options.signal = self._controller.signal
+        self._options = js.Object.new()
+        self._options.signal = self._controller.signal
         self._follow_changes(model_context)
-        for spec in tools_for_profile(self._context.profile):
-            if not webmcp_name_ok(spec.name):
-                console_warn(f"[WebMCP] {spec.name!r} is not a WebMCP tool name ({NAME_RULE}); skipped")
-                continue
-            proxy = create_proxy(self._make_execute(spec))
-            self._proxies.append(proxy)
-            await self._register_one(model_context, spec, proxy, options)
-            self.registered.append(spec.name)
+        for spec in listed_tools(self._context.profile, self._groups):
+            await self._register_spec(model_context, spec)
         console_log(f"[WebMCP] {len(self.registered)} tools registered: {', '.join(self.registered)}")
         await self.refresh_others(model_context)  # tools other scripts registered before this page
         return True
+
+    async def _register_spec(self, model_context: Any, spec: ToolSpec) -> None:
+        if not webmcp_name_ok(spec.name):
+            console_warn(f"[WebMCP] {spec.name!r} is not a WebMCP tool name ({NAME_RULE}); skipped")
+            return
+        proxy = create_proxy(self._make_execute(spec))
+        self._proxies.append(proxy)
+        await self._register_one(model_context, spec, proxy, self._options)
+        self.registered.append(spec.name)
 
     async def _register_one(self, model_context: Any, spec: ToolSpec, execute: Any, options: Any) -> None:
         """Register with ``outputSchema`` where Chrome takes it (159+); a Chrome that refuses the

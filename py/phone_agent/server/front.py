@@ -40,11 +40,12 @@ from mcp.types import INTERNAL_ERROR, INVALID_REQUEST
 
 from ..errors import ToolError, server_gone, server_unreachable
 from ..relay.frames import CALLER_META, META_CALLERS
-from ..tools.catalog import DEFAULT_TOOL_PROFILE, ToolProfile, tools_for_profile
+from ..tools.catalog import DEFAULT_TOOL_PROFILE, TOOL_NAMES, ToolProfile, tools_for_profile
+from ..tools.groups import GROUP_NAMES, GROUPS_TOOL, GROUPS_TOOL_NAME
 from . import background, client_files, credentials
 from .listen import open_page_line, page_link
 from .mcp_ask import relay_elicitation
-from .mcp_bridge import INSTRUCTIONS, ProgressForwarder, _meta_of, build_relaying_server
+from .mcp_bridge import ProgressForwarder, _meta_of, build_relaying_server, mcp_tool, server_instructions
 from .mcp_http import MCP_PATH
 
 log = logging.getLogger("phone_agent.front")
@@ -196,17 +197,35 @@ class Upstream:
         return f"http://{background.connect_host(self.options.host)}:{self.options.port}"
 
 
+async def _front_list(
+    upstream: Upstream, chosen: ToolProfile, offered_names: tuple[str, ...]
+) -> types.ListToolsResult:
+    """The front's tool list: the server's, narrowed to the front's profile. A compact server lists
+    few until asked for more: the front asks it for every group (once a session) and narrows the list
+    itself, per client (under compact, by the groups that client enabled: ``mcp_bridge``; tool_groups
+    is answered here)."""
+    session = await upstream.get()
+    listed = await session.list_tools()
+    names = {tool.name for tool in listed.tools}
+    if GROUPS_TOOL_NAME in names and not names >= set(TOOL_NAMES):
+        await session.call_tool(GROUPS_TOOL_NAME, {"enable": list(GROUP_NAMES)})
+        listed = await session.list_tools()
+    if chosen is ToolProfile.COMPACT:
+        if GROUPS_TOOL_NAME in names:
+            return listed
+        return types.ListToolsResult(tools=[*listed.tools, mcp_tool(GROUPS_TOOL)])
+    if chosen is ToolProfile.ALL:
+        return types.ListToolsResult(tools=[tool for tool in listed.tools if tool.name != GROUPS_TOOL_NAME])
+    return types.ListToolsResult(tools=[tool for tool in listed.tools if tool.name in offered_names])
+
+
 def build_front_server(upstream: Upstream, profile: str | ToolProfile) -> Server[Any]:
     """The stdio MCP server: every request answered by the shared server through ``upstream``."""
     chosen = ToolProfile(profile)
     offered_names = tuple(spec.name for spec in tools_for_profile(chosen))
 
     async def list_tools() -> types.ListToolsResult:
-        session = await upstream.get()
-        listed = await session.list_tools()
-        if chosen is ToolProfile.ALL:
-            return listed
-        return types.ListToolsResult(tools=[tool for tool in listed.tools if tool.name in offered_names])
+        return await _front_list(upstream, chosen, offered_names)
 
     async def answer(
         name: str, arguments: dict[str, Any] | None, forward: ProgressForwarder
@@ -274,7 +293,7 @@ def build_front_server(upstream: Upstream, profile: str | ToolProfile) -> Server
             return types.CallToolResult.model_validate(await client_files.inbound(name, download, wire))
         return result
 
-    return build_relaying_server(list_tools, answer, offered_names, INSTRUCTIONS, chosen)
+    return build_relaying_server(list_tools, answer, offered_names, server_instructions(chosen), chosen)
 
 
 def caller_meta(forward: Any) -> dict[str, Any]:

@@ -36,15 +36,16 @@ from typing import Any, get_args
 import mcp.types as types
 from mcp.server.caching import CacheHint
 from mcp.server.context import ServerRequestContext
-from mcp.server.lowlevel import Server
+from mcp.server.lowlevel import NotificationOptions, Server
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from .. import __version__, errors
-from ..errors import malformed_result, tool_not_offered
+from ..errors import ToolError, malformed_result, tool_not_offered
 from ..relay.frames import CALLER_META, META_CALLERS
 from ..tools.catalog import DEFAULT_TOOL_PROFILE, TOOLS_BY_NAME, ToolProfile, tools_for_profile
-from ..tools.spec import ToolSpec
+from ..tools.groups import GROUPS_TOOL, GROUPS_TOOL_NAME, hidden, instructions, listed_names
+from ..tools.spec import CallEnv, Channel, ToolSpec, validate_arguments
 from .mcp_ask import ask_with, elicit_client
 from .mcp_input import ASKING_TOOLS, ParkedCall, ParkedCalls
 from .mcp_tasks import TASK_TOOLS, TASKS_EXTENSION, McpTaskStore, declares_tasks, missing_capability
@@ -55,10 +56,13 @@ log = logging.getLogger("phone_agent.mcp")
 
 SERVER_NAME = "phone-agent"
 LOGGER_NAME = "phone-agent"
-INSTRUCTIONS = (
-    "Drives the Android phone connected to the phone-agent web page. Call get_device_status first; "
-    "run_agent_task carries out a goal on the phone and blocks until it ends."
-)
+
+
+def server_instructions(profile: str | ToolProfile = DEFAULT_TOOL_PROFILE) -> str:
+    """The server's ``instructions`` for a tool profile (written from the tool groups' table)."""
+    return instructions(ToolProfile(profile) is ToolProfile.COMPACT)
+
+
 PROGRESS_LEVEL: types.LoggingLevel = "info"
 # 2026-07-28 caching hints: the tool list (catalog order, the --tools profile) and what server/discover
 # says never change while a server runs, and are the same for every client of it; a server restarted with
@@ -195,7 +199,7 @@ def build_relaying_server(
     narrower ``profile``, a call of a tool not in ``offered_names`` is an ``unknown_tool`` isError
     result."""
     handlers = _RelayingHandlers(list_tools, answer, offered_names, ToolProfile(profile))
-    server: Server[Any] = Server(
+    server: Server[Any] = _ListChangingServer(
         SERVER_NAME,
         version=__version__,
         instructions=instructions,
@@ -212,7 +216,75 @@ def build_relaying_server(
     server.extensions[TASKS_EXTENSION] = {}
     server.add_request_handler("tasks/get", types.GetTaskRequestParams, handlers.on_get_task)
     server.add_request_handler("tasks/cancel", types.CancelTaskRequestParams, handlers.on_cancel_task)
+    server.add_request_handler("tasks/update", UpdateTaskRequestParams, handlers.on_update_task)
     return server
+
+
+class UpdateTaskRequestParams(types.GetTaskRequestParams):
+    """``tasks/update`` (the Tasks extension): the answers to a task's input requests."""
+
+    input_responses: dict[str, Any] | None = None
+
+
+class _ListChangingServer(Server[Any]):
+    """The SDK's server, declaring ``tools.listChanged`` to handshake clients: enabling a tool group
+    changes the compact list (``notifications/tools/list_changed``)."""
+
+    def create_initialization_options(
+        self, notification_options: Any = None, *args: Any, **kwargs: Any
+    ) -> Any:
+        chosen = notification_options or NotificationOptions(tools_changed=True)
+        return super().create_initialization_options(chosen, *args, **kwargs)
+
+
+class SessionGroups:
+    """The tool groups one client enabled (compact profile), kept per connection as the logging level
+    is; a stateless (2026-07-28) request has none to keep, so each of its lists is the core one."""
+
+    def __init__(self) -> None:
+        self._groups: weakref.WeakKeyDictionary[Any, frozenset[str]] = weakref.WeakKeyDictionary()
+
+    def of(self, session: Any) -> frozenset[str]:
+        try:
+            return self._groups.get(LogThreshold._connection(session), frozenset())
+        except TypeError:
+            return frozenset()
+
+    def switch(self, session: Any) -> _GroupSwitch:
+        return _GroupSwitch(self, session)
+
+    def keep(self, session: Any, names: frozenset[str]) -> None:
+        try:
+            self._groups[LogThreshold._connection(session)] = names
+        except TypeError:
+            log.debug("tool groups on a session that cannot be remembered; not kept")
+
+
+class _GroupSwitch:
+    """One client's groups as ``tool_groups`` sees them (``tools.groups.GroupSwitch``)."""
+
+    def __init__(self, groups: SessionGroups, session: Any) -> None:
+        self.groups, self.session = groups, session
+
+    def enabled(self) -> frozenset[str]:
+        return self.groups.of(self.session)
+
+    async def enable(self, names: frozenset[str]) -> None:
+        before = listed_names(self.enabled())
+        self.groups.keep(self.session, names)
+        if listed_names(names) != before:
+            await self.session.send_tool_list_changed()
+
+
+class _StatelessGroups:
+    """A stateless (2026-07-28) client's groups: none kept, so none said on; the answer names every
+    group's tools, each callable by name."""
+
+    def enabled(self) -> frozenset[str]:
+        return frozenset()
+
+    async def enable(self, names: frozenset[str]) -> None:
+        return None
 
 
 class _RelayingHandlers:
@@ -227,11 +299,30 @@ class _RelayingHandlers:
         self.threshold = LogThreshold()
         self.tasks = McpTaskStore()
         self.parked = ParkedCalls()
+        self.groups = SessionGroups()
 
     async def on_list_tools(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return await self.list_tools()
+        listed = await self.list_tools()
+        if self.chosen is not ToolProfile.COMPACT:
+            return listed
+        enabled = self.groups.of(ctx.session)
+        return types.ListToolsResult(tools=[tool for tool in listed.tools if not hidden(tool.name, enabled)])
+
+    async def on_tool_groups(self, ctx: ServerRequestContext[Any], arguments: dict[str, Any] | None) -> Any:
+        """tool_groups, answered here: the groups are this client's list, not the page's."""
+        given = {key: value for key, value in (arguments or {}).items() if key != "device"}  # a farm's
+        # A 2026-07-28 request has no session to keep them in (and its list comes from a shared cache).
+        modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+        switch = _StatelessGroups() if modern else self.groups.switch(ctx.session)
+        env = CallEnv(channel=Channel.RELAY, groups=switch)
+        try:
+            assert GROUPS_TOOL.run is not None
+            wire = await GROUPS_TOOL.run(env, validate_arguments(GROUPS_TOOL, given))
+        except ToolError as failure:
+            wire = failure.to_result()
+        return types.CallToolResult.model_validate(wire)
 
     async def on_call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
@@ -239,6 +330,8 @@ class _RelayingHandlers:
         if self.chosen is not ToolProfile.ALL and params.name not in self.offered_names:
             failure = tool_not_offered(params.name, str(self.chosen), self.offered_names)
             return types.CallToolResult.model_validate(failure.to_result())
+        if params.name == GROUPS_TOOL_NAME and self.chosen is ToolProfile.COMPACT:
+            return await self.on_tool_groups(ctx, params.arguments)
         if params.name in TASK_TOOLS and declares_tasks(_meta_of(ctx)):
             return self.start_task(params.name, params.arguments)
         forward = ProgressForwarder(ctx, self.threshold)
@@ -275,6 +368,13 @@ class _RelayingHandlers:
         if not declares_tasks(_meta_of(ctx)):
             raise missing_capability()
         return self.tasks.get(params.task_id)
+
+    async def on_update_task(
+        self, ctx: ServerRequestContext[Any], params: UpdateTaskRequestParams
+    ) -> dict[str, Any]:
+        if not declares_tasks(_meta_of(ctx)):
+            raise missing_capability()
+        return self.tasks.update(params.task_id, params.input_responses)
 
     async def on_cancel_task(
         self, ctx: ServerRequestContext[Any], params: types.CancelTaskRequestParams
@@ -353,6 +453,6 @@ def build_mcp_server(relay: Relay, profile: str | ToolProfile = DEFAULT_TOOL_PRO
     return build_tool_server(
         [mcp_tool(spec) for spec in tools_for_profile(profile)],
         call,
-        INSTRUCTIONS,
+        server_instructions(profile),
         profile,
     )

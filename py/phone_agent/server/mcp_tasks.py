@@ -6,7 +6,11 @@ answers when the agent ends. ``tasks/get`` reports the task: ``working`` with th
 progress text as ``statusMessage`` (all of them, in order, in ``_meta``), then ``completed`` with the
 tool's result — the seed's report — or ``cancelled``. ``tasks/cancel`` aborts the agent the way
 ``abort_task`` does (the tool's canceller in ``TASK_TOOLS``, called through the same channel), and the
-task ends ``cancelled``. A client without the extension gets today's call; one that asks ``tasks/*``
+task ends ``cancelled``. When the agent needs the person (a take over, a confirmation), the task is
+``input_required`` with the question in ``inputRequests`` (a form-mode ``elicitation/create``), answered
+by ``tasks/update`` with ``inputResponses``; whoever answers first wins (the person at the page, the
+task view, the caller): the page's answer withdraws the question and the task is ``working`` again, a
+late response is ignored. A client without the extension gets today's call; one that asks ``tasks/*``
 without declaring it is answered -32021 (Missing Required Client Capability), an unknown task -32602.
 
 Tasks live in the memory of the process that made them (the server for ``/mcp``, the front for stdio)
@@ -25,8 +29,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+import mcp.types as types
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS
+
+from .mcp_ask import ask_with
 
 log = logging.getLogger("phone_agent.mcp_tasks")
 
@@ -81,6 +88,10 @@ class McpTask:
     cancel_requested: bool = False
     ended: float | None = None
     runner: asyncio.Task[None] | None = None
+    # The questions waiting for the person (input request id: the elicitation, its answer to be).
+    questions: dict[str, tuple[types.ElicitRequestFormParams, asyncio.Future[types.ElicitResult]]] = field(
+        default_factory=dict
+    )
 
     def wire(self) -> dict[str, Any]:
         """The task as the extension's ``DetailedTask`` (without ``resultType``)."""
@@ -99,11 +110,20 @@ class McpTask:
             shown["result"] = self.result
         if self.status == "failed" and self.error is not None:
             shown["error"] = self.error
+        if self.status == "input_required":
+            shown["inputRequests"] = {
+                key: types.ElicitRequest(params=form).model_dump(
+                    by_alias=True, mode="json", exclude_none=True
+                )
+                for key, (form, _) in self.questions.items()
+            }
         if self.progress:
             shown["_meta"] = {PROGRESS_META_KEY: list(self.progress)}
         return shown
 
     def status_message(self) -> str | None:
+        if self.status == "input_required":
+            return "Waiting for you: " + next(iter(self.questions.values()))[0].message
         if self.status == "working":
             return self.progress[-1] if self.progress else f"{self.tool} started"
         if self.status == "cancelled":
@@ -166,6 +186,35 @@ class McpTaskStore:
                         task.runner.cancel()
         return {"resultType": "complete"}
 
+    def update(self, task_id: str, responses: Mapping[str, Any] | None) -> dict[str, Any]:
+        """``tasks/update``: answer the task's open questions (``inputResponses`` by input request id);
+        a response to a question no longer open (answered at the page first) is ignored."""
+        task = self._task(task_id)
+        for key, response in (responses or {}).items():
+            _form, answer = task.questions.get(key, (None, None))
+            if answer is None or answer.done():
+                continue
+            try:
+                answer.set_result(types.ElicitResult.model_validate(response))
+            except ValueError as exc:
+                raise MCPError(code=INVALID_PARAMS, message=f"inputResponses[{key!r}]: {exc}") from None
+        return {"resultType": "complete"}
+
+    async def elicit(self, task: McpTask, form: types.ElicitRequestFormParams) -> types.ElicitResult:
+        """Put ``form`` to the task's client as an input request and wait for its answer (the relay
+        cancels the wait when the person at the page answers first)."""
+        key = f"ask-{uuid.uuid4().hex[:8]}"
+        answer: asyncio.Future[types.ElicitResult] = asyncio.get_running_loop().create_future()
+        task.questions[key] = (form, answer)
+        task.status, task.updated = "input_required", self._clock()
+        try:
+            return await answer
+        finally:
+            task.questions.pop(key, None)
+            if task.status == "input_required" and not task.questions:
+                task.status = "working"
+            task.updated = self._clock()
+
     def _task(self, task_id: object) -> McpTask:
         self._forget_expired()
         task = self._tasks.get(task_id) if isinstance(task_id, str) else None
@@ -174,13 +223,8 @@ class McpTaskStore:
         return task
 
     async def _run(self, task: McpTask, run: ToolRun) -> None:
-        async def on_progress(_seq: int, message: str) -> None:
-            if len(task.progress) < MAX_PROGRESS_TEXTS:
-                task.progress.append(message)
-            task.updated = self._clock()
-
         try:
-            result = await run(on_progress)
+            result = await run(_TaskProgress(self, task))
         except asyncio.CancelledError:
             self._end(task, "cancelled", None)
             raise
@@ -196,6 +240,8 @@ class McpTaskStore:
         self._end(task, "cancelled" if task.cancel_requested else "completed", result)
 
     def _end(self, task: McpTask, status: str, result: dict[str, Any] | None) -> None:
+        for _, answer in task.questions.values():
+            answer.cancel()
         task.status = status
         task.result = result
         task.updated = task.ended = self._clock()
@@ -214,3 +260,22 @@ class McpTaskStore:
                 task.runner.cancel()
                 with contextlib.suppress(BaseException):
                     await task.runner
+
+
+class _TaskProgress:
+    """Where a task's tool reports (its progress texts) and asks (its questions become input requests)."""
+
+    def __init__(self, store: McpTaskStore, task: McpTask) -> None:
+        self.store, self.task = store, task
+
+    async def __call__(self, _seq: int, message: str) -> None:
+        if len(self.task.progress) < MAX_PROGRESS_TEXTS:
+            self.task.progress.append(message)
+        self.task.updated = self.store._clock()
+
+    async def elicit(self, form: types.ElicitRequestFormParams) -> types.ElicitResult | None:
+        return await self.store.elicit(self.task, form)
+
+    async def ask(self, kind: str, message: str) -> str | None:
+        """A take over or a confirmation, asked as the task's input request (``mcp_ask``)."""
+        return await ask_with(self.elicit, kind, message)

@@ -25,6 +25,7 @@ from ..tasks import (
 )
 from .device_tools import DEVICE_TOOLS
 from .flow_keeping import FLOW_TOOLS
+from .groups import GROUPS_TOOL, listed_names
 from .results import action_result, format_task_markdown, json_result, png_result, text_result
 from .screen_source import live_look, png_size
 from .secure import SECURE_TEXT, screen_is_secure
@@ -52,6 +53,7 @@ __all__ = [
     "TOOL_NAMES",
     "ToolProfile",
     "get_tool",
+    "listed_tools",
     "tools_for_profile",
 ]
 
@@ -452,24 +454,41 @@ AGENT_ACTION_TOOLS: tuple[ToolSpec, ...] = tuple(tool for tool in DEVICE_TOOLS i
 
 
 class ToolProfile(StrEnum):
-    """Which tools a server offers (``--tools``): every tool, the specification's six, or read-only ones."""
+    """Which tools a server offers (``--tools``): the core tools listed and the rest by group (compact,
+    the default), every tool listed, the specification's six, or read-only ones."""
 
+    COMPACT = "compact"
     ALL = "all"
     AGENT = "agent"
     READ_ONLY = "read-only"
 
 
-DEFAULT_TOOL_PROFILE = ToolProfile.ALL
+DEFAULT_TOOL_PROFILE = ToolProfile.COMPACT
 
 
 def tools_for_profile(profile: str | ToolProfile = DEFAULT_TOOL_PROFILE) -> tuple[ToolSpec, ...]:
-    """The catalog's tools a profile offers, in catalog order; ValueError for an unknown profile."""
+    """The catalog's tools a profile offers (callable), in catalog order; ValueError for an unknown
+    profile. Compact offers every tool and tool_groups, but lists fewer (``listed_tools``)."""
     chosen = ToolProfile(profile)
     if chosen is ToolProfile.AGENT:
         return SPEC_TOOLS
     if chosen is ToolProfile.READ_ONLY:
         return tuple(tool for tool in TOOLS if tool.read_only)
+    if chosen is ToolProfile.COMPACT:
+        return (*TOOLS, GROUPS_TOOL)
     return TOOLS
+
+
+def listed_tools(
+    profile: str | ToolProfile = DEFAULT_TOOL_PROFILE, enabled: frozenset[str] = frozenset()
+) -> tuple[ToolSpec, ...]:
+    """The tools a profile lists with these groups enabled: under compact, the core group's, the
+    enabled groups' and tool_groups; under the others, every tool they offer."""
+    offered = tools_for_profile(profile)
+    if ToolProfile(profile) is not ToolProfile.COMPACT:
+        return offered
+    shown = listed_names(enabled)
+    return tuple(tool for tool in offered if tool.name in shown)
 
 
 def get_tool(name: Any, profile: str | ToolProfile = DEFAULT_TOOL_PROFILE) -> ToolSpec:
@@ -480,5 +499,9 @@ def get_tool(name: Any, profile: str | ToolProfile = DEFAULT_TOOL_PROFILE) -> To
             if tool.name == name:
                 return tool
     names = ", ".join(tool.name for tool in offered)
-    where = "" if ToolProfile(profile) is ToolProfile.ALL else f" (tool profile {ToolProfile(profile)})"
+    where = (
+        ""
+        if ToolProfile(profile) in (ToolProfile.ALL, ToolProfile.COMPACT)
+        else f" (tool profile {ToolProfile(profile)})"
+    )
     raise errors.unknown_tool(name, where, names)

@@ -22,6 +22,7 @@ from ..flows.recorder import FlowRecorder
 from ..flows.scripts import ScriptEngine
 from ..tasks import AgentTask, TaskOptions, TaskStatus
 from .catalog import DEFAULT_TOOL_PROFILE, ToolProfile, get_tool
+from .groups import GroupSwitch
 from .named_secrets import SecretBook
 from .pipeline.activity import Activity
 from .pipeline.call import (
@@ -90,6 +91,9 @@ class ToolDispatcher:
         self.confirmation = Confirmation()
         steps = page_steps(self, self._tool, self.activity, self.confirmation, clock_ms)
         self.pipeline = CallPipeline(steps, self)
+        # The tool groups WebMCP registers (tools.groups.GroupSwitch: the page's WebMCP service); None:
+        # tool_groups answers every group listed.
+        self.groups: GroupSwitch | None = None
 
     @property
     def before_call(self) -> Confirm | None:

@@ -70,11 +70,11 @@ def _matched(report: dict[str, Any]) -> str:
     if not report:
         return ""
     element = report["element"]
-    label = element["text"] or element["desc"] or element["id"] or element["class"]
+    label = element.get("text") or element.get("desc") or element.get("id") or element["class"]
     note = f" on {report['target']} ({label!s})" if label else f" on {report['target']}"
     if report["matches"] > 1:
         note += f"; {report['matches']} elements matched, the first in reading order was used"
-    if not element["enabled"]:
+    if not element.get("enabled", True):
         note += "; the element is disabled"
     return note
 

@@ -53,6 +53,10 @@ def role_of(node: UiNode) -> str:
     return "text"
 
 
+# The states an element's JSON carries only when true.
+ELEMENT_FLAGS = ("clickable", "checkable", "checked", "focused", "scrollable", "selected", "password")
+
+
 @dataclass(frozen=True)
 class Element:
     """One addressable element of a screen, as ``list_elements`` answers it."""
@@ -84,30 +88,32 @@ class Element:
         return (self.class_name, self.resource_id, self.text, self.desc, self.bounds)
 
     def to_json(self) -> dict[str, Any]:
-        out = {
-            "ref": self.ref,
-            "text": self.text,
-            "desc": self.desc,
-            "id": self.resource_id,
-            "class": self.class_name,
-            "role": self.role,
-            "bounds": {
-                "x1": self.bounds.left,
-                "y1": self.bounds.top,
-                "x2": self.bounds.right,
-                "y2": self.bounds.bottom,
-            },
-            "center": {"x": self.center[0], "y": self.center[1]},
-            "clickable": self.clickable,
-            "checkable": self.checkable,
-            "checked": self.checked,
-            "enabled": self.enabled,
-            "focused": self.focused,
-            "scrollable": self.scrollable,
-            "selected": self.selected,
-            "password": self.password,
-            "window": self.window,
-        }
+        """The element as the tools answer it, lean: what has its default value is left out (an empty
+        text, desc or id; a state that is false; enabled when it is; the window when it is the app's)."""
+        out: dict[str, Any] = {"ref": self.ref}
+        for key, value in (("text", self.text), ("desc", self.desc), ("id", self.resource_id)):
+            if value:
+                out[key] = value
+        out.update(
+            {
+                "class": self.class_name,
+                "role": self.role,
+                "bounds": {
+                    "x1": self.bounds.left,
+                    "y1": self.bounds.top,
+                    "x2": self.bounds.right,
+                    "y2": self.bounds.bottom,
+                },
+                "center": {"x": self.center[0], "y": self.center[1]},
+            }
+        )
+        for flag in ELEMENT_FLAGS:
+            if getattr(self, flag):
+                out[flag] = True
+        if not self.enabled:
+            out["enabled"] = False
+        if self.window != APP:
+            out["window"] = self.window
         if self.locator:
             out["locator"] = self.locator
         return out
@@ -130,13 +136,14 @@ class Element:
 
     def line(self) -> str:
         """``@e3 Connected devices (button) [540,657]``, then its states (and its window when it is
-        not the app's)."""
+        not the app's); the role ``text``, the most common, goes unsaid: ``@e5 Wi-Fi is on [610,505]``."""
         states = self.states()
         if self.window != APP:
             states = (*states, f"in {self.window}")
         label = f"{self.label} " if self.label else ""
+        role = "" if self.role == "text" else f"({self.role}) "
         tail = f" {' '.join(states)}" if states else ""
-        return f"{self.ref} {label}({self.role}) [{self.center[0]},{self.center[1]}]{tail}"
+        return f"{self.ref} {label}{role}[{self.center[0]},{self.center[1]}]{tail}"
 
 
 def visible_center(bounds: Bounds, width: int, height: int) -> tuple[int, int] | None:

@@ -85,6 +85,8 @@ class CallEnv:
     # A streamed transfer's end (tools.transfer: a TransferSink or TransferSource), when the channel
     # moves this call's file in chunks instead of inline (a ``path`` through phone-agent mcp).
     transfer: Any = None
+    # Where this caller's enabled tool groups live (tools.groups.GroupSwitch); None: it lists every tool.
+    groups: Any = None
 
     def session(self) -> DeviceSession:
         if self.device_session is not None:
@@ -189,6 +191,7 @@ _JSON_TYPES = {
     "integer": "an integer",
     "boolean": "a boolean (true or false)",
     "object": "an object",
+    "array": "an array",
 }
 
 
@@ -205,6 +208,8 @@ def _type_ok(value: Any, kind: str) -> bool:
         return kind == "number" or float(value).is_integer()
     if kind == "object":
         return isinstance(value, dict)
+    if kind == "array":
+        return isinstance(value, list)
     return True
 
 

@@ -16,6 +16,7 @@ from .. import errors
 from ..device.interface import Bounds
 from ..device.windows import WINDOW_KINDS
 from .locators import Element, LocatorError, ScreenSnapshot, Target, parse_target
+from .screen_elements import ELEMENT_FLAGS
 from .session import DeviceSession
 from .spec import BOOLEAN, INTEGER, STRING
 
@@ -23,18 +24,15 @@ TARGET = {
     "type": "string",
     "minLength": 1,
     "maxLength": 500,
-    "description": "A ref from the latest list_elements (@e12), or a locator (each element's `locator` "
-    "there finds exactly it): text=…, textContains=…, id=… (resource id, package prefix optional), "
-    "desc=…, descContains=…, class=…, role=… (button, input, switch, checkbox, list, image, text); "
-    "clauses joined by ; narrow it: index=N (0-based), childOf=(…), containsDescendants=(…), "
-    "below=(…), rightOf=(…) …. Several matches: the first in reading order.",
+    "description": "A ref from the latest list_elements (@e12) or a locator (text=Settings; the forms: "
+    "list_elements).",
 }
 BOUNDS_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {"x1": INTEGER, "y1": INTEGER, "x2": INTEGER, "y2": INTEGER},
     "required": ["x1", "y1", "x2", "y2"],
 }
-ELEMENT_SCHEMA: dict[str, Any] = {
+ELEMENT_SCHEMA: dict[str, Any] = {  # what is left out has its default: "", false, enabled, the app
     "type": "object",
     "properties": {
         "ref": STRING,
@@ -48,23 +46,11 @@ ELEMENT_SCHEMA: dict[str, Any] = {
         },
         "bounds": BOUNDS_SCHEMA,
         "center": {"type": "object", "properties": {"x": INTEGER, "y": INTEGER}, "required": ["x", "y"]},
-        **{
-            flag: BOOLEAN
-            for flag in (
-                "clickable",
-                "checkable",
-                "checked",
-                "enabled",
-                "focused",
-                "scrollable",
-                "selected",
-                "password",
-            )
-        },
+        **{flag: BOOLEAN for flag in (*ELEMENT_FLAGS, "enabled")},
         "window": {"type": "string", "enum": list(WINDOW_KINDS)},
         "locator": STRING,
     },
-    "required": ["ref", "text", "desc", "id", "class", "role", "bounds", "center", "enabled", "password"],
+    "required": ["ref", "class", "role", "bounds", "center"],
 }
 
 

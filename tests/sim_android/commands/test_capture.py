@@ -6,6 +6,7 @@ import re
 import struct
 
 from tests.sim_android.conftest import Harness
+from tests.ui_corpus.shapes import FLAGS
 
 
 def test_raw_screencap_has_the_16_byte_header_then_rgba(h: Harness) -> None:
@@ -37,25 +38,7 @@ def test_uiautomator_dump_writes_the_default_file_with_androids_message(h: Harne
     first = re.search(r"<node [^>]*>", xml)
     assert first is not None
     names = re.findall(r' ([a-z-]+)="', first.group(0))
-    assert names == [
-        "index",
-        "text",
-        "resource-id",
-        "class",
-        "package",
-        "content-desc",
-        "checkable",
-        "checked",
-        "clickable",
-        "enabled",
-        "focusable",
-        "focused",
-        "scrollable",
-        "long-clickable",
-        "password",
-        "selected",
-        "bounds",
-    ]
+    assert names == ["index", "text", "resource-id", "class", "package", "content-desc", *FLAGS, "bounds"]
     assert h.run("uiautomator", "dump", "/data/local/tmp/ui.xml").stdout.endswith(b"/data/local/tmp/ui.xml\n")
     assert h.fs.files["/data/local/tmp/ui.xml"] == h.fs.files["/sdcard/window_dump.xml"]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..spec import CallEnv
+from ..spec import CallEnv, Channel
 from .call import Call, CallRunner, Next, Result, Scope, Step, current, enter, leave
 from .host import PipelineHost
 
@@ -52,6 +52,7 @@ class CallPipeline:
             device_session=call.session,
             secrets=call.secrets or (host.secrets if host is not None else None),
             transfer=call.transfer,
+            groups=host.groups if host is not None and call.channel is Channel.WEBMCP else None,
         )
         token = enter(Scope(self, call))
         try:

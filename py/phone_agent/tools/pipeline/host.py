@@ -7,6 +7,7 @@ from typing import Protocol
 
 from ...device.interface import Device
 from ...flows.recorder import FlowRecorder
+from ..groups import GroupSwitch
 from ..named_secrets import SecretBook
 from ..session import DeviceSession, ScreenshotScaler
 from ..spec import TaskService
@@ -18,6 +19,8 @@ class PipelineHost(TaskService, Protocol):
     secrets: SecretBook | None
     flow_recorder: FlowRecorder
     image_codec: ScreenshotScaler | None
+    # Where WebMCP's enabled tool groups live (tool_groups through WebMCP registers more); None: none.
+    groups: GroupSwitch | None
 
     @property
     def device(self) -> Device | None: ...
