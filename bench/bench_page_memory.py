@@ -56,6 +56,8 @@ MIB = 1024 * 1024
 TICKS = os.sysconf("SC_CLK_TCK")
 ON_SCRCPY = "document.querySelector('canvas#screen[data-source=scrcpy]') !== null"
 CONNECTED = "document.documentElement.dataset.phone === 'connected'"
+DISPATCH = "([tool, args, n]) => window.phoneAgent.measureDispatch(tool, JSON.stringify(args), n)"
+SERVED_CALLS = (("take_screenshot", {}), ("list_elements", {}), ("tap", {"x": 540, "y": 1300}))
 
 
 def descendants(pid: int) -> list[int]:
@@ -142,7 +144,7 @@ async def start_sims(count: int, log_dir: Path) -> tuple[list[subprocess.Popen[b
     for number in range(count):
         port = free_port()
         sims.append(subprocess.Popen(
-            [phone_agent_command(), "sim", "--port", str(port)],
+            [phone_agent_command(), "sim", "--port", str(port), "--serial", f"PHAGMEM{number:04d}"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=(log_dir / f"sim-{number}.err").open("wb"),
         ))  # fmt: skip
@@ -169,11 +171,15 @@ async def measure(
             blank = chromium_pss(root)
             tabs = []
             for port in ports:
-                tab = await browser.new_tab(page_link(f"{server.base}/?device=tcp:127.0.0.1:{port}"))
+                url = page_link(f"{server.base}/?device=tcp:127.0.0.1:{port}")
+                tab = await browser.new_tab(url, new_window=True)  # each visible: live views run
                 tabs.append(tab)
             for tab in tabs:
                 await tab.wait_for(CONNECTED, timeout=180)
                 await tab.wait_for(ON_SCRCPY, timeout=120)
+            for tab in tabs:  # each page serves a few calls first, as a page in use has
+                for tool, arguments in SERVED_CALLS:
+                    await tab.evaluate(DISPATCH, [tool, arguments, args.calls])
             await asyncio.sleep(args.settle)
             loaded = chromium_pss(root)
             first_renderers = renderers(root)
@@ -230,13 +236,14 @@ def print_result(result: dict[str, Any]) -> None:
     print(f"live view: {page['liveView']}; kept: {page['kept']}")
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", default="1,4,8", help="comma-separated page counts, one run each")
     parser.add_argument("--settle", type=float, default=8.0, help="seconds before measuring")
     parser.add_argument("--cpu-window", type=float, default=10.0)
+    parser.add_argument("--calls", type=int, default=3, help="calls of each tool a page serves before")
     parser.add_argument("--json", type=Path, help="write the figures here too")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     log_dir = Path(tempfile.mkdtemp(prefix="bench-page-memory-"))
     home = log_dir / "home"
     home.mkdir()

@@ -31,11 +31,12 @@ def wasm_linear_bytes() -> int:
 
 
 def modules_by_package() -> dict[str, int]:
-    """How many modules are imported: ours per subpackage (``phone_agent.agent`` …), then the rest."""
+    """How many modules are imported: ours per subpackage (``phone_agent.agent`` …), the rest by
+    top-level package."""
     counts: dict[str, int] = {}
     for name in list(sys.modules):
         parts = name.split(".")
-        key = ".".join(parts[:2]) if parts[0] == "phone_agent" else "other"
+        key = ".".join(parts[:2]) if parts[0] == "phone_agent" else parts[0]
         counts[key] = counts.get(key, 0) + 1
     return dict(sorted(counts.items()))
 
