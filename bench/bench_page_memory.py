@@ -232,6 +232,12 @@ def print_result(result: dict[str, Any]) -> None:
         f"{heap.get('used', 0) / MIB:.1f} of {heap.get('total', 0) / MIB:.1f} MiB; module files "
         f"{page['moduleFiles'] / MIB:.1f} MiB; canvases {page['canvases'] / MIB:.1f} MiB"
     )
+    malloc = page.get("malloc") or {}
+    if malloc:
+        print(
+            f"its C allocator: footprint {malloc['footprint'] / MIB:.1f} MiB, "
+            f"in use {malloc['inUse'] / MIB:.1f}, free {malloc['free'] / MIB:.1f}"
+        )
     print(f"modules imported: {page['modules']}")
     print(f"live view: {page['liveView']}; kept: {page['kept']}")
 

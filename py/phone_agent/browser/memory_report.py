@@ -30,6 +30,24 @@ def wasm_linear_bytes() -> int:
         return 0
 
 
+def malloc_stats() -> dict[str, int]:
+    """Pyodide's C allocator (dlmalloc) inside the wasm memory: what it took from the memory
+    (``footprint``), what is in use and what is free in it (``mallinfo``)."""
+    try:
+        import pyodide_js  # type: ignore[import-not-found]
+
+        module = pyodide_js._module
+        info = int(module._malloc(40))  # struct mallinfo: ten 32-bit fields
+        try:
+            module._mallinfo(info)
+            fields = [int(module.HEAPU32[info // 4 + index]) for index in range(10)]
+        finally:
+            module._free(info)
+        return {"footprint": int(module._malloc_footprint()), "inUse": fields[7], "free": fields[8]}
+    except Exception:
+        return {}
+
+
 def modules_by_package() -> dict[str, int]:
     """How many modules are imported: ours per subpackage (``phone_agent.agent`` …), the rest by
     top-level package."""
@@ -100,6 +118,7 @@ def memory_report(page: Any) -> dict[str, Any]:
     gc.collect()
     return {
         "wasmLinear": wasm_linear_bytes(),
+        "malloc": malloc_stats(),
         "pythonBlocks": sys.getallocatedblocks(),
         "pythonObjects": len(gc.get_objects()),
         "modules": modules_by_package(),
