@@ -33,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -135,6 +136,58 @@ def smaps_split(pid: int) -> dict[str, int]:
     return split
 
 
+class PlaywrightTab:
+    """A Playwright page with BareChromium's ``Tab`` calls (``evaluate``, ``wait_for``)."""
+
+    def __init__(self, page: Any) -> None:
+        self.page = page
+
+    async def evaluate(self, function: str, arg: Any = None) -> Any:
+        return await self.page.evaluate(function, arg)
+
+    async def wait_for(self, condition: str, timeout: float = 60.0) -> None:
+        await self.page.wait_for_function(condition, timeout=timeout * 1000)
+
+
+@contextlib.asynccontextmanager
+async def open_browser(driver: str) -> AsyncIterator[tuple[int, Callable[[str], Awaitable[Any]]]]:
+    """Chromium's root process id and a way to open a page in it (each visible, so live views run):
+    BareChromium (DevTools ``Runtime`` only), or Playwright as the tests drive it (it enables DevTools'
+    ``Network`` domain, whose buffers of the responses count in the renderer)."""
+    args = [*CHROMIUM_ARGS, "--enable-precise-memory-info"]
+    if driver == "bare":
+        async with BareChromium(CHROMIUM, args) as bare:
+            assert bare._process is not None
+
+            async def bare_tab(url: str) -> Any:
+                return await bare.new_tab(url, new_window=True)
+
+            yield bare._process.pid, bare_tab
+        return
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=args)
+        try:
+            own = set(descendants(os.getpid()))
+            root = min(pid for pid in own if process_kind(pid) == "browser" and "chromium" in _cmdline(pid))
+
+            async def playwright_tab(url: str) -> Any:
+                page = await (await browser.new_context()).new_page()
+                await page.goto(url)
+                return PlaywrightTab(page)
+
+            yield root, playwright_tab
+        finally:
+            await browser.close()
+
+
+def _cmdline(pid: int) -> str:
+    with contextlib.suppress(OSError):
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    return ""
+
+
 def renderers(root: int) -> list[int]:
     return [pid for pid in descendants(root) if process_kind(pid) == "renderer"]
 
@@ -164,16 +217,12 @@ async def measure(
 ) -> dict[str, Any]:
     sims, ports = await start_sims(pages, log_dir)
     try:
-        async with BareChromium(CHROMIUM, [*CHROMIUM_ARGS, "--enable-precise-memory-info"]) as browser:
-            assert browser._process is not None
-            root = browser._process.pid
+        async with open_browser(args.driver) as (root, new_tab):
             await asyncio.sleep(args.settle)
             blank = chromium_pss(root)
             tabs = []
             for port in ports:
-                url = page_link(f"{server.base}/?device=tcp:127.0.0.1:{port}")
-                tab = await browser.new_tab(url, new_window=True)  # each visible: live views run
-                tabs.append(tab)
+                tabs.append(await new_tab(page_link(f"{server.base}/?device=tcp:127.0.0.1:{port}")))
             for tab in tabs:
                 await tab.wait_for(CONNECTED, timeout=180)
                 await tab.wait_for(ON_SCRCPY, timeout=120)
@@ -202,6 +251,7 @@ async def measure(
     }
     return {
         "pages": pages,
+        "driver": args.driver,
         "blankMiB": blank["total"] / 1024,
         "loadedMiB": loaded["total"] / 1024,
         "perPhoneMiB": per_kind["total"],
@@ -214,7 +264,8 @@ async def measure(
 
 def print_result(result: dict[str, Any]) -> None:
     pages = result["pages"]
-    print(f"\n### {pages} page{'s' if pages > 1 else ''}, one simulated phone each on scrcpy\n")
+    plural = "s" if pages > 1 else ""
+    print(f"\n### {pages} page{plural}, one simulated phone each on scrcpy ({result['driver']})\n")
     print(f"Chromium PSS: blank {result['blankMiB']:.0f} MiB, loaded {result['loadedMiB']:.0f} MiB")
     print(
         f"**memory per phone: {result['perPhoneMiB']:.0f} MiB**; "
@@ -249,6 +300,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cpu-window", type=float, default=10.0)
     parser.add_argument("--calls", type=int, default=3, help="calls of each tool a page serves before")
     parser.add_argument("--json", type=Path, help="write the figures here too")
+    parser.add_argument(
+        "--driver", choices=("bare", "playwright"), default="bare", help="what drives Chromium (see above)"
+    )
     args = parser.parse_args(argv)
     log_dir = Path(tempfile.mkdtemp(prefix="bench-page-memory-"))
     home = log_dir / "home"

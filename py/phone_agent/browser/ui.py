@@ -10,6 +10,7 @@ per call here); a batch costs one frame for many calls.
 
 from __future__ import annotations
 
+import json
 import time
 from collections import deque
 from collections.abc import Callable
@@ -163,30 +164,18 @@ class PageUi:
         self._activity_timer = None
         records = list(self._activity)
         self._activity.clear()
-        if not records:
-            return
-        listing = self._doc.getElementById("activity")
-        empty = self._doc.getElementById("activity-empty")
-        if not is_nullish(empty):
-            empty.remove()
-        batch = self._doc.createDocumentFragment()
-        for when, record in reversed(records):  # newest first
-            batch.append(_activity_row(when, record))
-        listing.prepend(batch)
-        while listing.children.length > ACTIVITY_LIMIT:
-            listing.lastElementChild.remove()
+        if records:  # newest first, drawn by static/boot.js in one call
+            rows = [_activity_row(when, record) for when, record in reversed(records)]
+            js.phoneAgentActivity(json.dumps(rows, ensure_ascii=False), ACTIVITY_LIMIT)
 
 
-def _activity_row(when: float, record: CallRecord) -> Any:
-    failed = bool(record.result.get("isError"))
-    row = element("li", cls="activity__row" + (" activity__row--error" if failed else ""))
-    channel = CHANNEL_LABELS.get(record.channel, str(record.channel))
-    row.append(
-        element("span", time.strftime("%H:%M:%S", time.localtime(when)), "activity__time"),
-        element("span", channel, "activity__channel"),
-        element("code", record.tool, "activity__tool"),
-        element("span", "✗" if failed else "✓", "activity__status"),
-        element("span", _result_preview(record.result), "activity__text"),
-        element("span", f"{record.duration_ms} ms", "activity__ms"),
-    )
-    return row
+def _activity_row(when: float, record: CallRecord) -> list[Any]:
+    """One row of the activity log: [failed, time, channel, tool, preview, duration]."""
+    return [
+        bool(record.result.get("isError")),
+        time.strftime("%H:%M:%S", time.localtime(when)),
+        CHANNEL_LABELS.get(record.channel, str(record.channel)),
+        record.tool,
+        _result_preview(record.result),
+        f"{record.duration_ms} ms",
+    ]
