@@ -17,15 +17,20 @@ import argparse
 import json
 import os
 import platform
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "scripts"))
 
+SCRIPTS = {
+    "memory": "bench_page_memory.py",
+    "calls": "bench_call_cost.py",
+    "mobile": "bench_vs_mobile_mcp.py",
+}
 FULL = {
     "memory": ["--pages", "1,4,8"],
     "calls": [],
@@ -39,12 +44,9 @@ QUICK = {
 
 
 def run_bench(name: str, extra: list[str], out: Path) -> dict:
-    import bench_call_cost
-    import bench_page_memory
-    import bench_vs_mobile_mcp
-
-    module = {"memory": bench_page_memory, "calls": bench_call_cost, "mobile": bench_vs_mobile_mcp}[name]
-    module.main([*extra, "--json", str(out)])
+    """One bench in a process of its own (each sets up its own servers, homes and Chromium)."""
+    script = ROOT / "bench" / SCRIPTS[name]
+    subprocess.run([sys.executable, str(script), *extra, "--json", str(out)], check=True, cwd=ROOT)
     return json.loads(out.read_text())
 
 

@@ -130,6 +130,7 @@ async def run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
                 stdio_session(
                     phone_agent_command(),
                     ["mcp", "--port", str(mcp_port), "--self-check-delay", "0"],
+                    env=dict(os.environ),  # the SDK passes on only a few variables: PHONE_AGENT_HOME too
                     cwd=str(ROOT),
                 )
             )
@@ -244,6 +245,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="write the figures here too")
     args = parser.parse_args(argv)
     tmp = Path(tempfile.mkdtemp(prefix="bench-call-cost-"))
+    (tmp / "home").mkdir()
+    os.environ["PHONE_AGENT_HOME"] = str(tmp / "home")  # the front's, its server's and the page link's
     result = asyncio.run(run(args, tmp))
     report(result)
     if args.json:

@@ -18,10 +18,8 @@ pytestmark = pytest.mark.browser
 
 def test_the_benches_run_and_the_performance_table_comes_from_their_figures(tmp_path):
     out = tmp_path / "figures.json"
-    run = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "bench_all.py"), "--quick", "--skip", "mobile", "--json", str(out)],
-        capture_output=True, text=True, timeout=240, cwd=ROOT,
-    )  # fmt: skip
+    command = [sys.executable, str(ROOT / "bench" / "bench_all.py"), "--quick", "--skip", "mobile", "--json"]
+    run = subprocess.run([*command, str(out)], capture_output=True, text=True, timeout=240, cwd=ROOT)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     figures = json.loads(out.read_text())
     (memory,) = figures["memory"]
