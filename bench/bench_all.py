@@ -62,18 +62,25 @@ def main(argv: list[str] | None = None) -> int:
         "when": time.strftime("%d %b %Y", time.gmtime()),
         "machine": f"{os.cpu_count()} cores, {platform.system()} {platform.machine()}",
     }
+    out = args.json or Path(tempfile.mkstemp(prefix="bench-all-", suffix=".json")[1])
+    failed = []
     with tempfile.TemporaryDirectory(prefix="bench-all-") as tmp:
         for name, extra in plan.items():
-            if name not in args.skip:
+            if name in args.skip:
+                continue
+            try:
                 figures.update(run_bench(name, extra, Path(tmp) / f"{name}.json"))
-    out = args.json or Path(tempfile.mkstemp(prefix="bench-all-", suffix=".json")[1])
-    out.write_text(json.dumps(figures, indent=1))
+            except subprocess.CalledProcessError:  # said on its stderr; the others still run
+                failed.append(name)
+            out.write_text(json.dumps(figures, indent=1))  # what there is so far, kept
+    if failed:
+        print(f"\nthese benches failed: {', '.join(failed)}", file=sys.stderr)
     print(f"\nfigures: {out}")
     import perf_table
 
     print()
     perf_table.main([str(out), *(["--readme"] if args.readme else [])])
-    return 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

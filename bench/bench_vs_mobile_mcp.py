@@ -58,7 +58,14 @@ from bench_device_tools import (  # noqa: E402
     stop_mobilecli_daemon,
 )
 
-from tests.support import CHROMIUM, CHROMIUM_ARGS, DebianAdbServer, free_port, phone_agent_command  # noqa: E402
+from tests.support import (  # noqa: E402
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    DebianAdbServer,
+    free_port,
+    page_link,
+    phone_agent_command,
+)
 
 OPS = ("task", "tap", "list_elements", "take_screenshot")
 TARGETS = {  # the targets: ratio of the medians, phone-agent / mobile-mcp
@@ -185,6 +192,7 @@ async def run_phone(phone: str, args: argparse.Namespace, tmp: Path) -> dict[tup
                 stdio_session(
                     phone_agent_command(),
                     ["mcp", "--port", str(mcp_port), "--self-check-delay", "0"],
+                    env=dict(os.environ),  # the SDK passes on only a few variables: PHONE_AGENT_HOME too
                     cwd=str(ROOT),
                 )
             )
@@ -196,7 +204,7 @@ async def run_phone(phone: str, args: argparse.Namespace, tmp: Path) -> dict[tup
             browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             stack.push_async_callback(browser.close)
             page = await browser.new_page()
-            await page.goto(f"http://127.0.0.1:{mcp_port}/?device=tcp:127.0.0.1:{sim_port}")
+            await page.goto(page_link(f"http://127.0.0.1:{mcp_port}/?device=tcp:127.0.0.1:{sim_port}"))
             await page.wait_for_selector("html[data-phone=connected]", state="attached", timeout=60_000)
             await page.wait_for_selector(".mcp-badge--ready", timeout=30_000)
             with contextlib.suppress(Exception):  # the live view on scrcpy, as a user has it
@@ -276,6 +284,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="write the figures here too (scripts/perf_table.py)")
     args = parser.parse_args(argv)
     tmp = Path(tempfile.mkdtemp(prefix="bench-vs-mobile-mcp-"))
+    (tmp / "home").mkdir()
+    os.environ["PHONE_AGENT_HOME"] = str(tmp / "home")  # the front's, its server's and the page link's
     try:
         phones = ("default", "realistic") if args.phone == "both" else (args.phone,)
         figures: dict[str, dict[str, dict[str, list[float]]]] = {}
