@@ -60,7 +60,8 @@ def main(argv: list[str] | None = None) -> int:
     plan = QUICK if args.quick else FULL
     figures: dict = {
         "when": time.strftime("%d %b %Y", time.gmtime()),
-        "machine": f"{os.cpu_count()} cores, {platform.system()} {platform.machine()}",
+        "machine": f"{os.cpu_count()} cores, {platform.system()} {platform.machine()}, load average "
+        f"{os.getloadavg()[0]:.1f} at the start",
     }
     out = args.json or Path(tempfile.mkstemp(prefix="bench-all-", suffix=".json")[1])
     failed = []
