@@ -21,14 +21,17 @@ new MutationObserver(() => {
 
 // The activity log's rows (browser/ui.py), a batch drawn in one call from Python: one crossing of the
 // Python–JavaScript boundary per batch, not a dozen per row (each ~0.1 ms in Pyodide). `rows` is JSON,
-// newest first: [failed, time, channel, tool, preview, duration]. Text goes in as textContent only.
-window.phoneAgentActivity = (rows, limit) => {
+// newest first: [failed, time, channel, tool, preview, duration, caller, callId, parent, depth]. Text
+// goes in as textContent only.
+window.phoneAgentActivity = (rows, limit, indentRem) => {
   const listing = document.getElementById("activity");
   document.getElementById("activity-empty")?.remove();
   const batch = document.createDocumentFragment();
-  for (const [failed, time, channel, tool, preview, duration] of JSON.parse(rows)) {
+  for (const [failed, time, channel, tool, preview, duration, caller, callId, parent, depth] of JSON.parse(rows)) {
     const row = document.createElement("li");
-    row.className = failed ? "activity__row activity__row--error" : "activity__row";
+    row.className = "activity__row" + (failed ? " activity__row--error" : "") + (parent ? " activity__row--child" : "");
+    Object.assign(row.dataset, { caller, callId, parent, depth: String(depth) });
+    if (depth) row.style.paddingLeft = `${depth * indentRem}rem`;
     for (const [tag, text, cls] of [
       ["span", time, "activity__time"],
       ["span", channel, "activity__channel"],

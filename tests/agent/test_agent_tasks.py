@@ -10,7 +10,7 @@ import re
 from PIL import Image
 
 from phone_agent.tasks import AgentTask, StepStatus, TaskStatus
-from phone_agent.tools.dispatch import ToolDispatcher
+from phone_agent.tools.dispatch import Caller, ToolDispatcher
 from phone_agent.tools.spec import Channel
 from tests.agent.model_server import (
     call,
@@ -126,9 +126,23 @@ async def test_both_channels_report_the_task_with_live_progress(agent, device, m
         call("finish_step", summary="Wi-Fi is on"),
     ]
     model_server.add(*script)
+    records, asked = [], []
+    context.add_call_listener(records.append)
+
+    async def allow(tool, args, caller):  # --confirm always, the person says yes
+        asked.append((tool, caller))
+
+    context.before_call = allow
     lines: list[str] = []
     result = await context.dispatch("run_agent_task", {"goal": "Turn Wi-Fi on"}, Channel.RELAY, lines.append)
     report = result["content"][0]["text"]
+    # The agent's actions took the pipeline: asked about, and in the activity log under the task's call.
+    task_call = records[-1]
+    assert (task_call.tool, task_call.caller) == ("run_agent_task", Caller.MCP)
+    assert [(r.tool, r.caller, r.parent) for r in records[:-1]] == [
+        (tool, Caller.AGENT, task_call.call_id) for tool in ("open_app", "tap", "tap")
+    ]
+    assert asked == [("run_agent_task", Caller.MCP)] + [(t, Caller.AGENT) for t in ("open_app", "tap", "tap")]
     assert report.startswith("## ✅ Agent Task Completed\n\n**Goal**: Turn Wi-Fi on\n**Status**: finished")
     assert "**Steps**: 2/2 succeeded" in report and "**Conclusion**: Wi-Fi is on" in report
     assert '- `open_app({"packageName":"com.android.settings"})` → opened com.android.settings' in report

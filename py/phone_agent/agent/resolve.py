@@ -23,9 +23,12 @@ from ..errors import DeviceError, ErrorCode, ToolError
 from ..flows.recorder import selector_for, selector_locator
 from ..flows.selectors import UiScreen
 from ..tasks import AgentStep, AgentTask, StepStatus, ToolCallRecord
+from ..tools.pipeline.bare import bare_pipeline
+from ..tools.pipeline.call import Call, Caller
+from ..tools.pipeline.chain import pipeline_here
 from ..tools.screen_source import LiveScreen, LookTally
 from ..tools.session import DeviceSession, SessionState
-from ..tools.spec import CallEnv, Channel, validate_arguments
+from ..tools.spec import Channel
 from .config import AgentConfig
 from .extract import ExtractionError, extract_scrolling_content
 from .model import ChatModel, Message, ModelError, ModelTurn, ToolCall, ToolSchema, collect_turn
@@ -142,6 +145,7 @@ class StepResolver:
             with_app=config.with_current_app,
             previous=previous,
             live=self.live,
+            redact_nodes=getattr(self.secrets, "redact_nodes", None),
         )
         if self._looks is not None:
             self._looks.add(observation.source, observation.source_reason)
@@ -366,7 +370,8 @@ class StepResolver:
 
     async def _confirmed(self, action: Action, args: dict[str, Any], observation: Observation) -> str | None:
         """Ask the person before a sensitive action (the model's flag, or the words of what it acts on,
-        of a kind the Setting asks about); None when it may run, else why the step fails."""
+        of a kind the Setting asks about); None when it may run unasked, "" when the person allowed
+        it (the pipeline does not ask again), else why the step fails."""
         if self.person is None or not self.settings.ask:
             return None
         words = target_words(args, observation.snapshot)
@@ -387,20 +392,21 @@ class StepResolver:
         if answer != YES:
             return "Not confirmed: the person refused"
         self.reporter.on_person(f"Allowed: {question}")
-        return None
+        return ""
 
     async def _device_action(self, action: Action, run: StepRun) -> _ActionResult:
         """Act on the phone, let it settle, look again; counts the same action repeated on a screen
         that does not change."""
         target, point = acted_on(action, run.observation)
+        refused = None
         if action.name != "wait":
             refused = await self._confirmed(
                 action, self._device_args(action, run.observation), run.observation
             )
-            if refused is not None:
+            if refused:
                 run.step.error = refused
                 return _ActionResult(False, refused, ends=StepStatus.FAILED)
-        ok, result = await self._execute(action, run.observation)
+        ok, result = await self._execute(action, run.observation, confirmed=refused == "")
         if self.config.settle_ms:  # the screen settled (bounded), not a fixed sleep
             await settle_screen(self.device, self.config.settle_ms)
         after = await self.look(run.observation)
@@ -431,16 +437,19 @@ class StepResolver:
             args["distance"] = max(1, round(args["distance"] * scale))
         return args
 
-    async def _execute(self, action: Action, observation: Observation) -> tuple[bool, str]:
-        """Run a device action through its catalog entry (the same handler the tools run), with the
-        model's screenshot pixels turned into device pixels and its refs taken from the screen it saw.
-        A refusal goes back to the model; a phone that stopped answering raises."""
+    async def _execute(
+        self, action: Action, observation: Observation, *, confirmed: bool = False
+    ) -> tuple[bool, str]:
+        """Run a device action as a call of the agent's (the pipeline every tool call takes: the
+        activity log shows it under the task's run_agent_task; the catalog entry's own handler runs),
+        with the model's screenshot pixels turned into device pixels and its refs taken from the screen
+        it saw. ``confirmed``: the person already allowed it. A refusal goes back to the model; a phone
+        that stopped answering raises."""
         args = dict(action.args)
         if action.name == "wait":
             await self.sleep(args["ms"] / 1000)
             return True, f"waited {args['ms']} ms"
-        spec = CATALOG_ACTIONS.get(action.name)
-        if spec is None or spec.run is None:
+        if action.name not in CATALOG_ACTIONS:
             raise AssertionError(f"not a device action: {action.name}")
         mapping = observation.mapping
         args = self._device_args(action, observation)
@@ -448,9 +457,17 @@ class StepResolver:
             snapshot=observation.snapshot, screen_size=(mapping.device_width, mapping.device_height)
         )
         phone = DeviceSession(self.device, state, sleep=self.sleep, verify_refs=False)
+        call = Call(
+            action.name,
+            args,
+            Channel.AGENT,
+            Caller.AGENT,
+            session=phone,
+            confirmed=confirmed,
+            secrets=self.secrets,
+        )
         try:
-            call = CallEnv(Channel.AGENT, device_session=phone, secrets=self.secrets)
-            result = await spec.run(call, validate_arguments(spec, args))
+            result = await pipeline_here(_BARE).run_nested(call)
         except ToolError as exc:
             if exc.code is ErrorCode.NO_DEVICE:
                 raise
@@ -461,6 +478,10 @@ class StepResolver:
                 return False, f"Error: the phone refused: {exc.message}"
             return False, f"Error: {exc.message} {exc.remedy}".strip()
         return True, result["content"][0]["text"]
+
+
+# Where the agent's actions run when no page's pipeline runs the agent (the agent driven directly).
+_BARE = bare_pipeline(CATALOG_ACTIONS)
 
 
 def acted_on(action: Action, observation: Observation) -> tuple[str, str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..device.interface import Device, UiNode
@@ -132,8 +133,10 @@ async def observe(
     with_app: bool = False,
     previous: Observation | None = None,
     live: LiveScreen | None = None,
+    redact_nodes: Callable[[list[UiNode]], None] | None = None,
 ) -> Observation:
-    """Screenshot, scale for the model, read the UI tree and the foreground app.
+    """Screenshot, scale for the model, read the UI tree and the foreground app. ``redact_nodes``
+    hides in the tree the secrets typed into plain fields (named_secrets.SecretBook.redact_nodes).
 
     With ``live`` (the page's scrcpy view) the picture is its latest frame when fresh, else the
     phone's screenshot (``looks.take_look``); either way the model's image has the size a screenshot
@@ -168,9 +171,10 @@ async def observe(
         )
         if nodes_task is not None:
             try:
-                snapshot = ScreenSnapshot.from_nodes(
-                    await nodes_task, mapping.device_width, mapping.device_height
-                )
+                nodes = await nodes_task
+                if redact_nodes is not None:
+                    redact_nodes(nodes)
+                snapshot = ScreenSnapshot.from_nodes(nodes, mapping.device_width, mapping.device_height)
                 observation.snapshot = snapshot
                 observation.nodes = summarize_snapshot(snapshot, mapping)
             except DeviceError as exc:

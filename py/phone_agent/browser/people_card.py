@@ -23,8 +23,7 @@ import js  # type: ignore[import-not-found]
 from ..agent.people import ASK_KINDS, CANCEL, DONE, NO, YES, AgentSettings, call_question
 from ..errors import not_confirmed
 from ..tasks import AGENT_MODES, DEFAULT_CONFIRM_TIMEOUT_MS
-from ..tools.dispatch import ToolDispatcher
-from ..tools.spec import Channel
+from ..tools.dispatch import Caller, ToolDispatcher
 from .dom import PanelEvents
 from .storage import IndexedDbStore
 
@@ -106,11 +105,12 @@ class PeopleCard:
 
     # -- direct calls (--confirm always) ------------------------------------------------------------
 
-    async def check_call(self, tool: str, args: dict[str, Any], channel: Channel) -> None:
-        """The dispatcher's ``before_call``: while the relay's server says ``--confirm always``, a
-        sensitive call of its MCP clients waits for the person (``confirm_timeout_ms``); refused or
-        unanswered, it fails ``cancelled`` "Not confirmed: …"."""
-        if not self.confirm_relay_calls or channel is not Channel.RELAY or self.context is None:
+    async def check_call(self, tool: str, args: dict[str, Any], caller: Caller) -> None:
+        """The pipeline's confirmation step: while the relay's server says ``--confirm always``, a
+        sensitive call waits for the person (``confirm_timeout_ms``), whoever made it (an MCP client,
+        an App view, WebMCP, a flow's step, the agent: the step leaves out only the person's own);
+        refused or unanswered, it fails ``cancelled`` "Not confirmed: …"."""
+        if not self.confirm_relay_calls or self.context is None:
             return
         snapshot = None
         if self.context.device is not None:

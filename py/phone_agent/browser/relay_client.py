@@ -47,7 +47,7 @@ from ..relay.frames import (
     parse_server_frame,
 )
 from ..relay.settings import retry_delay_ms
-from ..tools.dispatch import ToolDispatcher
+from ..tools.dispatch import Caller, ToolDispatcher
 from ..tools.spec import Channel
 from .transfer_http import transfer_end
 
@@ -399,6 +399,7 @@ class McpRelayClient:
                 Channel.RELAY,
                 progress=CallLink(self, frame.id),
                 transfer=transfer_end(str(frame.tool), self.url, frame.transfer),
+                caller=Caller.APP if frame.caller == Caller.APP else None,
             )
         except asyncio.CancelledError:
             return  # the server gave up on this call (cancel, timeout) or the socket closed

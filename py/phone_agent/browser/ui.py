@@ -20,7 +20,7 @@ import js  # type: ignore[import-not-found]
 from pyodide.ffi import create_proxy  # type: ignore[import-not-found]
 
 from ..tools.catalog import DEFAULT_TOOL_PROFILE, tools_for_profile
-from ..tools.dispatch import CallRecord
+from ..tools.dispatch import Caller, CallRecord
 from ..tools.spec import Channel
 from .dom import PanelEvents, element
 from .interop import is_nullish
@@ -36,6 +36,9 @@ CHANNEL_LABELS = {
     Channel.PAGE: "live view",
     Channel.AGENT: "agent",
 }
+# Callers a channel's label does not name: an MCP App view, a flow's step, the agent's action.
+CALLER_LABELS = {Caller.APP: "A · app view", Caller.FLOW: "flow", Caller.AGENT: "agent"}
+ACTIVITY_INDENT_REM = 1.25  # how far a call's row stands in from its parent's
 
 
 def _result_preview(result: dict[str, Any]) -> str:
@@ -166,16 +169,25 @@ class PageUi:
         self._activity.clear()
         if records:  # newest first, drawn by static/boot.js in one call
             rows = [_activity_row(when, record) for when, record in reversed(records)]
-            js.phoneAgentActivity(json.dumps(rows, ensure_ascii=False), ACTIVITY_LIMIT)
+            js.phoneAgentActivity(json.dumps(rows, ensure_ascii=False), ACTIVITY_LIMIT, ACTIVITY_INDENT_REM)
 
 
 def _activity_row(when: float, record: CallRecord) -> list[Any]:
-    """One row of the activity log: [failed, time, channel, tool, preview, duration]."""
+    """A finished call's row, for static/boot.js: [failed, time, channel, tool, preview, duration,
+    caller, call id, parent, depth]. Who made it (``data-caller``), its id and its parent's
+    (``data-call-id``, ``data-parent``), drawn in from its parent's row (a flow's steps under their
+    run_flow, the agent's actions under their run_agent_task: the parent ends last, so its row comes
+    above theirs)."""
+    channel = CALLER_LABELS.get(record.caller) or CHANNEL_LABELS.get(record.channel, str(record.channel))
     return [
         bool(record.result.get("isError")),
         time.strftime("%H:%M:%S", time.localtime(when)),
-        CHANNEL_LABELS.get(record.channel, str(record.channel)),
+        ("↳ " + channel) if record.parent else channel,
         record.tool,
         _result_preview(record.result),
         f"{record.duration_ms} ms",
+        str(record.caller),
+        record.call_id,
+        record.parent or "",
+        record.depth,
     ]

@@ -174,33 +174,44 @@ class TransferRef:
         return cls(ref_id, direction, size, path)
 
 
+# The ``_meta`` key of a tools/call that says who made it, and the callers it may name (an MCP App
+# view's calls are shown as the app's on the page; any other value is ignored).
+CALLER_META = "phone-agent/caller"
+META_CALLERS = frozenset({"app"})
+
+
 @dataclass(frozen=True)
 class CallFrame(RelayFrame):
-    """server → page: one tool call (``transfer`` when its file streams in chunks)."""
+    """server → page: one tool call (``transfer`` when its file streams in chunks; ``caller`` when the
+    MCP request said who made it in its ``_meta``, ``CALLER_META``: an MCP App view's "app")."""
 
     ESCAPE_NON_ASCII = False
     id: str
     tool: str
     args: Any
     transfer: TransferRef | None = None
+    caller: str | None = None
 
     def wire(self) -> dict[str, Any]:
         frame: dict[str, Any] = {"id": self.id, "tool": self.tool, "args": self.args}
         if self.transfer is not None:
             frame["transfer"] = self.transfer.wire()
+        if self.caller is not None:
+            frame["caller"] = self.caller
         return frame
 
     @classmethod
     def from_wire(cls, data: dict[str, Any]) -> CallFrame | BadFrame:
         frame_id, tool, transfer = data["id"], data.get("tool"), data.get("transfer")
+        caller = data.get("caller") if data.get("caller") in META_CALLERS else None
         if not isinstance(tool, str):
             return BadFrame("no tool name", frame_id)
         if transfer is None:
-            return cls(frame_id, tool, data.get("args"))
+            return cls(frame_id, tool, data.get("args"), caller=caller)
         ref = TransferRef.from_wire(transfer)
         if ref is None:
             return BadFrame("a call with an unreadable transfer", frame_id)
-        return cls(frame_id, tool, data.get("args"), ref)
+        return cls(frame_id, tool, data.get("args"), ref, caller)
 
 
 @dataclass(frozen=True)

@@ -39,11 +39,12 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INTERNAL_ERROR, INVALID_REQUEST
 
 from ..errors import ToolError, server_gone, server_unreachable
+from ..relay.frames import CALLER_META, META_CALLERS
 from ..tools.catalog import DEFAULT_TOOL_PROFILE, ToolProfile, tools_for_profile
 from . import background, client_files, credentials
 from .listen import open_page_line, page_link
 from .mcp_ask import relay_elicitation
-from .mcp_bridge import INSTRUCTIONS, ProgressForwarder, build_relaying_server
+from .mcp_bridge import INSTRUCTIONS, ProgressForwarder, _meta_of, build_relaying_server
 from .mcp_http import MCP_PATH
 
 log = logging.getLogger("phone_agent.front")
@@ -223,9 +224,8 @@ def build_front_server(upstream: Upstream, profile: str | ToolProfile) -> Server
         async def call_upstream(
             relayed: dict[str, Any] | None, meta: dict[str, Any] | None = None
         ) -> types.CallToolResult:
-            params = types.CallToolRequestParams(name=name, arguments=relayed)
-            if meta:
-                params = types.CallToolRequestParams(name=name, arguments=relayed, _meta=meta)
+            meta = {**caller_meta(forward), **(meta or {})}
+            params = types.CallToolRequestParams(name=name, arguments=relayed, _meta=meta or None)
             # An MCP task's progress cannot ask its client; a forwarder (or a parked call) can.
             caller = forward if hasattr(forward, "elicit") else None
             if caller is not None:
@@ -275,6 +275,15 @@ def build_front_server(upstream: Upstream, profile: str | ToolProfile) -> Server
         return result
 
     return build_relaying_server(list_tools, answer, offered_names, INSTRUCTIONS, chosen)
+
+
+def caller_meta(forward: Any) -> dict[str, Any]:
+    """The ``_meta`` that says who made the call (an MCP App view's ``phone-agent/caller: app``), passed
+    on to the shared server so the page shows the call as the app's; empty when the call did not say."""
+    if not isinstance(forward, ProgressForwarder):
+        return {}
+    caller = _meta_of(forward.ctx).get(CALLER_META)
+    return {CALLER_META: caller} if caller in META_CALLERS else {}
 
 
 def anyio_closed() -> tuple[type[BaseException], ...]:

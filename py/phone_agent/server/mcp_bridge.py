@@ -42,6 +42,7 @@ from pydantic import ValidationError
 
 from .. import __version__, errors
 from ..errors import malformed_result, tool_not_offered
+from ..relay.frames import CALLER_META, META_CALLERS
 from ..tools.catalog import DEFAULT_TOOL_PROFILE, TOOLS_BY_NAME, ToolProfile, tools_for_profile
 from ..tools.spec import ToolSpec
 from .mcp_ask import ask_with, elicit_client
@@ -331,9 +332,11 @@ def build_mcp_server(relay: Relay, profile: str | ToolProfile = DEFAULT_TOOL_PRO
     """The MCP server named ``phone-agent`` whose tools (those of ``profile``) are forwarded to the page."""
 
     async def call(name: str, arguments: dict[str, Any] | None, forward: ProgressForwarder) -> dict[str, Any]:
-        wanted = _meta_of(forward.ctx).get(TRANSFER_META) if isinstance(forward, ProgressForwarder) else None
+        meta = _meta_of(forward.ctx) if isinstance(forward, ProgressForwarder) else {}
+        wanted, caller = meta.get(TRANSFER_META), meta.get(CALLER_META)
+        caller = caller if caller in META_CALLERS else None  # an MCP App view's calls: "app"
         if wanted is None:
-            return await relay.call(name, arguments, forward)
+            return await relay.call(name, arguments, forward, caller=caller)
         spec = TOOLS_BY_NAME.get(name)
         transfer = relay.transfers.claim(wanted)
         if spec is None or transfer is None or spec.client_file != transfer.direction:
@@ -345,7 +348,7 @@ def build_mcp_server(relay: Relay, profile: str | ToolProfile = DEFAULT_TOOL_PRO
                 f"names a transfer ({TRANSFER_META}) that is unknown, taken, or not of this tool's direction",
                 "Open a new transfer for each call of push_file, pull_file, install_app or stop_recording.",
             ).to_result()
-        return await relay.call(name, arguments, forward, transfer)
+        return await relay.call(name, arguments, forward, transfer, caller)
 
     return build_tool_server(
         [mcp_tool(spec) for spec in tools_for_profile(profile)],

@@ -239,15 +239,16 @@ class Relay:
         args: Any,
         on_progress: ProgressHandler | None = None,
         transfer: Transfer | None = None,
+        caller: str | None = None,
     ) -> dict[str, Any]:
         """Forward one tool call to the page and answer its result (wire form); never raises but on cancel.
         With ``transfer`` (a file streamed in chunks, ``server.transfers``) the page is told of it, and it
-        ends with the call."""
+        ends with the call; ``caller``: who made it, when the request said (``frames.CALLER_META``)."""
         if transfer is None:
-            return await self._call(tool, args, on_progress, None)
+            return await self._call(tool, args, on_progress, None, caller)
         result: dict[str, Any] | None = None
         try:
-            result = await self._call(tool, args, on_progress, transfer.descriptor())
+            result = await self._call(tool, args, on_progress, transfer.descriptor(), caller)
             return result
         finally:
             failed = result is None or bool(result.get("isError"))
@@ -255,7 +256,12 @@ class Relay:
             await self.transfers.finish(transfer, not failed, why)
 
     async def _call(
-        self, tool: Any, args: Any, on_progress: ProgressHandler | None, transfer: TransferRef | None
+        self,
+        tool: Any,
+        args: Any,
+        on_progress: ProgressHandler | None,
+        transfer: TransferRef | None,
+        caller: str | None = None,
     ) -> dict[str, Any]:
         try:
             call = self.core.start_call(tool, args)
@@ -279,7 +285,7 @@ class Relay:
             try:
                 # A page whose socket stopped draining must not hold the call past its own limit.
                 async with asyncio.timeout(call.timeout_ms / 1000):
-                    await link.send_text(CallFrame(call.id, call.tool, call.args, transfer).to_wire())
+                    await link.send_text(CallFrame(call.id, call.tool, call.args, transfer, caller).to_wire())
             except Exception as exc:
                 log.info("could not send %s to the page: %s", call.tool, exc)
                 self.core.end_call(call.id)

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import secrets
 import time
-import traceback
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from .. import errors
@@ -24,26 +22,29 @@ from ..flows.recorder import FlowRecorder
 from ..flows.scripts import ScriptEngine
 from ..tasks import AgentTask, TaskOptions, TaskStatus
 from .catalog import DEFAULT_TOOL_PROFILE, ToolProfile, get_tool
-from .flow_keeping import acted_before
-from .session import DeviceSession
-from .spec import CallEnv, Channel, ProgressSink, validate_arguments
+from .named_secrets import SecretBook
+from .pipeline.activity import Activity
+from .pipeline.call import (
+    CHANNEL_CALLERS,
+    Call,
+    Caller,
+    CallListener,
+    CallRecord,
+    Scope,
+    current,
+    enter,
+    leave,
+)
+from .pipeline.chain import CallPipeline
+from .pipeline.confirmation import Confirm, Confirmation
+from .pipeline.steps import page_steps
+from .screen_source import LiveScreen
+from .session import DeviceSession, ScreenshotScaler
+from .spec import Channel, ProgressSink, ToolSpec
 
 TASKS_KEPT = 100  # tasks a page keeps in memory (its storage keeps 50 across reloads)
 
-__all__ = ["AgentRunner", "CallListener", "CallRecord", "ProgressSink", "ToolDispatcher"]
-
-
-@dataclass(frozen=True)
-class CallRecord:
-    """One finished tool call, as the page's activity log shows it."""
-
-    channel: Channel
-    tool: str
-    result: dict[str, Any]
-    duration_ms: int
-
-
-CallListener = Callable[[CallRecord], None]
+__all__ = ["AgentRunner", "CallListener", "CallRecord", "Caller", "ProgressSink", "ToolDispatcher"]
 
 
 class AgentRunner(Protocol):
@@ -68,16 +69,15 @@ class ToolDispatcher:
         self._session: DeviceSession | None = None
         self.agent: AgentRunner | None = None
         # Scales and re-encodes screenshots (the page: canvas; CPython: Pillow); None: full PNGs only.
-        self.image_codec: Any = None
+        self.image_codec: ScreenshotScaler | None = None
         # The page's scrcpy live view (tools.screen_source.LiveScreen) for take_screenshot's source "live";
         # None in CPython: that source then answers why not.
-        self.live_screen: Any = None
+        self.live_screen: LiveScreen | None = None
         # Which tools this page serves (the server's --tools, from /api/config).
         self.profile: ToolProfile = DEFAULT_TOOL_PROFILE
         self._tasks: dict[str, AgentTask] = {}
         self._running: AgentTask | None = None
         self._clock_ms = clock_ms
-        self._listeners: list[CallListener] = []
         # Saved flows (the page: IndexedDB) and the flow recording every channel's calls feed.
         self.flow_library: FlowLibrary = MemoryFlowLibrary()
         self.flow_recorder = FlowRecorder()
@@ -85,19 +85,44 @@ class ToolDispatcher:
         # CPython the same engine through Node); None: a flow with scripts fails saying so.
         self.script_engine: ScriptEngine | None = None
         # The secrets type_secret types (tools.named_secrets.SecretBook: the page's own and the server's).
-        self.secrets: Any = None
-        # Asked before every call runs (after its arguments are checked); raises ToolError to refuse it
-        # (the page's ``--confirm always``: the person allows sensitive calls of MCP clients).
-        self.before_call: Callable[[str, dict[str, Any], Channel], Awaitable[None]] | None = None
+        self.secrets: SecretBook | None = None
+        # The one road every call takes (tools.pipeline): its activity and confirmation steps are
+        # held here so the page can listen to the one and answer the other.
+        self.activity = Activity()
+        self.confirmation = Confirmation()
+        steps = page_steps(self, self._tool, self.activity, self.confirmation, clock_ms)
+        self.pipeline = CallPipeline(steps, self)
+
+    @property
+    def before_call(self) -> Confirm | None:
+        """Asked before every call runs (after its arguments are checked), whoever made it; raises
+        ToolError to refuse it (the page's ``--confirm always``)."""
+        return self.confirmation.check
+
+    @before_call.setter
+    def before_call(self, check: Confirm | None) -> None:
+        self.confirmation.check = check
 
     def add_call_listener(self, listener: CallListener) -> None:
-        """Be told of every finished call, from either channel (a listener's failure is ignored)."""
-        self._listeners.append(listener)
+        """Be told of every finished call, from every caller (a listener's failure is ignored)."""
+        self.activity.listeners.append(listener)
 
     def remove_call_listener(self, listener: CallListener) -> None:
         """Stop telling ``listener`` (a page leaving its farm); nothing when it was not listening."""
-        if listener in self._listeners:
-            self._listeners.remove(listener)
+        if listener in self.activity.listeners:
+            self.activity.listeners.remove(listener)
+
+    def _tool(self, name: object) -> ToolSpec:
+        """The tool ``name`` within this page's profile (ToolError unknown_tool naming the others)."""
+        return get_tool(name, self.profile)
+
+    def now_ms(self) -> int:
+        return self._clock_ms()
+
+    def current_session(self) -> DeviceSession | None:
+        """The session with the connected phone if one is open (no new one is made)."""
+        session = self._session
+        return session if session is not None and session.device is self._device else None
 
     @property
     def device(self) -> Device | None:
@@ -118,6 +143,7 @@ class ToolDispatcher:
             self._session = DeviceSession(device)
         self._session.image_codec = self.image_codec
         self._session.live_screen = self.live_screen
+        self._session.redact_nodes = self.secrets.redact_nodes if self.secrets is not None else None
         return self._session
 
     # -- the seed's interface -------------------------------------------------------------------
@@ -193,6 +219,10 @@ class ToolDispatcher:
             task.options = options
         self.remember_task(task)
         self._running = task
+        # The agent's actions enter this pipeline: under run_agent_task's call when a tool started the
+        # task, as calls of their own when the page's panel did.
+        scope = current()
+        token = enter(Scope(self.pipeline, scope.call if scope is not None else None))
         try:
             return await self.agent.run(task, self.device, timeout_ms, progress)
         except ToolError:
@@ -200,6 +230,7 @@ class ToolDispatcher:
                 self._tasks.pop(task.id, None)
             raise
         finally:
+            leave(token)
             self._running = None
 
     # -- the one dispatch -----------------------------------------------------------------------
@@ -211,49 +242,21 @@ class ToolDispatcher:
         channel: Channel,
         progress: ProgressSink | None = None,
         transfer: Any = None,
+        caller: Caller | None = None,
     ) -> dict[str, Any]:
-        """Run one tool call and answer its MCP result; failures are ``isError`` results, never raised.
+        """Run one call from the page's edge (a channel, the live view, a panel) through the pipeline
+        and answer its MCP result; failures are ``isError`` results, never raised. ``caller``: who
+        made it, when the channel's own caller is not it (an MCP App view).
 
         Cancellation (``asyncio.CancelledError``) is the one thing that propagates: the channel that
         cancelled decides what to answer.
         """
         name = tool_name if isinstance(tool_name, str) else repr(tool_name)
-        started = self._clock_ms()
-        device = self.device
-        try:
-            tool = get_tool(tool_name, self.profile)
-            clean = validate_arguments(tool, args)
-            assert tool.run is not None, f"tool {tool.name} is in the catalog without a handler"
-            if self.before_call is not None:
-                await self.before_call(tool.name, clean, channel)
-            acted = await self._before_recorded(tool.name, clean)
-            env = CallEnv(channel, service=self, progress=progress, secrets=self.secrets, transfer=transfer)
-            try:
-                result = await tool.run(env, clean)
-            finally:
-                if not tool.read_only and self._session is not None:
-                    self._session.state.acted()  # the next look waits for the screen to settle
-            if self.flow_recorder.active and not result.get("isError"):
-                self.flow_recorder.add(tool.name, clean, acted)
-        except Exception as exc:  # a failure, even a bug, reaches the caller as a result
-            result = self._failure(name, device, exc).to_result()
-        record = CallRecord(channel, name, result, self._clock_ms() - started)
-        for listener in self._listeners:
-            try:
-                listener(record)
-            except Exception:  # the activity log must never break a tool call; say why it failed
-                traceback.print_exc()
-        return result
-
-    async def _before_recorded(self, tool: str, args: dict[str, Any]) -> Any:
-        """While a flow is recorded: what the call is about to act on (None when nothing, or when the
-        look fails: the call itself then says why)."""
-        if not self.flow_recorder.active or self._device is None:
-            return None
-        try:
-            return await acted_before(self.session(), tool, args)
-        except Exception:
-            return None
+        call = Call(
+            name, args, channel, caller or CHANNEL_CALLERS[channel], progress=progress, transfer=transfer
+        )
+        scope = current()
+        return await self.pipeline.run(call.under(scope.call if scope is not None else None))
 
     def _new_task_id(self) -> str:
         return f"task-{self._clock_ms():x}-{secrets.token_hex(3)}"

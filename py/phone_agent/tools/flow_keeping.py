@@ -54,12 +54,8 @@ def _name(tool: str, name: str) -> str:
 
 
 def recorder_of(env: CallEnv) -> FlowRecorder:
-    recorder = getattr(env.service, "flow_recorder", None)
-    if recorder is None:
-        recorder = FlowRecorder()
-        if env.service is not None:
-            env.service.flow_recorder = recorder  # type: ignore[attr-defined]
-    return recorder
+    """The page's flow recording (a handler called with no page: one of its own, never recording)."""
+    return env.service.flow_recorder if env.service is not None else FlowRecorder()
 
 
 async def _check_readable(env: CallEnv, text: str, name: str) -> int:

@@ -25,6 +25,9 @@ from ..flows.scripts import (
 )
 from .device_tools import DEVICE_TOOLS
 from .locators import ScreenSnapshot
+from .pipeline.bare import bare_pipeline
+from .pipeline.call import Call, Caller
+from .pipeline.chain import pipeline_here
 from .results import action_result
 from .session import DeviceSession
 from .spec import (
@@ -35,11 +38,14 @@ from .spec import (
     ToolSpec,
     object_schema,
     result_schema,
-    validate_arguments,
 )
 from .targets import ELEMENT_SCHEMA, TARGET, parse_tool_target
 
 _DEVICE_TOOLS_BY_NAME: dict[str, ToolSpec] = {tool.name: tool for tool in DEVICE_TOOLS}
+
+# Where a flow's steps run when its run_flow was called without the page's pipeline (a handler called
+# directly): checked, failures kept, the screen marked as moved.
+_BARE = bare_pipeline(_DEVICE_TOOLS_BY_NAME)
 _HOST = re.compile(r"(\[[0-9a-f:.]+\]|[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?)(:[0-9]{1,5})?")
 DEFAULT_FLOW_TIMEOUT_MS = 600_000
 MAX_FLOW_TIMEOUT_MS = 3_600_000
@@ -62,13 +68,9 @@ FLOW_NAME = {
 
 
 def flow_library(env: CallEnv) -> FlowLibrary:
-    """Where this page keeps its flows (the dispatcher's ``flow_library``; in memory when it has none)."""
-    library = getattr(env.service, "flow_library", None)
-    if library is None:
-        library = MemoryFlowLibrary()
-        if env.service is not None:
-            env.service.flow_library = library  # type: ignore[attr-defined]
-    return library
+    """Where this page keeps its flows (the dispatcher's ``flow_library``; a handler called with no page:
+    an empty one in memory)."""
+    return env.service.flow_library if env.service is not None else MemoryFlowLibrary()
 
 
 class ToolPhone:
@@ -78,15 +80,21 @@ class ToolPhone:
         self.env, self.session = env, session
 
     async def call(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-        spec = _DEVICE_TOOLS_BY_NAME[tool]
-        clean = validate_arguments(spec, args)
-        assert spec.run is not None
-        inner = CallEnv(self.env.channel, service=self.env.service, device_session=self.session)
-        result = await spec.run(inner, clean)
+        """Run a flow's step as a call of its own (caller ``flow``, under the run_flow that runs it),
+        through the pipeline its run_flow came by; its failure fails the step."""
+        if tool not in _DEVICE_TOOLS_BY_NAME:
+            raise AssertionError(f"not a device tool: {tool}")
+        call = Call(tool, args, self.env.channel, Caller.FLOW, session=self.session, secrets=self.env.secrets)
+        result = await pipeline_here(_BARE).run_nested(call)
         return result.get("structuredContent") or {}
 
     async def nodes(self) -> list[UiNode]:
-        return await self.session.device.ui_nodes()
+        """The screen's nodes, with the secrets typed hidden as every look hides them (a flow's selector
+        cannot find a secret by its letters)."""
+        nodes = await self.session.device.ui_nodes()
+        if self.session.redact_nodes is not None:
+            self.session.redact_nodes(nodes)
+        return nodes
 
     async def screen_size(self) -> tuple[int, int]:
         """The screen's true size (the session's), or (0, 0) when the phone cannot say."""
@@ -148,7 +156,7 @@ def _allowed_hosts(value: Any) -> tuple[str, ...]:
 
 def script_engine(env: CallEnv) -> ScriptEngine | None:
     """The JavaScript engine flows run their scripts in (the page's Worker; Node in CPython), if any."""
-    return getattr(env.service, "script_engine", None)
+    return env.service.script_engine if env.service is not None else None
 
 
 async def run_flow(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:

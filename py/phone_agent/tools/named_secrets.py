@@ -8,7 +8,11 @@ the paired relay at the moment it types it, through ``fetch_server``). The page'
 the server's of the same name.
 
 A value goes to the phone's keyboard and nowhere else: never into an answer, the element list, a model
-request, a report, a task record, the activity log, a progress line or a log line. Whoever records
+request, a report, a task record, the activity log, a progress line or a log line. A field a secret was
+typed into is kept as a password field until its text changes (``redact_nodes``, on every screen the
+tools read, so locators match the placeholder, not the value): by the field, so a secret of any length
+is kept out, where searching every text for a short value would match everywhere. Long values are
+also searched for in every answer (``redact``: the pipeline's redaction step). Whoever records
 tool calls (a flow recorder) sees ``type_secret {name}`` and writes the text as ``placeholder(name)``
 (``${secret:NAME}``); ``secret_typed`` tells a listener which name was typed, never its value.
 Pure: no I/O of its own.
@@ -18,9 +22,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from .. import errors
+from ..device.interface import UiNode, read_ui_tree
 from .results import action_result
 from .spec import BOOLEAN, STRING, CallEnv, ToolSpec, object_schema, result_schema
 from .targets import TARGET
@@ -31,7 +37,7 @@ NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
 NAME_RULE = "a letter, then letters, digits or _ (at most 64)"
 MAX_VALUE_CHARS = 5_000
 SECRET_FETCH_S = 10.0
-MIN_REDACTED_CHARS = 4  # the longest wait for the server's answer over the relay
+MIN_REDACTED_CHARS = 4  # values searched for in any text (shorter ones: only by their field)
 
 ServerFetch = Callable[[str], Awaitable[str | None]]
 TypedListener = Callable[[str], None]
@@ -56,6 +62,23 @@ def secrets_from_environ(environ: dict[str, str]) -> dict[str, str]:
     return found
 
 
+@dataclass
+class SecretField:
+    """A field that shows a secret: which one (``field_key``) and the text it showed once typed."""
+
+    name: str
+    key: tuple[str, ...]
+    text: str
+
+
+def field_key(node: UiNode) -> tuple[str, ...]:
+    """A field's identity across reads: its resource id, else where it is."""
+    if node.resource_id:
+        return ("id", node.package, node.resource_id)
+    bounds = node.bounds
+    return ("at", node.package, f"{bounds.left},{bounds.top},{bounds.right},{bounds.bottom}")
+
+
 class SecretBook:
     """The secrets this page may type: the page's own (values at hand) and the server's (names only,
     values asked for when typed). ``names()`` never reveals a value; ``repr`` neither."""
@@ -66,6 +89,7 @@ class SecretBook:
         self.fetch_server: ServerFetch | None = None
         self._typed_listeners: list[TypedListener] = []
         self._fetched: dict[str, str] = {}  # the server's values this page has typed (to redact them)
+        self._fields: list[SecretField] = []  # the fields that show a secret (plain fields, not password)
 
     def __repr__(self) -> str:
         return f"SecretBook(names={self.names()!r})"
@@ -96,6 +120,34 @@ class SecretBook:
                 text = text.replace(value, placeholder(name))
         return text
 
+    def remember_field(self, name: str, value: str, nodes: list[UiNode]) -> None:
+        """After ``name`` was typed: the plain field that now shows ``value`` (the focused one; else the
+        only one) is kept as a password field until its text changes."""
+        shows = [node for node in nodes if not node.password and value and value in node.text]
+        focused = [node for node in shows if node.focused]
+        chosen = focused[0] if focused else (shows[0] if len(shows) == 1 else None)
+        if chosen is None:
+            return
+        key = field_key(chosen)
+        self._fields = [kept for kept in self._fields if kept.key != key]
+        self._fields.append(SecretField(name, key, chosen.text))
+
+    def redact_nodes(self, nodes: list[UiNode]) -> None:
+        """Hide the secrets a screen just read shows, in place: a field that received one shows its
+        placeholder while its text is unchanged (a changed text ends that), and a long value is written
+        as its placeholder wherever it shows."""
+        kept: list[SecretField] = []
+        for secret in self._fields:
+            same = [node for node in nodes if field_key(node) == secret.key]
+            if any(node.text != secret.text for node in same):
+                continue  # the field's text changed: it is a plain field again
+            for node in same:
+                node.text = placeholder(secret.name)
+            kept.append(secret)
+        self._fields = kept
+        for node in nodes:
+            node.text, node.content_desc = self.redact(node.text), self.redact(node.content_desc)
+
     def on_typed(self, listener: TypedListener) -> Callable[[], None]:
         """Be told the name of every secret typed (a flow recorder); returns the unsubscribe."""
         self._typed_listeners.append(listener)
@@ -122,18 +174,23 @@ class SecretBook:
 
 
 def secret_book(env: CallEnv) -> SecretBook:
-    """The page's secrets as a handler sees them (an empty book where none is plugged in)."""
-    book = env.secrets
-    if book is None and env.service is not None:
-        book = getattr(env.service, "secrets", None)
-    return book if isinstance(book, SecretBook) else SecretBook()
+    """The page's secrets as a handler sees them (the pipeline gives the caller's or the page's book;
+    an empty one where none is plugged in)."""
+    return env.secrets if isinstance(env.secrets, SecretBook) else SecretBook()
 
 
 async def type_secret(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
     name = args["name"].strip()
     book = secret_book(env)
     value = await book.value("type_secret", name)
-    done = await type_into(env, value, args, shown=f"the secret {name}")
+
+    async def typed() -> None:  # the field that shows it now, read before Enter moves the screen on
+        try:
+            book.remember_field(name, value, (await read_ui_tree(env.session().device)).nodes)
+        except errors.ToolError:
+            pass  # a phone that cannot read its screen now: the value is still searched for in answers
+
+    done = await type_into(env, value, args, shown=f"the secret {name}", typed=typed)
     book.typed(name)
     structured = {key: item for key, item in done.structured.items() if key != "typed"}
     structured["secret"] = name

@@ -9,7 +9,6 @@ reached only through the ``Device`` interface.
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
 
 from ..device.interface import TREE_DUMP, TREE_SERVER
@@ -64,11 +63,6 @@ async def list_elements(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
         + (f" ({phone.state.tree_note})" if phone.state.tree_note else "")
         + (f", after the screen settled ({settled_ms} ms)." if settled_ms else ".")
     )
-    book = env.secrets if env.secrets is not None else getattr(env.service, "secrets", None)
-    redact = getattr(book, "redact", None)
-    if callable(redact):  # a secret typed into a field that is not a password field: never read back
-        lines = redact(lines)
-        structured = json.loads(redact(json.dumps(structured, ensure_ascii=False)))
     return action_result(lines, structured, summary)
 
 

@@ -10,12 +10,13 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Protocol
 
 from .. import errors
-from ..device.interface import Device, UiTree, read_ui_tree, settle_screen
+from ..device.interface import Device, UiNode, UiTree, read_ui_tree, settle_screen
 from ..device.windows import screen_extent
 from .locators import ScreenSnapshot
+from .screen_source import LiveScreen
 
 SETTLE_TIMEOUT_MS = 2_000  # the longest a look waits for the screen to settle after an action
 DISPLAY_TRIES = 3  # looks that ask the display's size before the windows alone tell it
@@ -52,6 +53,12 @@ def _monotonic_ms() -> float:
     return time.monotonic() * 1000
 
 
+class ScreenshotScaler(Protocol):
+    """What take_screenshot uses of the host's image codec (agent.ports.ImageCodec is one)."""
+
+    async def scale(self, png: bytes, width: int, height: int, mime: str, quality: float) -> bytes: ...
+
+
 @dataclass
 class DeviceSession:
     """The phone as the device tools use it. ``verify_refs``: a ref is checked against a fresh UI
@@ -61,15 +68,20 @@ class DeviceSession:
     state: SessionState = field(default_factory=SessionState)
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     monotonic_ms: Callable[[], float] = _monotonic_ms
-    image_codec: Any = None  # agent.ports.ImageCodec, for scaled screenshots
-    live_screen: Any = None  # screen_source.LiveScreen: the page's scrcpy live view (take_screenshot "live")
+    image_codec: ScreenshotScaler | None = None  # for scaled screenshots (the page: canvas; tests: Pillow)
+    live_screen: LiveScreen | None = None  # the page's scrcpy live view (take_screenshot "live")
     verify_refs: bool = True
+    # Hides in place what a screen read shows of the secrets typed (named_secrets.SecretBook.redact_nodes):
+    # every look, and every locator matched on it, sees the placeholder.
+    redact_nodes: Callable[[list[UiNode]], None] | None = None
 
     async def screen(self, *, settle: bool = True) -> ScreenSnapshot:
         """The screen's tree read now (after it settled, if an action came since the last look) as a
         snapshot, not yet handed out (its refs are not the caller's)."""
         await self.settle(settle)
         tree = await read_ui_tree(self.device)
+        if self.redact_nodes is not None:
+            self.redact_nodes(tree.nodes)
         width, height = await self.true_size(tree)
         snapshot = ScreenSnapshot.from_nodes(tree.nodes, width, height)
         if snapshot.width and snapshot.height:

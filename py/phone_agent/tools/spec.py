@@ -20,6 +20,9 @@ from typing import Any, Protocol
 
 from .. import errors
 from ..errors import ToolError
+from ..flows.library import FlowLibrary
+from ..flows.recorder import FlowRecorder
+from ..flows.scripts import ScriptEngine
 from ..tasks import AgentTask, TaskOptions
 from .session import DeviceSession
 
@@ -42,7 +45,12 @@ MCP_CHANNELS = frozenset({Channel.RELAY, Channel.FARM})
 
 
 class TaskService(Protocol):
-    """What the six tools use of the page's service (``tools.dispatch.ToolDispatcher``)."""
+    """What the tools use of the page's service (``tools.dispatch.ToolDispatcher``): the six tools its
+    tasks, the flow tools its saved flows, recording and script engine."""
+
+    flow_library: FlowLibrary
+    flow_recorder: FlowRecorder
+    script_engine: ScriptEngine | None
 
     async def run_agent(
         self,

@@ -8,6 +8,7 @@ Pure: the phone is reached only through the ``Device`` interface.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,9 +31,17 @@ class Typed:
     structured: dict[str, Any]
 
 
-async def type_into(env: CallEnv, text: str, args: dict[str, Any], *, shown: str | None = None) -> Typed:
+async def type_into(
+    env: CallEnv,
+    text: str,
+    args: dict[str, Any],
+    *,
+    shown: str | None = None,
+    typed: Callable[[], Awaitable[None]] | None = None,
+) -> Typed:
     """Type ``text`` as type_text does (``args``: target, clear, submit). ``shown`` is how the answer
-    names what was typed instead of the text itself (type_secret: "the secret NAME")."""
+    names what was typed instead of the text itself (type_secret: "the secret NAME"); ``typed`` runs
+    once the text is in, before Enter (type_secret: which field now shows the secret)."""
     phone = env.session()
     structured: dict[str, Any] = {"typed": text}
     field_element: Element | None = None
@@ -56,6 +65,8 @@ async def type_into(env: CallEnv, text: str, args: dict[str, Any], *, shown: str
         structured["cleared"] = True
     method = await phone.device.type_text(text) or "input text"
     structured["method"] = method
+    if typed is not None:
+        await typed()
     if args.get("submit"):
         await phone.device.press_key("enter")
         structured["submitted"] = True
