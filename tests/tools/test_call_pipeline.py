@@ -7,9 +7,12 @@ The phone is the test's simulated phone over the project's ADB client (``client`
 
 from __future__ import annotations
 
+import base64
+import io
 import json
 
 import pytest
+from PIL import Image
 
 from phone_agent import errors
 from phone_agent.adb.device import AdbDevice
@@ -17,7 +20,9 @@ from phone_agent.tools.dispatch import Caller, CallRecord, ToolDispatcher
 from phone_agent.tools.named_secrets import SecretBook, placeholder
 from phone_agent.tools.pipeline.call import Call
 from phone_agent.tools.pipeline.chain import CallPipeline
+from phone_agent.tools.pipeline.redaction import redacting
 from phone_agent.tools.spec import Channel
+from tests.agent.pillow_codec import PillowCodec
 from tests.tools.test_type_secret import USERNAME
 from tests.tools.test_type_secret import rig as type_secret_rig
 
@@ -44,6 +49,7 @@ def test_the_page_lists_its_steps_in_one_order():
         "Activity",
         "Timing",
         "Redaction",
+        "ScreenshotSecrets",
         "Failures",
         "Validation",
         "Confirmation",
@@ -171,3 +177,46 @@ async def test_a_one_character_secret_is_kept_out_by_its_field_until_the_field_c
     await context.dispatch("type_text", {"text": "ab", "target": USERNAME}, Channel.RELAY)
     again = await context.dispatch("list_elements", {"target": USERNAME}, Channel.RELAY)
     assert again["structuredContent"]["elements"][0]["text"] == "7ab"
+
+
+async def test_a_redacted_progress_sink_still_asks_the_caller():
+    """The relay's progress sink can ask the MCP client (a take over); redacting its lines keeps that."""
+    asked, lines = [], []
+
+    class Link:
+        def __call__(self, line):
+            lines.append(line)
+
+        async def ask(self, kind, message):
+            asked.append((kind, message))
+            return "done"
+
+    book = SecretBook()
+    book.set_page({"LONGPW": "Zebra-Quartz-9911"})
+    sink = redacting(Link(), book.redact)
+    sink("typed Zebra-Quartz-9911")
+    assert await sink.ask("takeover", "is Zebra-Quartz-9911 right?") == "done"
+    assert lines == ["typed ${secret:LONGPW}"] and asked == [("takeover", "is ${secret:LONGPW} right?")]
+    assert redacting(lines.append, book.redact).ask is None
+
+
+async def test_a_screenshot_showing_a_secret_in_a_plain_field_has_the_field_blacked_out():
+    book = SecretBook()
+    book.set_page({"PIN": "7"})
+    context, _device, _records = type_secret_rig(book)
+    await context.dispatch("type_secret", {"name": "PIN", "target": USERNAME}, Channel.RELAY)
+    field = (await context.dispatch("wait_for", {"target": USERNAME, "condition": "visible"}, Channel.RELAY))[
+        "structuredContent"
+    ]["element"]
+    without_codec = await context.dispatch("take_screenshot", {}, Channel.RELAY)
+    assert [item["type"] for item in without_codec["content"]] == ["text"]
+    assert "withheld" in text_of(without_codec) and "PIN" in text_of(without_codec)
+    context.image_codec = PillowCodec()
+    shot = await context.dispatch("take_screenshot", {}, Channel.RELAY)
+    image = next(item for item in shot["content"] if item["type"] == "image")
+    said = " ".join(item["text"] for item in shot["content"] if item["type"] == "text")
+    assert "blacked out" in said and "PIN" in said
+    picture = Image.open(io.BytesIO(base64.b64decode(image["data"]))).convert("RGB")
+    x, y = field["center"]["x"], field["center"]["y"]
+    assert picture.getpixel((x, y)) == (0, 0, 0)
+    assert picture.getpixel((x, max(0, y - 400))) != (0, 0, 0)  # the rest of the screen is shown

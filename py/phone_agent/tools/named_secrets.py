@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import errors
-from ..device.interface import UiNode, read_ui_tree
+from ..device.interface import Bounds, UiNode, read_ui_tree
 from .results import action_result
 from .spec import BOOLEAN, STRING, CallEnv, ToolSpec, object_schema, result_schema
 from .targets import TARGET
@@ -131,6 +131,24 @@ class SecretBook:
         key = field_key(chosen)
         self._fields = [kept for kept in self._fields if kept.key != key]
         self._fields.append(SecretField(name, key, chosen.text))
+
+    def has_fields(self) -> bool:
+        """Whether a field was typed a secret into (and may still show it)."""
+        return bool(self._fields)
+
+    def fields_shown(self, nodes: list[UiNode]) -> list[tuple[str, Bounds]]:
+        """The secrets a screen just read (not redacted) shows, and where: a field that received one
+        with its text unchanged, and any text holding a long value."""
+        shown: list[tuple[str, Bounds]] = []
+        for secret in self._fields:
+            shown += [
+                (secret.name, n.bounds) for n in nodes if field_key(n) == secret.key and n.text == secret.text
+            ]
+        known = {**self._fetched, **self._page}
+        for name, value in known.items():
+            if len(value) >= MIN_REDACTED_CHARS:
+                shown += [(name, n.bounds) for n in nodes if value in n.text or value in n.content_desc]
+        return shown
 
     def redact_nodes(self, nodes: list[UiNode]) -> None:
         """Hide the secrets a screen just read shows, in place: a field that received one shows its

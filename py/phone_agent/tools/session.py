@@ -53,10 +53,21 @@ def _monotonic_ms() -> float:
     return time.monotonic() * 1000
 
 
+class Pixels(Protocol):
+    """Decoded pixels: ``width * height * 4`` bytes, RGBA (agent.ports.RgbaImage is one)."""
+
+    width: int
+    height: int
+    data: bytes
+
+
 class ScreenshotScaler(Protocol):
-    """What take_screenshot uses of the host's image codec (agent.ports.ImageCodec is one)."""
+    """What the tools use of the host's image codec (agent.ports.ImageCodec is one): take_screenshot
+    scales, the pipeline's screenshot step decodes to black out a secret's field."""
 
     async def scale(self, png: bytes, width: int, height: int, mime: str, quality: float) -> bytes: ...
+
+    async def decode(self, image: bytes, width: int, height: int) -> Pixels: ...
 
 
 @dataclass

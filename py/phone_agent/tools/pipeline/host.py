@@ -8,7 +8,7 @@ from typing import Protocol
 from ...device.interface import Device
 from ...flows.recorder import FlowRecorder
 from ..named_secrets import SecretBook
-from ..session import DeviceSession
+from ..session import DeviceSession, ScreenshotScaler
 from ..spec import TaskService
 
 
@@ -17,6 +17,7 @@ class PipelineHost(TaskService, Protocol):
 
     secrets: SecretBook | None
     flow_recorder: FlowRecorder
+    image_codec: ScreenshotScaler | None
 
     @property
     def device(self) -> Device | None: ...

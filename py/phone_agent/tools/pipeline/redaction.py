@@ -5,7 +5,7 @@ not come back as text: ``named_secrets``); images are left to the tools that mak
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..named_secrets import SecretBook
@@ -33,10 +33,23 @@ def redact_value(value: Any, redact: Redact) -> Any:
     return json.loads(redact(json.dumps(value, ensure_ascii=False)))
 
 
+class RedactedProgress:
+    """A call's progress sink whose lines pass through ``redact``; a sink that can ask the call's MCP
+    client (the relay's ``ask``: a take over, a confirmation) still can, its questions redacted too."""
+
+    def __init__(self, sink: ProgressSink, redact: Redact) -> None:
+        self._sink, self._redact = sink, redact
+        asks = getattr(sink, "ask", None)
+        self.ask: Callable[[str, str], Awaitable[str | None]] | None = None
+        if asks is not None:
+            self.ask = lambda kind, message: asks(kind, redact(message))
+
+    def __call__(self, line: str) -> None:
+        self._sink(self._redact(line))
+
+
 def redacting(progress: ProgressSink | None, redact: Redact) -> ProgressSink | None:
-    if progress is None:
-        return None
-    return lambda line: progress(redact(line))
+    return None if progress is None else RedactedProgress(progress, redact)
 
 
 class Redaction:

@@ -13,6 +13,7 @@ from .host import PipelineHost
 from .recording import FlowRecording
 from .redaction import Redaction
 from .screen_moved import ScreenMoved
+from .screenshot_secrets import ScreenshotSecrets
 from .timing import Timing
 from .validation import Validation
 
@@ -25,13 +26,14 @@ def page_steps(
     clock_ms: Callable[[], int],
 ) -> list[Step]:
     """The page's steps, outermost first: the activity log sees the time taken and the redacted answer
-    (failures included); a call is checked (``lookup``: the tool within the page's profile) before
-    anyone is asked about it or it is recorded; the screen is marked as moved even when the handler
-    fails."""
+    (failures included); a screenshot's image has a secret's field blacked out; a call is checked
+    (``lookup``: the tool within the page's profile) before anyone is asked about it or it is recorded;
+    the screen is marked as moved even when the handler fails."""
     return [
         activity,
         Timing(clock_ms),
         Redaction(host),
+        ScreenshotSecrets(host),
         Failures(host),
         Validation(lookup),
         confirmation,
