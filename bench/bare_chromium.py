@@ -21,6 +21,7 @@ from typing import Any
 
 SEND_TIMEOUT_S = 300.0  # one DevTools call (a whole measured round may run inside one evaluate)
 
+
 class BareChromium:
     """``async with BareChromium(executable, args) as browser: tab = await browser.new_tab(url)``."""
 
@@ -109,8 +110,10 @@ class BareChromium:
         await self._socket.send(json.dumps(message))
         return await asyncio.wait_for(future, SEND_TIMEOUT_S)
 
-    async def new_tab(self, url: str) -> Tab:
-        target = await self.send("Target.createTarget", {"url": url})
+    async def new_tab(self, url: str, new_window: bool = False) -> Tab:
+        """A tab at ``url``; with ``new_window`` in a window of its own, so that several pages are all
+        visible at once (a background tab is hidden: a page pauses its live view there)."""
+        target = await self.send("Target.createTarget", {"url": url, "newWindow": new_window})
         attached = await self.send("Target.attachToTarget", {"targetId": target["targetId"], "flatten": True})
         return Tab(self, attached["sessionId"])
 

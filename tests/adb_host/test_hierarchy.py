@@ -163,3 +163,41 @@ async def test_a_wait_never_starts_the_server_and_a_start_cut_short_leaves_nothi
     tree = await device.ui_tree()
     assert tree.source == TREE_SERVER, tree.note
     assert len(sim.hierarchy.running()) <= 1
+
+
+class ChunkedJar:
+    """The jar as the page's fetch hands it over: chunk by chunk (``adb.hierarchy.JarStream``)."""
+
+    def __init__(self, data: bytes, chunk: int = 65536) -> None:
+        self.size = len(data)
+        self._chunks = [data[offset : offset + chunk] for offset in range(0, len(data), chunk)]
+        self.reads = 0
+
+    async def read(self) -> bytes | None:
+        self.reads += 1
+        return self._chunks.pop(0) if self._chunks else None
+
+
+async def test_a_jar_that_arrives_in_chunks_is_pushed_as_it_comes(client, sim, jar):
+    streamed = ChunkedJar(jar)
+
+    async def fetch() -> ChunkedJar:
+        return streamed
+
+    phone = AdbDevice(client, transport="tcp", hierarchy_jar=fetch)
+    try:
+        assert (await phone.ui_tree()).source == TREE_SERVER
+        assert phone.hierarchy.pushed and sim.fs.read_file(JAR_PATH) == jar
+        assert streamed.reads == len(jar) // 65536 + 2  # every chunk, then the end
+    finally:
+        await phone.hierarchy.close()
+
+
+async def test_a_streamed_jar_that_is_not_uiautomator2s_is_taken_off_the_phone(client, sim):
+    async def fetch() -> ChunkedJar:
+        return ChunkedJar(b"not the jar")
+
+    phone = AdbDevice(client, transport="tcp", hierarchy_jar=fetch)
+    tree = await phone.ui_tree()
+    assert tree.source == TREE_DUMP and "run scripts/setup" in tree.note
+    assert not sim.fs.exists(JAR_PATH)

@@ -10,8 +10,8 @@ import json
 
 import pytest
 
-from phone_agent.tasks import AgentStep, AgentTask, StepStatus, TaskStatus
-from phone_agent.tools.dispatch import ToolDispatcher
+from phone_agent.tasks import AgentStep, AgentTask, StepStatus, TaskStatus, close_out
+from phone_agent.tools.dispatch import TASKS_KEPT, ToolDispatcher
 from phone_agent.tools.spec import Channel
 
 PNG = b"\x89PNG\r\n\x1a\nfake"
@@ -182,6 +182,19 @@ def test_remembered_tasks_are_listed_in_order():
         ctx.remember_task(AgentTask(id=f"t{n}", goal="g", created_at=n))
     assert [t.id for t in ctx.get_all_tasks()] == ["t0", "t1", "t2"]
     assert ctx.get_task("t1").goal == "g"
+
+
+def test_a_page_keeps_at_most_tasks_kept_the_oldest_finished_forgotten():
+    ctx = ToolDispatcher()
+    unfinished = AgentTask(id="still-running", goal="g", created_at=0)
+    ctx.remember_task(unfinished)
+    for n in range(TASKS_KEPT + 5):
+        task = AgentTask(id=f"t{n}", goal="g", created_at=n + 1)
+        close_out(task, TaskStatus.ABORTED, n + 1)
+        ctx.remember_task(task)
+    kept = [t.id for t in ctx.get_all_tasks()]
+    assert len(kept) == TASKS_KEPT and "still-running" in kept
+    assert kept[1:3] == ["t6", "t7"] and kept[-1] == f"t{TASKS_KEPT + 4}"
 
 
 @pytest.mark.parametrize("channel", list(Channel))

@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import hashlib
 from collections.abc import Awaitable, Callable
+from typing import Protocol
 
 from phone_agent.adb.client import AdbError, AdbOutputTooLarge, ServiceOpener, ServiceStream
 from phone_agent.adb.hierarchy_protocol import (
@@ -39,7 +40,18 @@ from phone_agent.adb.services import SyncClient, shell
 from phone_agent.adb.shell_protocol import ShellId, ShellPacketDecoder, ShellProtocolError
 from phone_agent.adb.sync_protocol import SyncError
 
-JarSource = bytes | Callable[[], Awaitable[bytes]]
+
+class JarStream(Protocol):
+    """The jar as it arrives (the page's fetch): ``size`` bytes in all, ``read`` the next chunk, None
+    at the end. Pushed as it comes, so no copy of the whole jar is ever held."""
+
+    size: int
+
+    async def read(self) -> bytes | None: ...
+
+
+JarSource = bytes | Callable[[], Awaitable[bytes | JarStream]]
+NOT_OUR_JAR = "the page's u2.jar is not uiautomator2 3.7.1's (run scripts/setup)"
 START_TIMEOUT = 15.0  # a real phone's server answers its first ping in 1–3 s
 PING_INTERVAL = 0.05
 CALL_TIMEOUT = 20.0
@@ -252,15 +264,33 @@ class HierarchyServer:
             if result.exit_code == 0 and result.stdout.split()[:1] == [JAR_MD5.encode()]:
                 return
             jar = self._jar if isinstance(self._jar, bytes) else await self._jar()
-            if hashlib.sha256(jar).hexdigest() != JAR_SHA256:
-                raise HierarchyUnavailable(
-                    "the page's u2.jar is not uiautomator2 3.7.1's (run scripts/setup)"
-                )
-            async with await SyncClient.open(self.opener, timeout=30.0) as sync:
-                await sync.push(jar, JAR_PATH, 0o644)
+            if isinstance(jar, bytes):
+                if hashlib.sha256(jar).hexdigest() != JAR_SHA256:
+                    raise HierarchyUnavailable(NOT_OUR_JAR)
+                async with await SyncClient.open(self.opener, timeout=30.0) as sync:
+                    await sync.push(jar, JAR_PATH, 0o644)
+            else:
+                await self._push_stream(jar)
         except (AdbError, SyncError, OSError, TimeoutError) as exc:
             raise HierarchyUnavailable(f"could not put u2.jar on the phone: {exc}") from None
         self.pushed = True
+
+    async def _push_stream(self, jar: JarStream) -> None:
+        """Push the jar chunk by chunk as it arrives, hashing it on the way; a jar that turns out not
+        to be ours is removed from the phone again."""
+        digest = hashlib.sha256()
+
+        async def read() -> bytes | None:
+            chunk = await jar.read()
+            if chunk is not None:
+                digest.update(chunk)
+            return chunk
+
+        async with await SyncClient.open(self.opener, timeout=30.0) as sync:
+            await sync.push_stream(read, jar.size, JAR_PATH, 0o644)
+        if digest.hexdigest() != JAR_SHA256:
+            await shell(self.opener, f"rm -f {JAR_PATH}", timeout=10.0)
+            raise HierarchyUnavailable(NOT_OUR_JAR)
 
     async def _collect(self, stream: ServiceStream, v2: bool) -> None:
         decoder = ShellPacketDecoder()

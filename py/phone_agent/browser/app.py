@@ -386,7 +386,14 @@ def expose_console_api(page: PhoneAgentPage) -> None:
             raise RuntimeError("no phone is connected")
         return to_js_json(await measure(device, page.agent.agent.live, int(rounds)))
 
+    async def memory_report() -> Any:
+        """Where the page's memory goes, as the page sees it (bench/bench_page_memory.py)."""
+        from .memory_report import memory_report as report  # only the benchmark loads it
+
+        return to_js_json(report(page))
+
     for name, method in (
+        ("memoryReport", memory_report),
         ("profileFor", profile_for),
         ("benchAgent", bench_agent),
         ("unregisterWebMcp", unregister_webmcp),

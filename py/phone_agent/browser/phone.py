@@ -74,7 +74,32 @@ LocateSim = Callable[[], Awaitable[str]]
 HIERARCHY_JAR_URL = "./static/vendor/u2/u2.jar"
 
 
-async def fetch_hierarchy_jar() -> bytes:
+JAR_PIECE = 256 * 1024  # bytes of the jar in Python at a time
+JAR_CHUNK_S = 30.0  # the page's own origin answers at once; a chunk this late means it is gone
+
+
+class FetchedJar:
+    """The jar's response body as it arrives (``adb.hierarchy.JarStream``): the page pushes it chunk by
+    chunk and never holds all 3.7 MB of it in Python's memory (which only ever grows)."""
+
+    def __init__(self, response: Any) -> None:
+        self.size = int(response.headers.get("content-length") or 0)
+        self._reader = response.body.getReader()
+        self._pending: Any = None  # what the last chunk still holds (a Uint8Array), handed out in pieces
+        self._offset = 0
+
+    async def read(self) -> bytes | None:
+        """The next piece, at most JAR_PIECE bytes: a body from this origin may come as one chunk."""
+        if self._pending is None or self._offset >= int(self._pending.length):
+            result = await asyncio.wait_for(self._reader.read(), JAR_CHUNK_S)
+            if result.done:
+                return None
+            self._pending, self._offset = result.value, 0
+        start, self._offset = self._offset, min(self._offset + JAR_PIECE, int(self._pending.length))
+        return self._pending.subarray(start, self._offset).to_bytes()
+
+
+async def fetch_hierarchy_jar() -> FetchedJar:
     """The vendored hierarchy server (u2.jar), from the page's own origin; fetched only when the phone
     does not have it yet."""
     response = await js.fetch(HIERARCHY_JAR_URL)
@@ -82,7 +107,7 @@ async def fetch_hierarchy_jar() -> bytes:
         raise HierarchyUnavailable(
             f"the page has no u2.jar ({HIERARCHY_JAR_URL}: HTTP {response.status}); run scripts/setup"
         )
-    return (await response.arrayBuffer()).to_bytes()
+    return FetchedJar(response)
 
 
 class NoPhoneThere(AdbError):

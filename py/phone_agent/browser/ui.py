@@ -10,6 +10,7 @@ per call here); a batch costs one frame for many calls.
 
 from __future__ import annotations
 
+import json
 import time
 from collections import deque
 from collections.abc import Callable
@@ -166,42 +167,27 @@ class PageUi:
         self._activity_timer = None
         records = list(self._activity)
         self._activity.clear()
-        if not records:
-            return
-        listing = self._doc.getElementById("activity")
-        empty = self._doc.getElementById("activity-empty")
-        if not is_nullish(empty):
-            empty.remove()
-        batch = self._doc.createDocumentFragment()
-        for when, record in reversed(records):  # newest first
-            batch.append(_activity_row(when, record))
-        listing.prepend(batch)
-        while listing.children.length > ACTIVITY_LIMIT:
-            listing.lastElementChild.remove()
+        if records:  # newest first, drawn by static/boot.js in one call
+            rows = [_activity_row(when, record) for when, record in reversed(records)]
+            js.phoneAgentActivity(json.dumps(rows, ensure_ascii=False), ACTIVITY_LIMIT, ACTIVITY_INDENT_REM)
 
 
-def _activity_row(when: float, record: CallRecord) -> Any:
-    """A finished call's row: who made it (``data-caller``), its id and its parent's (``data-call-id``,
-    ``data-parent``), drawn in from its parent's row (a flow's steps under their run_flow, the agent's
-    actions under their run_agent_task: the parent ends last, so its row comes above theirs)."""
-    failed = bool(record.result.get("isError"))
-    cls = "activity__row" + (" activity__row--error" if failed else "")
-    row = element("li", cls=cls + (" activity__row--child" if record.parent else ""))
-    row.dataset.caller = str(record.caller)
-    row.dataset.callId = record.call_id
-    row.dataset.parent = record.parent or ""
-    row.dataset.depth = str(record.depth)
-    if record.depth:
-        row.style.paddingLeft = f"{record.depth * ACTIVITY_INDENT_REM}rem"
+def _activity_row(when: float, record: CallRecord) -> list[Any]:
+    """A finished call's row, for static/boot.js: [failed, time, channel, tool, preview, duration,
+    caller, call id, parent, depth]. Who made it (``data-caller``), its id and its parent's
+    (``data-call-id``, ``data-parent``), drawn in from its parent's row (a flow's steps under their
+    run_flow, the agent's actions under their run_agent_task: the parent ends last, so its row comes
+    above theirs)."""
     channel = CALLER_LABELS.get(record.caller) or CHANNEL_LABELS.get(record.channel, str(record.channel))
-    if record.parent:
-        channel = "↳ " + channel
-    row.append(
-        element("span", time.strftime("%H:%M:%S", time.localtime(when)), "activity__time"),
-        element("span", channel, "activity__channel"),
-        element("code", record.tool, "activity__tool"),
-        element("span", "✗" if failed else "✓", "activity__status"),
-        element("span", _result_preview(record.result), "activity__text"),
-        element("span", f"{record.duration_ms} ms", "activity__ms"),
-    )
-    return row
+    return [
+        bool(record.result.get("isError")),
+        time.strftime("%H:%M:%S", time.localtime(when)),
+        ("↳ " + channel) if record.parent else channel,
+        record.tool,
+        _result_preview(record.result),
+        f"{record.duration_ms} ms",
+        str(record.caller),
+        record.call_id,
+        record.parent or "",
+        record.depth,
+    ]

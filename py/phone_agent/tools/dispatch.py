@@ -43,6 +43,8 @@ from .screen_source import LiveScreen
 from .session import DeviceSession, ScreenshotScaler
 from .spec import Channel, ProgressSink, ToolSpec
 
+TASKS_KEPT = 100  # tasks a page keeps in memory (its storage keeps 50 across reloads)
+
 __all__ = ["AgentRunner", "CallListener", "CallRecord", "Caller", "ProgressSink", "ToolDispatcher"]
 
 
@@ -168,8 +170,13 @@ class ToolDispatcher:
         return list(self._tasks.values())
 
     def remember_task(self, task: AgentTask) -> None:
-        """Keep a task (one restored from storage, or one just created) in this page's history."""
+        """Keep a task (one restored from storage, or one just created) in this page's history; past
+        TASKS_KEPT, the oldest finished ones are forgotten."""
         self._tasks[task.id] = task
+        extra = len(self._tasks) - TASKS_KEPT
+        if extra > 0:
+            for old in [kept for kept in self._tasks.values() if kept.done and kept is not task][:extra]:
+                del self._tasks[old.id]
 
     async def device_info(self) -> dict[str, Any]:
         device = self.device

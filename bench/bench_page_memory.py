@@ -1,0 +1,326 @@
+"""Memory and CPU per phone: Chromium serving N simulated phones, each in a page of its own on scrcpy.
+
+    .venv/bin/python bench/bench_page_memory.py [--pages 1,4,8] [--settle 8] [--cpu-window 10]
+
+One ``phone-agent serve`` (the page's origin and its ADB bridge), one ``phone-agent sim`` per page,
+Debian's Chromium driven by ``BareChromium`` (DevTools ``Runtime`` only: nothing else in the browser
+listens). For each N: Chromium with a blank tab is measured first (PSS of all its processes, from
+/proc/PID/smaps_rollup), then N tabs open ``/?device=tcp:127.0.0.1:SIMPORT`` and each waits for its
+phone to show on scrcpy (``canvas#screen[data-source=scrcpy]``). After ``--settle`` seconds:
+
+- **memory per phone** = (PSS of all Chromium processes − PSS with the blank tab) / N, the issue's
+  figure; also per process kind (browser, renderer, GPU, utility);
+- **where a renderer's memory goes** (the first page's renderer, from /proc/PID/smaps: the JIT's
+  executable mappings = compiled wasm and JS code; other anonymous memory = wasm linear memory,
+  V8's heap, Blink, pixels; file-backed = Chromium's code and fonts), beside what the page reports
+  of itself (``window.phoneAgent.memoryReport()``: wasm linear memory, Python's allocated blocks,
+  modules imported by package, module files, JS heap, canvases' pixels, the lists it keeps);
+- **CPU per phone**: Chromium's CPU time (all processes) over ``--cpu-window`` seconds of an idle
+  phone on the live view, per page, as % of one core.
+
+``--json FILE`` writes the figures for scripts/perf_table.py. The figures move with the machine's
+other work (CPU), much less so for memory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "py"))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from bare_chromium import BareChromium  # noqa: E402
+
+from tests.support import (  # noqa: E402
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    ServedPhoneAgent,
+    free_port,
+    page_link,
+    phone_agent_command,
+)
+
+MIB = 1024 * 1024
+TICKS = os.sysconf("SC_CLK_TCK")
+ON_SCRCPY = "document.querySelector('canvas#screen[data-source=scrcpy]') !== null"
+CONNECTED = "document.documentElement.dataset.phone === 'connected'"
+DISPATCH = "([tool, args, n]) => window.phoneAgent.measureDispatch(tool, JSON.stringify(args), n)"
+SERVED_CALLS = (("take_screenshot", {}), ("list_elements", {}), ("tap", {"x": 540, "y": 1300}))
+
+
+def descendants(pid: int) -> list[int]:
+    """``pid`` and every process under it (Chromium's zygotes, renderers, GPU and utility processes)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+            children.setdefault(int(fields[1]), []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        todo.extend(children.get(current, []))
+    return found
+
+
+def process_kind(pid: int) -> str:
+    with contextlib.suppress(OSError):
+        # Chromium rewrites its argv: the switches come as one string, separated by spaces.
+        args = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").split()
+        for arg in args:
+            if arg.startswith(b"--type="):
+                kind = arg[7:].decode()
+                if kind == "utility":
+                    for other in args:
+                        if other.startswith(b"--utility-sub-type="):
+                            return "utility:" + other.split(b".")[-1].decode()
+                return kind
+        return "browser"
+    return "gone"
+
+
+def pss_kb(pid: int) -> int:
+    with contextlib.suppress(OSError):
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1])
+    return 0
+
+
+def cpu_ticks(pid: int) -> int:
+    with contextlib.suppress(OSError):
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])  # utime + stime
+    return 0
+
+
+def chromium_pss(root: int) -> dict[str, int]:
+    """PSS in KiB of every Chromium process by kind, and ``total``."""
+    kinds: dict[str, int] = {}
+    for pid in descendants(root):
+        kind = process_kind(pid)
+        kinds[kind] = kinds.get(kind, 0) + pss_kb(pid)
+    kinds["total"] = sum(kinds.values())
+    return kinds
+
+
+def smaps_split(pid: int) -> dict[str, int]:
+    """A renderer's PSS in KiB by mapping kind: executable anonymous (JIT: compiled wasm and JS),
+    other anonymous (heaps, wasm linear memory, pixels), file-backed (code, fonts, data files)."""
+    split = {"jit code": 0, "anonymous": 0, "files": 0}
+    kind = "anonymous"
+    with contextlib.suppress(OSError):
+        for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
+            first = line.split(maxsplit=6)
+            if len(first) >= 5 and "-" in first[0] and len(first[1]) == 4:
+                perms, name = first[1], first[5] if len(first) > 5 else ""
+                file_backed = name.startswith("/") and not name.startswith("/memfd:")
+                kind = "files" if file_backed else "jit code" if "x" in perms else "anonymous"
+            elif line.startswith("Pss:"):
+                split[kind] += int(line.split()[1])
+    return split
+
+
+class PlaywrightTab:
+    """A Playwright page with BareChromium's ``Tab`` calls (``evaluate``, ``wait_for``)."""
+
+    def __init__(self, page: Any) -> None:
+        self.page = page
+
+    async def evaluate(self, function: str, arg: Any = None) -> Any:
+        return await self.page.evaluate(function, arg)
+
+    async def wait_for(self, condition: str, timeout: float = 60.0) -> None:
+        await self.page.wait_for_function(condition, timeout=timeout * 1000)
+
+
+@contextlib.asynccontextmanager
+async def open_browser(driver: str) -> AsyncIterator[tuple[int, Callable[[str], Awaitable[Any]]]]:
+    """Chromium's root process id and a way to open a page in it (each visible, so live views run):
+    BareChromium (DevTools ``Runtime`` only), or Playwright as the tests drive it (it enables DevTools'
+    ``Network`` domain, whose buffers of the responses count in the renderer)."""
+    args = [*CHROMIUM_ARGS, "--enable-precise-memory-info"]
+    if driver == "bare":
+        async with BareChromium(CHROMIUM, args) as bare:
+            assert bare._process is not None
+
+            async def bare_tab(url: str) -> Any:
+                return await bare.new_tab(url, new_window=True)
+
+            yield bare._process.pid, bare_tab
+        return
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=args)
+        try:
+            own = set(descendants(os.getpid()))
+            root = min(pid for pid in own if process_kind(pid) == "browser" and "chromium" in _cmdline(pid))
+
+            async def playwright_tab(url: str) -> Any:
+                page = await (await browser.new_context()).new_page()
+                await page.goto(url)
+                return PlaywrightTab(page)
+
+            yield root, playwright_tab
+        finally:
+            await browser.close()
+
+
+def _cmdline(pid: int) -> str:
+    with contextlib.suppress(OSError):
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    return ""
+
+
+def renderers(root: int) -> list[int]:
+    return [pid for pid in descendants(root) if process_kind(pid) == "renderer"]
+
+
+async def start_sims(count: int, log_dir: Path) -> tuple[list[subprocess.Popen[bytes]], list[int]]:
+    sims, ports = [], []
+    for number in range(count):
+        port = free_port()
+        sims.append(subprocess.Popen(
+            [phone_agent_command(), "sim", "--port", str(port), "--serial", f"PHAGMEM{number:04d}"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=(log_dir / f"sim-{number}.err").open("wb"),
+        ))  # fmt: skip
+        ports.append(port)
+    for port in ports:
+        for _ in range(200):
+            with contextlib.suppress(OSError):
+                _, writer = await asyncio.open_connection("127.0.0.1", port)
+                writer.close()
+                break
+            await asyncio.sleep(0.05)
+    return sims, ports
+
+
+async def measure(
+    pages: int, args: argparse.Namespace, server: ServedPhoneAgent, log_dir: Path
+) -> dict[str, Any]:
+    sims, ports = await start_sims(pages, log_dir)
+    try:
+        async with open_browser(args.driver) as (root, new_tab):
+            await asyncio.sleep(args.settle)
+            blank = chromium_pss(root)
+            tabs = []
+            for port in ports:
+                tabs.append(await new_tab(page_link(f"{server.base}/?device=tcp:127.0.0.1:{port}")))
+            for tab in tabs:
+                await tab.wait_for(CONNECTED, timeout=180)
+                await tab.wait_for(ON_SCRCPY, timeout=120)
+            for tab in tabs:  # each page serves a few calls first, as a page in use has
+                for tool, arguments in SERVED_CALLS:
+                    await tab.evaluate(DISPATCH, [tool, arguments, args.calls])
+            await asyncio.sleep(args.settle)
+            loaded = chromium_pss(root)
+            first_renderers = renderers(root)
+            before = sum(cpu_ticks(pid) for pid in descendants(root))
+            started = time.monotonic()
+            await asyncio.sleep(args.cpu_window)
+            used = sum(cpu_ticks(pid) for pid in descendants(root)) - before
+            elapsed = time.monotonic() - started
+            report = await tabs[0].evaluate("() => window.phoneAgent.memoryReport()")
+            split = max((smaps_split(pid) for pid in first_renderers), key=lambda s: sum(s.values()))
+    finally:
+        for sim in sims:
+            sim.terminate()
+        for sim in sims:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                sim.wait(10)
+    per_kind = {
+        kind: (loaded.get(kind, 0) - blank.get(kind, 0)) / 1024 / pages
+        for kind in sorted(set(loaded) | set(blank))
+    }
+    return {
+        "pages": pages,
+        "driver": args.driver,
+        "blankMiB": blank["total"] / 1024,
+        "loadedMiB": loaded["total"] / 1024,
+        "perPhoneMiB": per_kind["total"],
+        "perKindMiB": per_kind,
+        "cpuPerPhonePct": used / TICKS / elapsed / pages * 100,
+        "rendererSplitMiB": {key: value / 1024 for key, value in split.items()},
+        "page": report,
+    }
+
+
+def print_result(result: dict[str, Any]) -> None:
+    pages = result["pages"]
+    plural = "s" if pages > 1 else ""
+    print(f"\n### {pages} page{plural}, one simulated phone each on scrcpy ({result['driver']})\n")
+    print(f"Chromium PSS: blank {result['blankMiB']:.0f} MiB, loaded {result['loadedMiB']:.0f} MiB")
+    print(
+        f"**memory per phone: {result['perPhoneMiB']:.0f} MiB**; "
+        f"CPU per phone: {result['cpuPerPhonePct']:.1f} %"
+    )
+    kinds = ", ".join(f"{k} {v:.1f}" for k, v in result["perKindMiB"].items() if k != "total")
+    print(f"per phone by process kind (MiB): {kinds}")
+    split = ", ".join(f"{k} {v:.1f}" for k, v in result["rendererSplitMiB"].items())
+    print(f"one renderer by mapping (MiB): {split}")
+    page = result["page"]
+    heap = page.get("jsHeap", {})
+    print(
+        f"the page's own view: wasm linear memory {page['wasmLinear'] / MIB:.1f} MiB; Python blocks "
+        f"{page['pythonBlocks']:,} ({page['pythonObjects']:,} objects tracked); JS heap used "
+        f"{heap.get('used', 0) / MIB:.1f} of {heap.get('total', 0) / MIB:.1f} MiB; module files "
+        f"{page['moduleFiles'] / MIB:.1f} MiB; canvases {page['canvases'] / MIB:.1f} MiB"
+    )
+    malloc = page.get("malloc") or {}
+    if malloc:
+        print(
+            f"its C allocator: footprint {malloc['footprint'] / MIB:.1f} MiB, "
+            f"in use {malloc['inUse'] / MIB:.1f}, free {malloc['free'] / MIB:.1f}"
+        )
+    print(f"modules imported: {page['modules']}")
+    print(f"live view: {page['liveView']}; kept: {page['kept']}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pages", default="1,4,8", help="comma-separated page counts, one run each")
+    parser.add_argument("--settle", type=float, default=8.0, help="seconds before measuring")
+    parser.add_argument("--cpu-window", type=float, default=10.0)
+    parser.add_argument("--calls", type=int, default=3, help="calls of each tool a page serves before")
+    parser.add_argument("--json", type=Path, help="write the figures here too")
+    parser.add_argument(
+        "--driver", choices=("bare", "playwright"), default="bare", help="what drives Chromium (see above)"
+    )
+    args = parser.parse_args(argv)
+    log_dir = Path(tempfile.mkdtemp(prefix="bench-page-memory-"))
+    home = log_dir / "home"
+    home.mkdir()
+    os.environ["PHONE_AGENT_HOME"] = str(home)  # the server's and the page link's (page_link)
+    server = ServedPhoneAgent()
+    results = []
+    try:
+        for pages in (int(part) for part in args.pages.split(",")):
+            result = asyncio.run(measure(pages, args, server, log_dir))
+            print_result(result)
+            results.append(result)
+    finally:
+        server.stop()
+    if args.json:
+        args.json.write_text(json.dumps({"memory": results}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
