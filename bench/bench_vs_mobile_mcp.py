@@ -253,6 +253,7 @@ async def run_phone(
                 stdio_session(
                     phone_agent_command(),
                     ["mcp", "--port", str(mcp_port), "--tools", "all", "--self-check-delay", "0"],
+                    env=dict(os.environ),
                     cwd=str(ROOT),
                 )
             )
