@@ -9,14 +9,13 @@ two small interfaces (``Device``, ``AgentRunner``) so this module stays pure and
 
 from __future__ import annotations
 
-import secrets
 import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
 from .. import errors
 from ..device.interface import Device
-from ..errors import ErrorCode, ToolError
+from ..errors import ToolError
 from ..flows.library import FlowLibrary, MemoryFlowLibrary
 from ..flows.recorder import FlowRecorder
 from ..flows.scripts import ScriptEngine
@@ -24,6 +23,7 @@ from ..tasks import AgentTask, TaskOptions, TaskStatus
 from .catalog import DEFAULT_TOOL_PROFILE, ToolProfile, get_tool
 from .groups import GroupSwitch
 from .named_secrets import SecretBook
+from .phone_holder import PhoneHolder
 from .pipeline.activity import Activity
 from .pipeline.call import (
     CHANNEL_CALLERS,
@@ -42,10 +42,17 @@ from .pipeline.steps import page_steps
 from .screen_source import LiveScreen
 from .session import DeviceSession, ScreenshotScaler
 from .spec import Channel, ProgressSink, ToolSpec
+from .task_keeper import TASKS_KEPT, TaskKeeper
 
-TASKS_KEPT = 100  # tasks a page keeps in memory (its storage keeps 50 across reloads)
-
-__all__ = ["AgentRunner", "CallListener", "CallRecord", "Caller", "ProgressSink", "ToolDispatcher"]
+__all__ = [
+    "TASKS_KEPT",
+    "AgentRunner",
+    "CallListener",
+    "CallRecord",
+    "Caller",
+    "ProgressSink",
+    "ToolDispatcher",
+]
 
 
 class AgentRunner(Protocol):
@@ -63,21 +70,15 @@ def _now_ms() -> int:
 
 
 class ToolDispatcher:
-    """The seed's ToolDispatcher: tasks, the device, the agent, and the one dispatch."""
+    """The page's service behind every tool: what it holds (the phone, the tasks, flow keeping, the
+    secrets, the pipeline), each a typed field, and the one dispatch."""
 
     def __init__(self, clock_ms: Callable[[], int] = _now_ms) -> None:
-        self._device: Device | None = None
-        self._session: DeviceSession | None = None
+        self.phone = PhoneHolder()
+        self.tasks = TaskKeeper(clock_ms)
         self.agent: AgentRunner | None = None
-        # Scales and re-encodes screenshots (the page: canvas; CPython: Pillow); None: full PNGs only.
-        self.image_codec: ScreenshotScaler | None = None
-        # The page's scrcpy live view (tools.screen_source.LiveScreen) for take_screenshot's source "live";
-        # None in CPython: that source then answers why not.
-        self.live_screen: LiveScreen | None = None
         # Which tools this page serves (the server's --tools, from /api/config).
         self.profile: ToolProfile = DEFAULT_TOOL_PROFILE
-        self._tasks: dict[str, AgentTask] = {}
-        self._running: AgentTask | None = None
         self._clock_ms = clock_ms
         # Saved flows (the page: IndexedDB) and the flow recording every channel's calls feed.
         self.flow_library: FlowLibrary = MemoryFlowLibrary()
@@ -86,7 +87,7 @@ class ToolDispatcher:
         # CPython the same engine through Node); None: a flow with scripts fails saying so.
         self.script_engine: ScriptEngine | None = None
         # The secrets type_secret types (tools.named_secrets.SecretBook: the page's own and the server's).
-        self.secrets: SecretBook | None = None
+        self._secrets: SecretBook | None = None
         # The one road every call takes (tools.pipeline): its activity and confirmation steps are
         # held here so the page can listen to the one and answer the other.
         self.activity = Activity()
@@ -96,6 +97,15 @@ class ToolDispatcher:
         # The tool groups WebMCP registers (tools.groups.GroupSwitch: the page's WebMCP service); None:
         # tool_groups answers every group listed.
         self.groups: GroupSwitch | None = None
+
+    @property
+    def secrets(self) -> SecretBook | None:
+        return self._secrets
+
+    @secrets.setter
+    def secrets(self, book: SecretBook | None) -> None:
+        self._secrets = book
+        self.phone.redact_nodes = book.redact_nodes if book is not None else None
 
     @property
     def before_call(self) -> Confirm | None:
@@ -123,87 +133,74 @@ class ToolDispatcher:
     def now_ms(self) -> int:
         return self._clock_ms()
 
-    def current_session(self) -> DeviceSession | None:
-        """The session with the connected phone if one is open (no new one is made)."""
-        session = self._session
-        return session if session is not None and session.device is self._device else None
+    # -- the phone (PhoneHolder) ----------------------------------------------------------------
 
     @property
     def device(self) -> Device | None:
-        return self._device
+        return self.phone.device
 
     @device.setter
     def device(self, device: Device | None) -> None:
-        if device is not self._device:
-            self._session = None  # refs and the screen size belong to the phone they came from
-        self._device = device
+        self.phone.device = device
+
+    @property
+    def image_codec(self) -> ScreenshotScaler | None:
+        return self.phone.image_codec
+
+    @image_codec.setter
+    def image_codec(self, codec: ScreenshotScaler | None) -> None:
+        self.phone.image_codec = codec
+
+    @property
+    def live_screen(self) -> LiveScreen | None:
+        return self.phone.live_screen
+
+    @live_screen.setter
+    def live_screen(self, screen: LiveScreen | None) -> None:
+        self.phone.live_screen = screen
+
+    def current_session(self) -> DeviceSession | None:
+        """The session with the connected phone if one is open (no new one is made)."""
+        return self.phone.current_session()
 
     def session(self) -> DeviceSession:
         """The connected phone as the device tools use it; ToolError no_device when none is."""
-        device = self._device
-        if device is None:
-            raise errors.no_device()
-        if self._session is None or self._session.device is not device:
-            self._session = DeviceSession(device)
-        self._session.image_codec = self.image_codec
-        self._session.live_screen = self.live_screen
-        self._session.redact_nodes = self.secrets.redact_nodes if self.secrets is not None else None
-        return self._session
-
-    # -- the seed's interface -------------------------------------------------------------------
+        return self.phone.session()
 
     def is_connected(self) -> bool:
-        return self.device is not None
+        return self.phone.device is not None
+
+    async def device_info(self) -> dict[str, Any]:
+        return await self.phone.info()
+
+    # -- the tasks (TaskKeeper) -----------------------------------------------------------------
 
     def is_running(self) -> bool:
-        return self._running is not None
+        return self.tasks.running is not None
 
     @property
     def running_task(self) -> AgentTask | None:
         """The task this page's agent runs now, if any."""
-        return self._running
+        return self.tasks.running
 
     def get_task(self, task_id: str) -> AgentTask | None:
-        return self._tasks.get(task_id)
+        return self.tasks.get(task_id)
 
     def get_all_tasks(self) -> list[AgentTask]:
-        return list(self._tasks.values())
+        return self.tasks.all()
 
     def remember_task(self, task: AgentTask) -> None:
         """Keep a task (one restored from storage, or one just created) in this page's history; past
         TASKS_KEPT, the oldest finished ones are forgotten."""
-        self._tasks[task.id] = task
-        extra = len(self._tasks) - TASKS_KEPT
-        if extra > 0:
-            for old in [kept for kept in self._tasks.values() if kept.done and kept is not task][:extra]:
-                del self._tasks[old.id]
-
-    async def device_info(self) -> dict[str, Any]:
-        device = self.device
-        if device is None:
-            return {"connected": False}
-        try:
-            info = await device.info()
-        except Exception as exc:
-            if self._failure("get_device_status", device, exc).code is ErrorCode.NO_DEVICE:
-                return {"connected": False}
-            raise
-        return {"connected": True, **info}
-
-    def _failure(self, tool: str, device: Device | None, exc: Exception) -> ToolError:
-        """What a call that raised ``exc`` answers. If the phone it began with (``device``) went away
-        meanwhile, the failure is its going: "no phone". A failure that is not a ToolError is a bug."""
-        failure = exc if isinstance(exc, ToolError) else errors.internal(tool, exc)
-        if device is not None and self.device is not device and failure.code is not ErrorCode.NO_DEVICE:
-            return errors.no_device()
-        return failure
+        self.tasks.remember(task)
 
     def abort(self) -> str:
         """Abort the running task; its id (ToolError no_task_running when none runs)."""
-        if self._running is None or self.agent is None:
+        running = self.tasks.running
+        if running is None or self.agent is None:
             raise errors.no_task_running()
         self.agent.abort()
-        return self._running.id
+        return running.id
 
     async def run_agent(
         self,
@@ -212,30 +209,27 @@ class ToolDispatcher:
         progress: ProgressSink | None = None,
         options: TaskOptions | None = None,
     ) -> AgentTask:
-        if self.device is None:
+        device = self.device
+        if device is None:
             raise errors.no_device()
-        if self._running is not None:
+        if self.tasks.running is not None:
             raise errors.agent_busy()
         if self.agent is None:
             raise errors.no_model()
-        task = AgentTask(id=self._new_task_id(), goal=goal, created_at=self._clock_ms())
-        if options is not None:
-            task.options = options
-        self.remember_task(task)
-        self._running = task
+        task = self.tasks.start(goal, options)
         # The agent's actions enter this pipeline: under run_agent_task's call when a tool started the
         # task, as calls of their own when the page's panel did.
         scope = current()
         token = enter(Scope(self.pipeline, scope.call if scope is not None else None))
+        refused = False
         try:
-            return await self.agent.run(task, self.device, timeout_ms, progress)
+            return await self.agent.run(task, device, timeout_ms, progress)
         except ToolError:
-            if task.status is TaskStatus.IDLE:  # refused before it began (e.g. no model): not a task
-                self._tasks.pop(task.id, None)
+            refused = task.status is TaskStatus.IDLE  # refused before it began (e.g. no model)
             raise
         finally:
             leave(token)
-            self._running = None
+            self.tasks.stop(task, forget=refused)
 
     # -- the one dispatch -----------------------------------------------------------------------
 
@@ -261,6 +255,3 @@ class ToolDispatcher:
         )
         scope = current()
         return await self.pipeline.run(call.under(scope.call if scope is not None else None))
-
-    def _new_task_id(self) -> str:
-        return f"task-{self._clock_ms():x}-{secrets.token_hex(3)}"
