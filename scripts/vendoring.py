@@ -216,6 +216,14 @@ PARTS: tuple[Part, ...] = (
         (("@jitl/quickjs-wasmfile-release-sync", "dist/emscripten-module.wasm"),),
         ("quickjs-emscripten-core", "LICENSE"),
     ),
+    # The MCP Apps views (static/apps/*.html, served inline as ui:// resources by server/mcp_apps.py),
+    # each bundled with the official ext-apps App class.
+    LocalBundle(
+        "app-phone", "static/apps/phone.mjs", "phone.mjs", (), ("@modelcontextprotocol/ext-apps", "LICENSE")
+    ),
+    LocalBundle(
+        "app-task", "static/apps/task.mjs", "task.mjs", (), ("@modelcontextprotocol/ext-apps", "LICENSE")
+    ),
 )
 
 
