@@ -1,5 +1,7 @@
 // The task view (MCP Apps, ui://phone-agent/task): a running agent task's steps as they happen
-// (get_latest_task, then get_task_result polled through the host) and Cancel (abort_task). Every call
+// (get_latest_task, then get_task_result polled through the host), Cancel (abort_task), and the agent's
+// open question (answer_question, the views' own tool): Done/Cancel for a take over, Allow/Refuse for a
+// confirmation, taken by the page as it takes an elicitation's answer (whoever answers first wins). Every call
 // goes through the host to phone-agent's tools, marked as the app's ("phone-agent/caller": "app").
 // Bundled with ext-apps by scripts/vendoring.py.
 import { App } from "@modelcontextprotocol/ext-apps/app-with-deps";
@@ -12,7 +14,12 @@ const goal = document.getElementById("goal");
 const state = document.getElementById("state");
 const steps = document.getElementById("steps");
 const cancel = document.getElementById("cancel");
-let taskId = null;
+const question = document.getElementById("question");
+const questionText = document.getElementById("question-text");
+const answers = document.getElementById("answers");
+const BUTTONS = { takeover: [["done", "Done"], ["cancel", "Cancel"]], confirm: [["yes", "Allow"], ["no", "Refuse"]] };
+let shownAsk = null;
+let taskId = null; // the task of the call this view shows, once its result came (else the latest task)
 let timer = null;
 
 function call(name, args) {
@@ -31,7 +38,6 @@ function taskOf(result) {
 }
 
 function render(task) {
-  taskId = task.taskId;
   if (task.goal) goal.textContent = task.goal;
   state.textContent = `${task.status}${task.conclusion ? ": " + task.conclusion : ""}${task.error ? ": " + task.error : ""}`;
   steps.replaceChildren(
@@ -50,11 +56,36 @@ function render(task) {
   );
   const ended = ENDED.has(task.status);
   cancel.hidden = ended;
-  if (ended && timer) clearInterval(timer);
+  if (ended && taskId && timer) clearInterval(timer);
+}
+
+function showQuestion(open) {
+  question.hidden = !open;
+  if (!open || open.askId === shownAsk) return;
+  shownAsk = open.askId;
+  questionText.textContent = open.message;
+  answers.replaceChildren(
+    ...(BUTTONS[open.kind] || []).map(([answer, label]) => {
+      const button = document.createElement("button");
+      button.type = "button";
+      button.textContent = label;
+      button.dataset.answer = answer;
+      button.addEventListener("click", async () => {
+        const result = await call("answer_question", { askId: open.askId, answer });
+        state.textContent = (result.content || []).map((c) => c.text || "").join(" ");
+        question.hidden = true;
+      });
+      return button;
+    }),
+  );
 }
 
 async function poll() {
   try {
+    const asked = await call("answer_question", {});
+    const open = asked.isError ? [] : (asked.structuredContent || {}).questions || [];
+    showQuestion(open[0]);
+    if (!open.length) shownAsk = null;
     const result = taskId ? await call("get_task_result", { taskId }) : await call("get_latest_task", {});
     const task = taskOf(result);
     if (task) render(task);
@@ -71,7 +102,10 @@ cancel.addEventListener("click", async () => {
 
 app.ontoolresult = (params) => {
   const task = taskOf(params);
-  if (task) render(task);
+  if (task) {
+    taskId = task.taskId;
+    render(task);
+  }
 };
 await app.connect();
 await poll();

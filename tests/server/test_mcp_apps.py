@@ -10,7 +10,7 @@ from mcp.client import Client
 from mcp.client.extension import ClientExtension
 from mcp.shared.exceptions import MCPError
 
-from phone_agent.server.mcp_apps import APP_MIME_TYPE, APPS_EXTENSION, TOOL_VIEWS
+from phone_agent.server.mcp_apps import ANSWER_TOOL_NAME, APP_MIME_TYPE, APPS_EXTENSION, TOOL_VIEWS
 from phone_agent.server.mcp_bridge import build_mcp_server
 from phone_agent.server.relay import Relay
 from phone_agent.tools.catalog import ToolProfile
@@ -39,6 +39,14 @@ async def test_views_and_links_only_for_clients_declaring_the_extension(profile:
     async with Client(server, extensions=[Apps()]) as app_host:
         listed = await app_host.list_tools()
         linked = {tool.name: tool.meta["ui"]["resourceUri"] for tool in listed.tools if tool.meta}
+        answer_tool = linked.pop(ANSWER_TOOL_NAME)  # the views' own tool, for them only
+        assert answer_tool == "ui://phone-agent/task"
+        assert listed.tools[-1].meta["ui"]["visibility"] == ["app"]
+        assert ANSWER_TOOL_NAME not in {tool.name for tool in before.tools}
+        none_open = await app_host.call_tool(ANSWER_TOOL_NAME, {})
+        assert none_open.structured_content == {"questions": []}
+        stale = await app_host.call_tool(ANSWER_TOOL_NAME, {"askId": "ask-9", "answer": "yes"})
+        assert stale.is_error and stale.structured_content["code"] == "invalid_argument"
         assert linked == {name: view.uri for name, view in TOOL_VIEWS.items() if name in linked}
         assert {"take_screenshot", "run_agent_task"} <= set(linked)
         assert linked["run_agent_task"] == "ui://phone-agent/task"

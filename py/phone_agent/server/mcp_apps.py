@@ -14,13 +14,14 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import mcp.types as types
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS
 
+from .. import errors
 from .mcp_tasks import CLIENT_CAPABILITIES_META_KEY
 from .page_source import default_page_root
 
@@ -81,7 +82,7 @@ def with_views(listed: types.ListToolsResult) -> types.ListToolsResult:
             meta = {**(tool.meta or {}), "ui": {"resourceUri": view.uri}}
             tool = tool.model_copy(update={"meta": meta})
         tools.append(tool)
-    return listed.model_copy(update={"tools": tools})
+    return listed.model_copy(update={"tools": [*tools, ANSWER_TOOL]})
 
 
 def list_views() -> types.ListResourcesResult:
@@ -124,3 +125,55 @@ def view_html(view: AppView, root: Path) -> str:
         return f'<script type="module">\n{code}\n</script>'
 
     return _MODULE_SCRIPT.sub(inline, html)
+
+
+# The one tool only the views see (``_meta.ui.visibility`` ["app"]): the page's open questions, and the
+# view's answer to one, which the page takes as it takes an elicitation's (whoever answers first wins).
+ANSWER_TOOL_NAME = "answer_question"
+ANSWERS = {"takeover": ("done", "cancel"), "confirm": ("yes", "no")}
+ANSWER_TOOL = types.Tool(
+    name=ANSWER_TOOL_NAME,
+    title="Answer the agent's question",
+    description="Without arguments: the agent's open questions (take over, confirmation). With askId and "
+    "answer: answer one (take over: done or cancel; confirmation: yes or no).",
+    input_schema={
+        "type": "object",
+        "properties": {
+            "askId": {"type": "string", "minLength": 1, "maxLength": 100},
+            "answer": {"type": "string", "enum": ["done", "cancel", "yes", "no"]},
+        },
+        "additionalProperties": False,
+    },
+    meta={"ui": {"resourceUri": TASK_VIEW.uri, "visibility": ["app"]}},
+)
+
+
+class Questions(Protocol):
+    """What answer_question needs of the relay (``relay.Relay``)."""
+
+    def open_questions(self) -> Mapping[str, Any]: ...
+
+    async def answer_question(self, ask: str, answer: str) -> bool: ...
+
+
+async def answer_question(relay: Questions, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
+    """answer_question's result (wire form): the open questions, or the answer given."""
+    args = dict(arguments or {})
+    open_now = relay.open_questions()
+    if "askId" not in args and "answer" not in args:
+        listed = [{"askId": ask, "kind": q.kind, "message": q.message} for ask, q in open_now.items()]
+        text = "; ".join(f"{q['askId']} ({q['kind']}): {q['message']}" for q in listed) or "No open question."
+        return {"content": [{"type": "text", "text": text}], "structuredContent": {"questions": listed}}
+    ask, answer = args.get("askId"), args.get("answer")
+    question = open_now.get(ask) if isinstance(ask, str) else None
+    if question is None or answer not in ANSWERS.get(question.kind, ()):
+        allowed = " or ".join(ANSWERS.get(question.kind, ())) if question else "an open question's askId"
+        return errors.invalid_argument(
+            ANSWER_TOOL_NAME,
+            "askId" if question is None else "answer",
+            f"askId {ask!r} is not an open question" if question is None else f"answer must be {allowed}",
+            "Call answer_question without arguments for the open questions and their kinds.",
+        ).to_result()
+    taken = await relay.answer_question(ask, answer)  # type: ignore[arg-type]
+    text = f"Answered {answer}." if taken else "The question was answered first elsewhere."
+    return {"content": [{"type": "text", "text": text}], "structuredContent": {"answered": taken}}

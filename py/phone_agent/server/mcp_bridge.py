@@ -48,7 +48,15 @@ from ..relay.frames import CALLER_META, META_CALLERS
 from ..tools.catalog import DEFAULT_TOOL_PROFILE, TOOLS_BY_NAME, ToolProfile, tools_for_profile
 from ..tools.groups import GROUPS_TOOL, GROUPS_TOOL_NAME, hidden, instructions, listed_names
 from ..tools.spec import CallEnv, Channel, ToolSpec, validate_arguments
-from .mcp_apps import APPS_EXTENSION, declares_apps, list_views, read_view, with_views
+from .mcp_apps import (
+    ANSWER_TOOL_NAME,
+    APPS_EXTENSION,
+    answer_question,
+    declares_apps,
+    list_views,
+    read_view,
+    with_views,
+)
 from .mcp_ask import ask_with, elicit_client
 from .mcp_input import ASKING_TOOLS, ParkedCall, ParkedCalls
 from .mcp_tasks import TASK_TOOLS, TASKS_EXTENSION, McpTaskStore, declares_tasks, missing_capability
@@ -347,7 +355,8 @@ class _RelayingHandlers:
     async def on_call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | dict[str, Any]:
-        if self.chosen is not ToolProfile.ALL and params.name not in self.offered_names:
+        offered = params.name in self.offered_names or params.name == ANSWER_TOOL_NAME  # the views' own
+        if self.chosen is not ToolProfile.ALL and not offered:
             failure = tool_not_offered(params.name, str(self.chosen), self.offered_names)
             return types.CallToolResult.model_validate(failure.to_result())
         if params.name == GROUPS_TOOL_NAME and self.chosen is ToolProfile.COMPACT:
@@ -453,6 +462,8 @@ def build_mcp_server(relay: Relay, profile: str | ToolProfile = DEFAULT_TOOL_PRO
 
     async def call(name: str, arguments: dict[str, Any] | None, forward: ProgressForwarder) -> dict[str, Any]:
         meta = _meta_of(forward.ctx) if isinstance(forward, ProgressForwarder) else {}
+        if name == ANSWER_TOOL_NAME:  # answered here: the questions are the relay's
+            return await answer_question(relay, arguments)
         wanted, caller = meta.get(TRANSFER_META), meta.get(CALLER_META)
         caller = caller if caller in META_CALLERS else None  # an MCP App view's calls: "app"
         if wanted is None:
