@@ -2,11 +2,13 @@
 bundled by esbuild here) renders the phone view from the ``ui://phone-agent/phone`` resource a real MCP
 client session of ``phone-agent mcp`` read, and relays the view's tool calls to that session. A click in
 the view taps the simulated phone (Settings opens), and the page's activity log shows the calls as the
-app's. A call marked as the app's with bad arguments gets the same error data as any caller's.
+app's. The task view shows the agent's confirmation, and its Allow lets the action through. A call
+marked as the app's with bad arguments gets the same error data as any caller's.
 """
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -17,6 +19,7 @@ from phone_agent.server.mcp_apps import APP_MIME_TYPE, APPS_EXTENSION
 from tests.browser.rigs import AgentRig as Rig
 from tests.browser.rigs import AgentRigSpec, centre_of
 from tests.browser.test_call_tree import rows
+from tests.browser.test_people import send_script
 from tests.support import ROOT, eventually
 
 pytestmark = pytest.mark.browser
@@ -85,6 +88,24 @@ async def test_a_click_in_the_phone_view_taps_the_phone_as_the_app(fresh: Rig, h
             await eventually(logged, timeout_s=10)
         finally:
             await page.close()
+
+
+async def test_allow_in_the_task_view_lets_a_confirmation_through(fresh: Rig, host_bundle: str) -> None:
+    fresh.model.add(*send_script())
+    async with fresh.relayed(extensions=DECLARED) as session:
+        html = (await session.read_resource("ui://phone-agent/task")).contents[0].text
+        page = await host_page(fresh, host_bundle, session, html)
+        try:
+            task = asyncio.ensure_future(session.call_tool("run_agent_task", {"goal": "Send it"}))
+            view = page.frame_locator("#view")
+            await view.locator("#question-text").wait_for(state="visible", timeout=30_000)
+            assert "sending a message" in await view.locator("#question-text").text_content()
+            await view.locator('#answers button[data-answer="yes"]').click(timeout=5_000)
+            await asyncio.wait_for(task, 60)
+        finally:
+            await page.close()
+    assert [sent["text"] for sent in fresh.sim.phone.state()["sent"]] == ["see you tomorrow"]
+    assert await fresh.page.is_hidden("#confirm")
 
 
 async def test_an_apps_call_with_bad_arguments_gets_the_same_error_data(fresh: Rig) -> None:
