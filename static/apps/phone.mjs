@@ -6,12 +6,15 @@ import { App } from "@modelcontextprotocol/ext-apps/app-with-deps";
 
 const CALLER_META = { "phone-agent/caller": "app" };
 const FRAME_MS = 400; // 2.5 frames a second
+const IN_FLIGHT = 3; // screenshots asked for at once: a frame takes longer than FRAME_MS to come
 const DRAG_PX = 12; // a pointer moved further than this swipes
 const screen = document.getElementById("screen");
 const status = document.getElementById("status");
 const app = new App({ name: "phone-agent phone view", version: "1.0.0" });
 let device = null; // {deviceWidth, deviceHeight} of the last frame
-let busy = false;
+let asked = 0; // screenshots asked for and not answered yet
+let sequence = 0; // the newest frame asked for
+let shown = 0; // the newest frame shown (an older one that comes late is dropped)
 
 function say(text, error = false) {
   status.textContent = text;
@@ -28,7 +31,9 @@ export async function call(name, args) {
   return result;
 }
 
-function show(result) {
+function show(result, number = sequence) {
+  if (number < shown) return;
+  shown = number;
   const image = (result.content || []).find((c) => c.type === "image");
   if (!image) return;
   screen.src = `data:${image.mimeType};base64,${image.data}`;
@@ -37,18 +42,19 @@ function show(result) {
 }
 
 async function refresh() {
-  if (busy) return;
-  busy = true;
+  if (asked >= IN_FLIGHT) return;
+  asked += 1;
+  const number = ++sequence;
   try {
-    const result = await call("take_screenshot", { maxSide: 720, format: "jpeg" });
+    const result = await call("take_screenshot", { maxSide: 720, format: "jpeg", settle: false });
     if (!result.isError) {
-      show(result);
+      show(result, number);
       if (status.classList.contains("error") === false) say("Live: click to tap, drag to swipe");
     }
   } catch (error) {
     say(String(error.message || error), true);
   } finally {
-    busy = false;
+    asked -= 1;
   }
 }
 

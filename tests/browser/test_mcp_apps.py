@@ -39,11 +39,14 @@ def host_bundle(tmp_path_factory: pytest.TempPathFactory) -> str:
     return out.read_text(encoding="utf-8")
 
 
-async def host_page(fresh: Rig, bundle: str, session: Any, html: str) -> Any:
-    """A host page showing ``html`` as a view, its tool calls relayed to ``session``."""
+async def host_page(fresh: Rig, bundle: str, session: Any, html: str, seen: list | None = None) -> Any:
+    """A host page showing ``html`` as a view, its tool calls relayed to ``session`` (and listed in
+    ``seen``: when each was made, and which tool)."""
     page = await fresh.page.context.new_page()
 
     async def relay(params: dict[str, Any]) -> dict[str, Any]:
+        if seen is not None:
+            seen.append((asyncio.get_running_loop().time(), params["name"]))
         result = await session.call_tool(
             params["name"], params.get("arguments") or {}, meta=params.get("_meta")
         )
@@ -62,7 +65,8 @@ async def test_a_click_in_the_phone_view_taps_the_phone_as_the_app(fresh: Rig, h
         listed = {tool.name: tool for tool in (await session.list_tools()).tools}
         assert listed["take_screenshot"].meta["ui"]["resourceUri"] == "ui://phone-agent/phone"
         html = (await session.read_resource("ui://phone-agent/phone")).contents[0].text
-        page = await host_page(fresh, host_bundle, session, html)
+        seen: list[tuple[float, str]] = []
+        page = await host_page(fresh, host_bundle, session, html, seen)
         try:
             screen = page.frame_locator("#view").locator("#screen")
 
@@ -70,6 +74,10 @@ async def test_a_click_in_the_phone_view_taps_the_phone_as_the_app(fresh: Rig, h
                 return await screen.evaluate("(img) => img.naturalWidth > 0")
 
             await eventually(framed, timeout_s=20)
+            await asyncio.sleep(3)
+            now = asyncio.get_running_loop().time()
+            frames = [at for at, name in seen if name == "take_screenshot" and at > now - 2]
+            assert len(frames) >= 4, f"{len(frames)} frames in 2 s"  # >= 2 frames a second
             x, y = centre_of(fresh.sim, "Settings")
             box = await screen.bounding_box()
             await page.mouse.click(box["x"] + box["width"] * x / 1080, box["y"] + box["height"] * y / 2400)
