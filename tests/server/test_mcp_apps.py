@@ -65,3 +65,12 @@ async def test_views_and_links_only_for_clients_declaring_the_extension(profile:
             await app_host.read_resource("ui://phone-agent/none")
     async with Client(server) as plain_again:
         assert dumped(await plain_again.list_tools()) == dumped(before)
+
+
+async def test_read_only_has_no_answer_question() -> None:
+    server = build_mcp_server(Relay(self_check_delay_s=0), ToolProfile.READ_ONLY)
+    async with Client(server, extensions=[Apps()]) as app_host:
+        names = {tool.name for tool in (await app_host.list_tools()).tools}
+        assert "take_screenshot" in names and ANSWER_TOOL_NAME not in names
+        refused = await app_host.call_tool(ANSWER_TOOL_NAME, {})
+        assert refused.is_error and refused.structured_content["code"] == "unknown_tool"

@@ -82,7 +82,9 @@ def with_views(listed: types.ListToolsResult) -> types.ListToolsResult:
             meta = {**(tool.meta or {}), "ui": {"resourceUri": view.uri}}
             tool = tool.model_copy(update={"meta": meta})
         tools.append(tool)
-    return listed.model_copy(update={"tools": [*tools, ANSWER_TOOL]})
+    # The task view's own tool comes with the tool that shows it (not under --tools read-only).
+    shows_tasks = any(tool.name == "run_agent_task" for tool in tools)
+    return listed.model_copy(update={"tools": [*tools, ANSWER_TOOL] if shows_tasks else tools})
 
 
 def list_views() -> types.ListResourcesResult:

@@ -355,7 +355,9 @@ class _RelayingHandlers:
     async def on_call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | dict[str, Any]:
-        offered = params.name in self.offered_names or params.name == ANSWER_TOOL_NAME  # the views' own
+        # The views' own answer_question comes with run_agent_task (mcp_apps.with_views).
+        answers = params.name == ANSWER_TOOL_NAME and "run_agent_task" in self.offered_names
+        offered = params.name in self.offered_names or answers
         if self.chosen is not ToolProfile.ALL and not offered:
             failure = tool_not_offered(params.name, str(self.chosen), self.offered_names)
             return types.CallToolResult.model_validate(failure.to_result())
