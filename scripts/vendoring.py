@@ -216,6 +216,14 @@ PARTS: tuple[Part, ...] = (
         (("@jitl/quickjs-wasmfile-release-sync", "dist/emscripten-module.wasm"),),
         ("quickjs-emscripten-core", "LICENSE"),
     ),
+    # The MCP Apps views (static/apps/*.html, served inline as ui:// resources by server/mcp_apps.py),
+    # each bundled with the official ext-apps App class.
+    LocalBundle(
+        "app-phone", "static/apps/phone.mjs", "phone.mjs", (), ("@modelcontextprotocol/ext-apps", "LICENSE")
+    ),
+    LocalBundle(
+        "app-task", "static/apps/task.mjs", "task.mjs", (), ("@modelcontextprotocol/ext-apps", "LICENSE")
+    ),
 )
 
 
@@ -265,9 +273,13 @@ def write_license(license: str | SpdxText, dest: Path, sources: Sources, package
 
 
 def inputs_key() -> str:
-    """What the vendored files are made from: this table and the npm lock (a change re-vendors)."""
+    """What the vendored files are made from: this table, the npm lock and the project's own modules
+    that are bundled (a change re-vendors)."""
     digest = hashlib.sha256(Path(__file__).read_bytes())
     digest.update((ROOT / "package-lock.json").read_bytes())
+    for part in PARTS:
+        if isinstance(part, LocalBundle):
+            digest.update((ROOT / part.entry).read_bytes())
     return digest.hexdigest()[:32]
 
 

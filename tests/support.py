@@ -305,7 +305,7 @@ async def eventually(check, timeout_s: float = 10.0, interval_s: float = 0.05):
 
 @asynccontextmanager
 async def mcp_stdio_session(
-    *args: str, logging_callback=None, stop_server: bool = True, elicitation_callback=None
+    *args: str, logging_callback=None, stop_server: bool = True, elicitation_callback=None, extensions=None
 ):
     """The official mcp SDK's stdio client spawning ``phone-agent mcp ARGS`` and an initialized session.
 
@@ -320,7 +320,11 @@ async def mcp_stdio_session(
     try:
         async with stdio_client(params) as (read, write):
             async with ClientSession(
-                read, write, logging_callback=logging_callback, elicitation_callback=elicitation_callback
+                read,
+                write,
+                logging_callback=logging_callback,
+                elicitation_callback=elicitation_callback,
+                extensions=extensions,
             ) as session:
                 await session.initialize()
                 yield session

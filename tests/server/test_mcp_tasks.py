@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from phone_agent.server.mcp_apps import APPS_EXTENSION
 from phone_agent.server.mcp_tasks import TASKS_EXTENSION
 from tests.server.harness import ServeProcess, free_port, page_peer
 from tests.server.test_mcp_revisions import MODERN, envelope, post
@@ -150,7 +151,8 @@ async def test_a_client_without_the_extension_gets_the_call_that_answers_when_th
 def test_tasks_methods_need_the_extension_and_a_known_task(served: ServeProcess) -> None:
     port = served.port
     _, discovered = rpc(port, "server/discover", {"_meta": with_tasks()})
-    assert discovered["result"]["capabilities"]["extensions"] == {TASKS_EXTENSION: {}}
+    extensions = discovered["result"]["capabilities"]["extensions"]
+    assert extensions == {TASKS_EXTENSION: {}, APPS_EXTENSION: {}}  # and MCP Apps (mcp_apps)
     _, refused = rpc(port, "tasks/get", {"taskId": "nope", "_meta": envelope()}, "nope")
     assert refused["error"]["code"] == -32021
     assert refused["error"]["data"]["requiredCapabilities"]["extensions"] == {TASKS_EXTENSION: {}}

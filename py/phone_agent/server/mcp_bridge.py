@@ -37,6 +37,8 @@ import mcp.types as types
 from mcp.server.caching import CacheHint
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
@@ -46,6 +48,15 @@ from ..relay.frames import CALLER_META, META_CALLERS
 from ..tools.catalog import DEFAULT_TOOL_PROFILE, TOOLS_BY_NAME, ToolProfile, tools_for_profile
 from ..tools.groups import GROUPS_TOOL, GROUPS_TOOL_NAME, hidden, instructions, listed_names
 from ..tools.spec import CallEnv, Channel, ToolSpec, validate_arguments
+from .mcp_apps import (
+    ANSWER_TOOL_NAME,
+    APPS_EXTENSION,
+    answer_question,
+    declares_apps,
+    list_views,
+    read_view,
+    with_views,
+)
 from .mcp_ask import ask_with, elicit_client
 from .mcp_input import ASKING_TOOLS, ParkedCall, ParkedCalls
 from .mcp_tasks import TASK_TOOLS, TASKS_EXTENSION, McpTaskStore, declares_tasks, missing_capability
@@ -217,6 +228,10 @@ def build_relaying_server(
     server.add_request_handler("tasks/get", types.GetTaskRequestParams, handlers.on_get_task)
     server.add_request_handler("tasks/cancel", types.CancelTaskRequestParams, handlers.on_cancel_task)
     server.add_request_handler("tasks/update", UpdateTaskRequestParams, handlers.on_update_task)
+    # MCP Apps (mcp_apps): the views, to the clients that declare the extension only.
+    server.extensions[APPS_EXTENSION] = {}
+    server.add_request_handler("resources/list", types.PaginatedRequestParams, handlers.on_list_resources)
+    server.add_request_handler("resources/read", types.ReadResourceRequestParams, handlers.on_read_resource)
     return server
 
 
@@ -305,10 +320,23 @@ class _RelayingHandlers:
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         listed = await self.list_tools()
-        if self.chosen is not ToolProfile.COMPACT:
-            return listed
-        enabled = self.groups.of(ctx.session)
-        return types.ListToolsResult(tools=[tool for tool in listed.tools if not hidden(tool.name, enabled)])
+        if self.chosen is ToolProfile.COMPACT:
+            enabled = self.groups.of(ctx.session)
+            shown = [tool for tool in listed.tools if not hidden(tool.name, enabled)]
+            listed = types.ListToolsResult(tools=shown)
+        return with_views(listed) if declares_apps(ctx) else listed
+
+    async def on_list_resources(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        return list_views() if declares_apps(ctx) else types.ListResourcesResult(resources=[])
+
+    async def on_read_resource(
+        self, ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        if not declares_apps(ctx):
+            raise MCPError(code=INVALID_PARAMS, message=f"Unknown resource {params.uri}")
+        return read_view(str(params.uri))
 
     async def on_tool_groups(self, ctx: ServerRequestContext[Any], arguments: dict[str, Any] | None) -> Any:
         """tool_groups, answered here: the groups are this client's list, not the page's."""
@@ -327,7 +355,10 @@ class _RelayingHandlers:
     async def on_call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | dict[str, Any]:
-        if self.chosen is not ToolProfile.ALL and params.name not in self.offered_names:
+        # The views' own answer_question comes with run_agent_task (mcp_apps.with_views).
+        answers = params.name == ANSWER_TOOL_NAME and "run_agent_task" in self.offered_names
+        offered = params.name in self.offered_names or answers
+        if self.chosen is not ToolProfile.ALL and not offered:
             failure = tool_not_offered(params.name, str(self.chosen), self.offered_names)
             return types.CallToolResult.model_validate(failure.to_result())
         if params.name == GROUPS_TOOL_NAME and self.chosen is ToolProfile.COMPACT:
@@ -433,6 +464,8 @@ def build_mcp_server(relay: Relay, profile: str | ToolProfile = DEFAULT_TOOL_PRO
 
     async def call(name: str, arguments: dict[str, Any] | None, forward: ProgressForwarder) -> dict[str, Any]:
         meta = _meta_of(forward.ctx) if isinstance(forward, ProgressForwarder) else {}
+        if name == ANSWER_TOOL_NAME:  # answered here: the questions are the relay's
+            return await answer_question(relay, arguments)
         wanted, caller = meta.get(TRANSFER_META), meta.get(CALLER_META)
         caller = caller if caller in META_CALLERS else None  # an MCP App view's calls: "app"
         if wanted is None:

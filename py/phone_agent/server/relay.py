@@ -114,6 +114,32 @@ class Relay:
         # Tasks nobody awaits (self-checks, cancel frames, closing replaced pages) are kept here so the
         # event loop does not garbage-collect them half-way.
         self._background: set[asyncio.Task[Any]] = set()
+        # The page's questions (take over, confirmation) still open, by ask id: an MCP App view answers
+        # them too (answer_question), whoever answers first wins.
+        self.questions: dict[str, CallAsks] = {}
+
+    async def answer_question(self, ask: str, answer: str) -> bool:
+        """Answer the page's open question ``ask`` (as the call's client would): the page takes it if
+        nobody answered first; the question to the client is withdrawn. False when it is not open."""
+        event = self.open_questions().get(ask)
+        link = self._links.get(event.call.page) if event is not None else None
+        if event is None or link is None:
+            return False
+        self.questions.pop(ask, None)
+        asked = event.call.context.asks.pop(ask, None) if event.call.context else None
+        if asked is not None:
+            asked.cancel()
+        log.info("an MCP App view answered the %s question: %s", event.kind, answer)
+        await self._send(link, AnswerFrame(ask, answer).to_wire())
+        return True
+
+    def open_questions(self) -> dict[str, CallAsks]:
+        """The questions whose call still runs (those of ended calls are dropped)."""
+        for ask, event in list(self.questions.items()):
+            state: _CallState | None = event.call.context
+            if state is None or state.future.done():
+                del self.questions[ask]
+        return dict(self.questions)
 
     @property
     def has_page(self) -> bool:
@@ -167,8 +193,10 @@ class Relay:
             else:
                 state.progress.put_nowait((event.seq, event.message[:MAX_PROGRESS_CHARS]))
         elif isinstance(event, CallAsks):
+            self.questions[event.ask] = event
             self._ask_caller(event)
         elif isinstance(event, CallWithdraws):
+            self.questions.pop(event.ask, None)
             asked = event.call.context.asks.pop(event.ask, None) if event.call.context else None
             if asked is not None:
                 log.info("the person at the page answered first; the question to the client is withdrawn")
@@ -195,6 +223,7 @@ class Relay:
             link = self._links.get(page)
             if answer is not None and link is not None:
                 log.info("the MCP client answered the %s question: %s", event.kind, answer)
+                self.questions.pop(event.ask, None)
                 await self._send(link, AnswerFrame(event.ask, answer).to_wire())
 
         task = asyncio.ensure_future(relay_answer())
