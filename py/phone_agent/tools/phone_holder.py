@@ -12,7 +12,8 @@ from typing import Any
 
 from .. import errors
 from ..device.interface import Device, UiNode
-from ..errors import ErrorCode, ToolError
+from ..errors import ErrorCode
+from .pipeline.failures import failure_of
 from .screen_source import LiveScreen
 from .session import DeviceSession, ScreenshotScaler
 
@@ -60,14 +61,6 @@ class PhoneHolder:
         self._session.redact_nodes = self.redact_nodes
         return self._session
 
-    def failure(self, tool: str, device: Device | None, exc: Exception) -> ToolError:
-        """What a call that raised ``exc`` answers. If the phone it began with (``device``) went away
-        meanwhile, the failure is its going: "no phone". A failure that is not a ToolError is a bug."""
-        failure = exc if isinstance(exc, ToolError) else errors.internal(tool, exc)
-        if device is not None and self._device is not device and failure.code is not ErrorCode.NO_DEVICE:
-            return errors.no_device()
-        return failure
-
     async def info(self) -> dict[str, Any]:
         """get_device_status's answer: {"connected": False}, or True with what the phone says."""
         device = self._device
@@ -76,7 +69,7 @@ class PhoneHolder:
         try:
             info = await device.info()
         except Exception as exc:
-            if self.failure("get_device_status", device, exc).code is ErrorCode.NO_DEVICE:
+            if failure_of("get_device_status", exc, device, self._device).code is ErrorCode.NO_DEVICE:
                 return {"connected": False}
             raise
         return {"connected": True, **info}

@@ -10,6 +10,15 @@ from .call import Call, Next, Result
 from .host import PipelineHost
 
 
+def failure_of(tool: str, exc: Exception, began_with: object, now: object) -> ToolError:
+    """What a call of ``tool`` that raised ``exc`` answers: a ToolError as it is, anything else a bug
+    (``internal``); "no phone" when the phone it began with (``began_with``) is no longer ``now``."""
+    failure = exc if isinstance(exc, ToolError) else errors.internal(tool, exc)
+    if began_with is not None and now is not began_with and failure.code is not ErrorCode.NO_DEVICE:
+        return errors.no_device()
+    return failure
+
+
 class Failures:
     def __init__(self, host: PipelineHost | None = None) -> None:
         self.host = host
@@ -19,9 +28,7 @@ class Failures:
         try:
             return await call_next(call)
         except Exception as exc:
-            failure = exc if isinstance(exc, ToolError) else errors.internal(call.name, exc)
-            went = self.host is not None and device is not None and self.host.device is not device
-            if went and failure.code is not ErrorCode.NO_DEVICE:
-                failure = errors.no_device()
+            now = self.host.device if self.host is not None else None
+            failure = failure_of(call.name, exc, device, now)
             call.error = failure
             return failure.to_result()
