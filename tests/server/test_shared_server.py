@@ -547,8 +547,12 @@ def test_two_fronts_started_together_start_one_server_and_the_other_joins_it(tmp
                 quiet = {"stdin": subprocess.PIPE, "stdout": subprocess.DEVNULL, "stderr": sink}
                 fronts.append(subprocess.Popen(command, **quiet))
             time.sleep(0.2)
-        deadline = time.monotonic() + 60  # both have said where the page is: each reached the server
-        while time.monotonic() < deadline and not all("open http" in err.read_text() for err in errs):
+        # Both have said which server they use (each reached it); stderr is a file, so no link is shown.
+        reached = ("started phone-agent serve in the background", f"using the phone-agent server on port {port}")
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not all(
+            any(line in err.read_text() for line in reached) for err in errs
+        ):
             assert all(front.poll() is None for front in fronts), [err.read_text() for err in errs]
             time.sleep(0.1)
     finally:
