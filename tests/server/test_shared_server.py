@@ -548,7 +548,10 @@ def test_two_fronts_started_together_start_one_server_and_the_other_joins_it(tmp
                 fronts.append(subprocess.Popen(command, **quiet))
             time.sleep(0.2)
         # Both have said which server they use (each reached it); stderr is a file, so no link is shown.
-        reached = ("started phone-agent serve in the background", f"using the phone-agent server on port {port}")
+        reached = (
+            "started phone-agent serve in the background",
+            f"using the phone-agent server on port {port}",
+        )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not all(
             any(line in err.read_text() for line in reached) for err in errs
