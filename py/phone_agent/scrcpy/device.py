@@ -88,6 +88,13 @@ class ScrcpyDevice(DeviceWrapper):
                 task.cancel()
             await asyncio.gather(quiet, inner, return_exceptions=True)
 
+    def changed_since(self, since: float) -> bool | None:
+        """Whether video came after ``since`` (the event loop's time): the screen changed (or the
+        stream repeated it) since; None when the stream does not run (the wrapped Device may say)."""
+        if not self.active:
+            return super().changed_since(since)
+        return self.scrcpy.last_video_at > since
+
     async def _quiet(self, limit_s: float) -> bool:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + limit_s
