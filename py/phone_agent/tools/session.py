@@ -140,13 +140,13 @@ class DeviceSession:
         """The screen now as a snapshot not yet handed out, with the focused app (when ``focus``, or
         read anyway). With no action since the last look (or ``settle`` false): one read at once.
 
-        After an action the read starts at once, beside the wait for the screen to settle, and stands
-        as soon as it shows the action's new window: the tree differs from the one read before the
-        action, and the focus moved to another window whose app the tree holds (a window transition's
-        pixels still move, its tree does not). Otherwise it stands once the wait shows the screen did
-        not change after the read began (the live view's frames, else an idle answer covering it);
-        when the wait cannot show that, the screen is read a second time, settled (the focus is read
-        beside every read after an action)."""
+        After an action the read starts at once (no wait before it) and stands as soon as it shows the
+        action's new window: the tree differs from the one read before the action, and the focus moved
+        to another window whose app the tree holds (a window transition's pixels still move, its tree
+        does not). Otherwise it stands once the settle wait shows the screen did not change after the
+        read began (the live view's frames since then, else an idle answer whose quiet covers it); when
+        the wait cannot show that, the screen is read a second time, settled (the focus is read beside
+        every read after an action)."""
         state = self.state
         if not settle or state.settled_actions == state.actions:
             state.settled_actions = state.actions
@@ -156,15 +156,12 @@ class DeviceSession:
         before_focus = state.latest_focus if state.focus_read else None
         loop = asyncio.get_running_loop()
         began = loop.time()
-        watch = asyncio.ensure_future(self._steady_since(began))
-        try:
-            snapshot, app = await self._read(True)
-            if before is not None and _new_window(before, before_focus, snapshot, app):
-                return ScreenLook(snapshot, app, 0)
-            steady = await watch
-        finally:
-            watch.cancel()
-            await asyncio.gather(watch, return_exceptions=True)
+        snapshot, app = await self._read(True)
+        if before is not None and _new_window(before, before_focus, snapshot, app):
+            return ScreenLook(snapshot, app, 0)
+        # The signals look back (the frames' times, the idle wait's quiet since the last event): asked
+        # after the read, they cover it without a second call contending with it for the server.
+        steady = await self._steady_since(began)
         waited = round((loop.time() - began) * 1000)
         if steady:
             return ScreenLook(snapshot, app, waited)
