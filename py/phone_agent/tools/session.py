@@ -22,7 +22,7 @@ from ..device.interface import (
     settle_screen,
     wait_settled,
 )
-from ..device.windows import screen_extent
+from ..device.windows import APP, DIALOG, screen_extent
 from .locators import ScreenSnapshot
 from .screen_source import LiveScreen
 
@@ -81,13 +81,16 @@ def _new_window(
     before: ScreenSnapshot, before_focus: str | None, now: ScreenSnapshot, focus: str | None
 ) -> bool:
     """The tree shows the action's new window: another window than before has the focus, the tree
-    holds that app's nodes, and the tree is not the one read before the action."""
+    holds that app's nodes, and most of the app's elements are not the ones read before the action
+    (a window that only gained the focus while the old one's tree is still read is not new)."""
     if not focus or not before_focus or focus == before_focus:
         return False
     package = focus.split("/", 1)[0]
     if not any(node.package == package for node in now.nodes):
         return False
-    return now.nodes != before.nodes
+    old = {element.identity() for element in before.elements if element.window in (APP, DIALOG)}
+    new = [element.identity() for element in now.elements if element.window in (APP, DIALOG)]
+    return bool(new) and 2 * sum(key in old for key in new) < len(new)
 
 
 async def current_app_or_none(device: Device) -> str | None:
