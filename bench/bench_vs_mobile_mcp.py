@@ -237,6 +237,24 @@ class ServerDump:
             self.writer.close()
 
 
+ROW_OF = """tool => {
+    const row = [...document.querySelectorAll('#activity li')]
+        .find(item => item.querySelector('.activity__tool')?.textContent === tool);
+    return row ? [row.dataset.callId, row.querySelector('.activity__ms')?.textContent] : [null, null];
+}"""
+
+
+async def page_ms(page: Any, tool: str, before: str | None) -> float:
+    """The page's own time for its newest call of ``tool`` (its activity row, newest first: from the
+    call's arrival in the page to its answer), once a row newer than ``before`` (a call id) is drawn."""
+    for _ in range(100):
+        call_id, said = await page.evaluate(ROW_OF, tool)
+        if call_id and call_id != before and said:
+            return float(said.split()[0])
+        await asyncio.sleep(0.02)
+    return float("nan")
+
+
 def task_steps(steps: list[tuple[str, float, Any]], extra: dict[str, Any]) -> None:
     """Each step of phone-agent's task timed, and how long each listing waited for the screen."""
     for name, (_tool, ms, result) in zip(TASK_STEPS, steps, strict=True):
@@ -365,12 +383,17 @@ async def run_phone(
                 """list_elements (or the server's own dump) right after a tap by ref opened Settings."""
                 ours = sides[OURS]
                 await reset(ours)
+                first, _ = await page.evaluate(ROW_OF, "list_elements")
                 ref = ours.find(await ours.list(), "Settings")
+                await page_ms(page, "list_elements", first)  # that listing's row drawn (not timed)
+                before, _ = await page.evaluate(ROW_OF, "list_elements")
                 await server.connect()
                 await ours.tap_ref(ref)
                 if direct:
                     return await timed(server.dump)
-                return await timed(ours.list)
+                took = await timed(ours.list)
+                extra["listAfterAction"]["page"].append(await page_ms(page, "list_elements", before))
+                return took
 
             for side in sides.values():  # warm-up: first calls start servers, load code
                 for op in OPS:
@@ -445,6 +468,13 @@ def report_steps(phone: str, extra: dict[str, Any]) -> None:
             f"{statistics.median(dump):.0f} ms ({pct(dump, 0.1):.0f}–{pct(dump, 0.9):.0f}): "
             f"{ratio:.2f}× (target ≤ {LIST_AFTER_ACTION_TARGET}× {met})"
         )
+        inside = [value for value in extra["listAfterAction"]["page"] if value == value]  # no NaN
+        if inside:
+            print(
+                f"of which in the page (its activity row: arrival to answer) "
+                f"{statistics.median(inside):.0f} ms ({pct(inside, 0.1):.0f}–{pct(inside, 0.9):.0f}); "
+                "the rest is the call's way there and back"
+            )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -467,7 +497,7 @@ def main(argv: list[str] | None = None) -> int:
             extra: dict[str, Any] = {
                 "steps": {},
                 "settledMs": {},
-                "listAfterAction": {"ours": [], "dump": []},
+                "listAfterAction": {"ours": [], "dump": [], "page": []},
             }
             times = asyncio.run(run_phone(phone, args, tmp, sizes, extra))
             report(phone, times)
