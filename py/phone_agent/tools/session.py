@@ -48,7 +48,10 @@ class SessionState:
     display: tuple[int, int, int] | tuple[()] | None = None
     display_misses: int = 0
     actions: int = 0
-    settled_actions: int = 0  # ``actions`` when a look last waited for the screen to settle
+    settled_actions: int = 0  # ``actions`` when a look last settled (its tree read for them)
+    # ``actions`` when a wait for the screen to stop moving last ended: a look that took a new window's
+    # tree during its transition leaves the pixels unsettled, so a screenshot after it still waits.
+    still_actions: int = 0
     latest: ScreenSnapshot | None = None  # the latest tree read, handed out or not
     latest_actions: int = -1  # ``actions`` when it was read
     latest_at_ms: float = 0.0
@@ -153,6 +156,8 @@ class DeviceSession:
         state = self.state
         if not settle or state.settled_actions == state.actions:
             state.settled_actions = state.actions
+            if not settle:
+                state.still_actions = state.actions
             return ScreenLook(*await self._read(focus), 0)
         state.settled_actions = state.actions
         before = state.latest if state.latest_actions == state.actions - 1 else None
@@ -165,6 +170,7 @@ class DeviceSession:
         # The signals look back (the frames' times, the idle wait's quiet since the last event): asked
         # after the read, they cover it without a second call contending with it for the server.
         steady = await self._steady_since(began)
+        state.still_actions = state.actions
         waited = round((loop.time() - began) * 1000)
         if steady:
             return ScreenLook(snapshot, app, waited)
@@ -221,13 +227,12 @@ class DeviceSession:
 
     async def settle(self, enabled: bool = True, timeout_ms: int = SETTLE_TIMEOUT_MS) -> int:
         """Wait (at most ``timeout_ms``) for the screen to settle if an action came since the last
-        look: the scrcpy stream quiet, or the hierarchy server idle. The milliseconds it waited."""
+        wait for it (a look that read a new window during its transition did not wait): the scrcpy
+        stream quiet, or the hierarchy server idle. The milliseconds it waited."""
         state = self.state
-        if state.settled_actions == state.actions or not enabled:
-            state.settled_actions = state.actions
-            return 0
-        state.settled_actions = state.actions
-        return await settle_screen(self.device, timeout_ms)
+        waiting = enabled and state.still_actions != state.actions
+        state.settled_actions = state.still_actions = state.actions
+        return await settle_screen(self.device, timeout_ms) if waiting else 0
 
     async def _display(self) -> tuple[int, int, int] | tuple[()]:
         """The display's natural size and the rotation it was read at, asked once (``screen_info``:
