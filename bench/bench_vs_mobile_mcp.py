@@ -22,6 +22,14 @@ What is timed, in interleaved rounds (the order of the two alternates from round
 - list_elements: ``list_elements`` / ``mobile_list_elements_on_screen`` on the launcher;
 - take_screenshot: ``take_screenshot`` / ``mobile_take_screenshot``.
 
+phone-agent's side alone, timed in the same rounds:
+
+- each step of the task (home, the three listings, the three taps by ref), with how long each listing
+  said it waited for the screen to settle (``settledMs``) — where the task's time goes;
+- list after an action: ``list_elements`` right after a tap by ref opened Settings, against the
+  hierarchy server's own dump right after the same tap (JSON-RPC ``dumpWindowHierarchy`` over an
+  ``adb forward`` of the bench's own to the server the page runs; the target is ≤ 1.3×).
+
 Figures: the median of each side's calls, their p10–p90 spread, and the ratio of the medians
 (phone-agent / mobile-mcp) against the issue's targets. The machine's other work moves them.
 
@@ -80,6 +88,8 @@ TARGETS = {  # the issue's targets: ratio of the medians, phone-agent / mobile-m
 }
 EMPTY_SPOT = (540, 1300)  # nothing of the launcher there: a tap changes nothing
 OURS, MOBILE = "phone-agent", "mobile-mcp"
+TASK_STEPS = ("home", "list 1", "tap Settings", "list 2", "tap Connected devices", "list 3", "tap switch")
+LIST_AFTER_ACTION_TARGET = 1.3  # list_elements after an action / the server's own dump after it
 LIST_ATTEMPTS = 10
 SIZE_TARGETS = {"tools/list (default)": 1.0, "task text": 0.5}
 
@@ -110,6 +120,7 @@ class Side:
         self.retries = 0  # listings asked again after a failure
         self.read = {"text": 0, "structured": 0}  # what the calls answered since reset_read
         self.listing = {"text": 0, "structured": 0}  # the last listing's
+        self.steps: list[tuple[str, float, Any]] | None = None  # each call's (tool, ms, result) while kept
 
     def reset_read(self) -> None:
         self.read = {"text": 0, "structured": 0}
@@ -117,7 +128,10 @@ class Side:
     async def call(self, tool: str, args: dict[str, Any]) -> Any:
         if self.name == MOBILE:
             args = {"device": self.serial, **args}
+        started = time.perf_counter()
         result = check(await self.session.call_tool(tool, args), f"{self.name} {tool}")
+        if self.steps is not None:
+            self.steps.append((tool, (time.perf_counter() - started) * 1000, result))
         self.read["text"] += text_chars(result)
         self.read["structured"] += chars(result.structured_content)
         return result
@@ -183,8 +197,75 @@ async def timed(call: Callable[[], Awaitable[Any]]) -> float:
     return (time.perf_counter() - started) * 1000
 
 
+class ServerDump:
+    """The hierarchy server the page runs on the phone, asked directly for a dump (JSON-RPC over an
+    ``adb forward`` of the bench's own, one kept-alive connection): the phone's own time for a tree."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.ids = 0
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def connect(self) -> None:
+        if self.writer is None:
+            self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
+
+    async def dump(self) -> str:
+        from phone_agent.adb.hierarchy_protocol import (
+            MAX_DEPTH,
+            HttpResponseParser,
+            jsonrpc_request,
+            jsonrpc_result,
+        )
+
+        await self.connect()
+        assert self.reader is not None and self.writer is not None
+        self.ids += 1
+        self.writer.write(jsonrpc_request("dumpWindowHierarchy", [False, MAX_DEPTH], self.ids))
+        parser, response = HttpResponseParser(), None
+        while response is None:
+            chunk = await self.reader.read(65536)
+            response = parser.feed(chunk) if chunk else parser.close()
+        if not response.keep_alive:
+            self.writer.close()
+            self.reader = self.writer = None
+        return str(jsonrpc_result(response.body))
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+
+
+ROW_OF = """tool => {
+    const row = [...document.querySelectorAll('#activity li')]
+        .find(item => item.querySelector('.activity__tool')?.textContent === tool);
+    return row ? [row.dataset.callId, row.querySelector('.activity__ms')?.textContent] : [null, null];
+}"""
+
+
+async def page_ms(page: Any, tool: str, before: str | None) -> float:
+    """The page's own time for its newest call of ``tool`` (its activity row, newest first: from the
+    call's arrival in the page to its answer), once a row newer than ``before`` (a call id) is drawn."""
+    for _ in range(100):
+        call_id, said = await page.evaluate(ROW_OF, tool)
+        if call_id and call_id != before and said:
+            return float(said.split()[0])
+        await asyncio.sleep(0.02)
+    return float("nan")
+
+
+def task_steps(steps: list[tuple[str, float, Any]], extra: dict[str, Any]) -> None:
+    """Each step of phone-agent's task timed, and how long each listing waited for the screen."""
+    for name, (_tool, ms, result) in zip(TASK_STEPS, steps, strict=True):
+        extra["steps"].setdefault(name, []).append(ms)
+        if name.startswith("list"):
+            settled = (result.structured_content or {}).get("settledMs", 0)
+            extra["settledMs"].setdefault(name, []).append(float(settled))
+
+
 async def run_phone(
-    phone: str, args: argparse.Namespace, tmp: Path, sizes: dict[tuple[str, str], int]
+    phone: str, args: argparse.Namespace, tmp: Path, sizes: dict[tuple[str, str], int], extra: dict[str, Any]
 ) -> dict[tuple[str, str], list[float]]:
     from playwright.async_api import async_playwright
 
@@ -271,7 +352,11 @@ async def run_phone(
                 await reset(side)
                 if op == "task":
                     side.reset_read()
+                    side.steps = []
                     took = await timed(side.task)
+                    if side.name == OURS:
+                        task_steps(side.steps, extra)
+                    side.steps = None
                     sizes[(side.name, "task text")] = side.read["text"]
                     sizes[(side.name, "task structuredContent")] = side.read["structured"]
                     sizes[(side.name, "list_elements text")] = side.listing["text"]
@@ -290,14 +375,38 @@ async def run_phone(
                 }[op]
                 return [await timed(call) for _ in range(args.calls)]
 
+            forwarded = (await run_adb(adb_env, "-s", serial, "forward", "tcp:0", "tcp:9008")).decode()
+            server = ServerDump(int(forwarded.strip()))
+            stack.callback(server.close)
+
+            async def after_action(direct: bool) -> float:
+                """list_elements (or the server's own dump) right after a tap by ref opened Settings."""
+                ours = sides[OURS]
+                await reset(ours)
+                first, _ = await page.evaluate(ROW_OF, "list_elements")
+                ref = ours.find(await ours.list(), "Settings")
+                await page_ms(page, "list_elements", first)  # that listing's row drawn (not timed)
+                before, _ = await page.evaluate(ROW_OF, "list_elements")
+                await server.connect()
+                await ours.tap_ref(ref)
+                if direct:
+                    return await timed(server.dump)
+                took = await timed(ours.list)
+                extra["listAfterAction"]["page"].append(await page_ms(page, "list_elements", before))
+                return took
+
             for side in sides.values():  # warm-up: first calls start servers, load code
                 for op in OPS:
                     await measure(side, op)
+            await after_action(True)
             for number in range(args.rounds):
                 for op in OPS:
                     order = (OURS, MOBILE) if number % 2 == 0 else (MOBILE, OURS)
                     for name in order:
                         times.setdefault((name, op), []).extend(await measure(sides[name], op))
+                for direct in (number % 2 == 0, number % 2 != 0):
+                    key = "dump" if direct else "ours"
+                    extra["listAfterAction"][key].append(await after_action(direct))
             tree = (await sides[OURS].list()).structured_content
             print(f"[{phone}] phone-agent's live view: {source}; its tree: {tree.get('treeSource')}")
             for side in sides.values():
@@ -339,6 +448,35 @@ def report(phone: str, times: dict[tuple[str, str], list[float]]) -> None:
         )
 
 
+def report_steps(phone: str, extra: dict[str, Any]) -> None:
+    print(f"\n### {phone} phone: phone-agent's task step by step\n")
+    print("| step | median (p10–p90) | settledMs median |")
+    print("|---|---|---|")
+    for name in TASK_STEPS:
+        values = extra["steps"].get(name) or [0.0]
+        settled = extra["settledMs"].get(name)
+        said = f"{statistics.median(settled):.0f}" if settled else ""
+        spread = f"{pct(values, 0.1):.0f}–{pct(values, 0.9):.0f}"
+        print(f"| {name} | {statistics.median(values):.0f} ms ({spread}) | {said} |")
+    ours, dump = extra["listAfterAction"]["ours"], extra["listAfterAction"]["dump"]
+    if ours and dump:
+        ratio = statistics.median(ours) / statistics.median(dump)
+        met = "met" if ratio <= LIST_AFTER_ACTION_TARGET else "NOT met"
+        print(
+            f"\nlist_elements after an action {statistics.median(ours):.0f} ms ({pct(ours, 0.1):.0f}–"
+            f"{pct(ours, 0.9):.0f}) vs the hierarchy server's own dump after it "
+            f"{statistics.median(dump):.0f} ms ({pct(dump, 0.1):.0f}–{pct(dump, 0.9):.0f}): "
+            f"{ratio:.2f}× (target ≤ {LIST_AFTER_ACTION_TARGET}× {met})"
+        )
+        inside = [value for value in extra["listAfterAction"]["page"] if value == value]  # no NaN
+        if inside:
+            print(
+                f"of which in the page (its activity row: arrival to answer) "
+                f"{statistics.median(inside):.0f} ms ({pct(inside, 0.1):.0f}–{pct(inside, 0.9):.0f}); "
+                "the rest is the call's way there and back"
+            )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--phone", choices=("default", "realistic", "both"), default="both")
@@ -353,14 +491,22 @@ def main(argv: list[str] | None = None) -> int:
     try:
         phones = ("default", "realistic") if args.phone == "both" else (args.phone,)
         figures: dict[str, dict[str, dict[str, list[float]]]] = {}
+        after: dict[str, dict[str, list[float]]] = {}
         for phone in phones:
             sizes: dict[tuple[str, str], int] = {}
-            times = asyncio.run(run_phone(phone, args, tmp, sizes))
+            extra: dict[str, Any] = {
+                "steps": {},
+                "settledMs": {},
+                "listAfterAction": {"ours": [], "dump": [], "page": []},
+            }
+            times = asyncio.run(run_phone(phone, args, tmp, sizes, extra))
             report(phone, times)
+            report_steps(phone, extra)
             report_sizes(phone, sizes)
             figures[phone] = {op: {"ours": times[(OURS, op)], "mobile": times[(MOBILE, op)]} for op in OPS}
+            after[phone] = extra["listAfterAction"]
         if args.json:
-            args.json.write_text(json.dumps({"vsMobileMcp": figures}, indent=1))
+            args.json.write_text(json.dumps({"vsMobileMcp": figures, "listAfterAction": after}, indent=1))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return 0

@@ -4,9 +4,9 @@
     .venv/bin/python scripts/perf_table.py FIGURES.json --readme   # and replace it in README.md
 
 FIGURES.json is what ``bench/bench_all.py --json`` writes: ``memory`` (bench_page_memory.py),
-``callCost`` (bench_call_cost.py) and ``vsMobileMcp`` (bench_vs_mobile_mcp.py), any of them absent
-when that bench was not run. Each row: the median, its p10–p90 spread where there are several
-samples, the target and whether it is met.
+``callCost`` (bench_call_cost.py), ``vsMobileMcp`` and ``listAfterAction`` (bench_vs_mobile_mcp.py),
+any of them absent when that bench was not run. Each row: the median, its p10–p90 spread where there
+are several samples, the target and whether it is met.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ END = "<!-- /perf -->"
 MEMORY_TARGET_MIB = 150
 TRIVIAL_CPU_TARGET_MS = 6.0
 TAP_TARGET = 1.0
+LIST_AFTER_ACTION_TARGET = 1.3  # list_elements after an action / the hierarchy server's own dump after it
 VS_MOBILE_TARGETS = {
     ("default", "task"): 0.5,
     ("realistic", "task"): 0.2,
@@ -93,6 +94,21 @@ def vs_mobile_rows(figures: dict[str, dict[str, dict[str, list[float]]]]) -> lis
     return rows
 
 
+def list_after_action_rows(figures: dict[str, dict[str, list[float]]]) -> list[tuple[str, str, str, str]]:
+    rows = []
+    for phone, sides in figures.items():
+        if not sides["ours"] or not sides["dump"]:
+            continue
+        ratio = statistics.median(sides["ours"]) / statistics.median(sides["dump"])
+        target, met = verdict(ratio, LIST_AFTER_ACTION_TARGET)
+        what = (
+            f"{phone} phone, list_elements after an action {spread(sides['ours'])} / the hierarchy "
+            f"server's own dump after it {spread(sides['dump'])}"
+        )
+        rows.append((what, f"{ratio:.2f}×", f"{target}×", met))
+    return rows
+
+
 def perf_table_markdown(figures: dict[str, Any]) -> str:
     rows: list[tuple[str, str, str, str]] = []
     if "memory" in figures:
@@ -101,6 +117,8 @@ def perf_table_markdown(figures: dict[str, Any]) -> str:
         rows += call_rows(figures["callCost"])
     if "vsMobileMcp" in figures:
         rows += vs_mobile_rows(figures["vsMobileMcp"])
+    if "listAfterAction" in figures:
+        rows += list_after_action_rows(figures["listAfterAction"])
     lines = [
         f"Measured {figures.get('when', '')} on {figures.get('machine', 'the bench machine')} "
         "(medians, p10–p90 in brackets; bench/README.md says how):",

@@ -134,6 +134,13 @@ async def wait_settled(device: Any, timeout_ms: int) -> bool | None:
     return None if waiter is None else await waiter(timeout_ms)
 
 
+def changed_since(device: Any, since: float) -> bool | None:
+    """``device.changed_since(since)`` where the Device can tell whether the screen changed after
+    ``since`` (the event loop's time; the live view's frames say it), else None."""
+    teller = getattr(device, "changed_since", None)
+    return None if teller is None else teller(since)
+
+
 async def settle_screen(device: Any, timeout_ms: int) -> int:
     """Wait for the screen to settle after an action, at most ``timeout_ms`` (``wait_settled`` where
     the Device can tell; nothing where it cannot). The milliseconds it waited."""
@@ -260,8 +267,9 @@ class Device(Protocol):
 
     async def ui_nodes(self) -> list[UiNode]:
         """The current screen's uiautomator nodes, flattened in document order. A Device may also
-        have ``ui_tree()`` (the nodes and which source read them) and ``wait_settled(timeout_ms)``
-        (the screen stopped moving); ``read_ui_tree`` and ``wait_settled`` above use them if so."""
+        have ``ui_tree()`` (the nodes and which source read them), ``wait_settled(timeout_ms)``
+        (the screen stopped moving) and ``changed_since(t)`` (the screen changed after a moment);
+        ``read_ui_tree``, ``wait_settled`` and ``changed_since`` above use them if so."""
         ...
 
     async def screen_info(self) -> dict[str, Any]:

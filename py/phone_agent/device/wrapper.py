@@ -7,7 +7,17 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from .interface import ChunkStream, ChunkWriter, Device, FileEntry, UiNode, UiTree, read_ui_tree, wait_settled
+from .interface import (
+    ChunkStream,
+    ChunkWriter,
+    Device,
+    FileEntry,
+    UiNode,
+    UiTree,
+    changed_since,
+    read_ui_tree,
+    wait_settled,
+)
 from .shell_result import ShellResult
 
 T = TypeVar("T")
@@ -70,6 +80,9 @@ class DeviceWrapper:
 
     async def wait_settled(self, timeout_ms: int) -> bool | None:
         return await self._around(wait_settled(self.device, timeout_ms))
+
+    def changed_since(self, since: float) -> bool | None:
+        return changed_since(self.device, since)
 
     async def screen_info(self) -> dict[str, Any]:
         return await self._around(self.device.screen_info())

@@ -88,6 +88,13 @@ class ScrcpyDevice(DeviceWrapper):
                 task.cancel()
             await asyncio.gather(quiet, inner, return_exceptions=True)
 
+    def changed_since(self, since: float) -> bool | None:
+        """Whether video came after ``since`` (the event loop's time): the screen changed (or the
+        stream repeated it) since; None when the stream does not run (the wrapped Device may say)."""
+        if not self.active:
+            return super().changed_since(since)
+        return self.scrcpy.last_video_at > since
+
     async def _quiet(self, limit_s: float) -> bool:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + limit_s
@@ -141,6 +148,10 @@ class ScrcpyDevice(DeviceWrapper):
         if not self.active:
             return False
         async with self._lock:
+            if len(points) == 1 and not duration_ms:  # a tap: down and up leave together, in one write
+                return await self._send(
+                    self.touch(ctl.MOTION_DOWN, *points[0]) + self.touch(ctl.MOTION_UP, *points[0])
+                )
             try:
                 await self.scrcpy.send(self.touch(ctl.MOTION_DOWN, *points[0]))
                 steps = max(1, int(duration_ms / 1000 / MOVE_STEP_S)) if len(points) > 1 else 0

@@ -12,10 +12,8 @@ import re
 from typing import Any
 
 from .. import errors
-from ..device.interface import Device
-from ..errors import DeviceError
 from .results import action_result
-from .session import DeviceSession
+from .session import DeviceSession, current_app_or_none
 from .spec import BOOLEAN, STRING, STRING_OR_NULL, CallEnv, ToolSpec, object_schema, result_schema
 
 PACKAGE = {
@@ -40,14 +38,6 @@ def app_json(focus: str | None) -> dict[str, Any]:
     if activity.startswith("."):
         activity = package + activity
     return {"packageName": package, "activityName": activity}
-
-
-async def current_app_or_none(device: Device) -> str | None:
-    """The focused app, or None when the phone cannot say (an answer without it, not a failure)."""
-    try:
-        return await device.current_app()
-    except DeviceError:
-        return None
 
 
 _PACKAGE = re.compile(r"[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+")

@@ -8,12 +8,11 @@ reached only through the ``Device`` interface.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from ..device.interface import TREE_DUMP, TREE_SERVER
 from ..device.windows import KEYBOARD
-from .apps import APP_SCHEMA, app_json, current_app_or_none
+from .apps import APP_SCHEMA, app_json
 from .locators import FORMS, ScreenSnapshot
 from .results import action_result
 from .spec import BOOLEAN, INTEGER, STRING, CallEnv, ToolSpec, object_schema, result_schema
@@ -24,8 +23,8 @@ DEFAULT_MAX_ELEMENTS = 200
 
 async def list_elements(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
     phone = env.session()
-    settled_ms = await phone.settle(args.get("settle", True))
-    snapshot, focus = await asyncio.gather(phone.screen(settle=False), current_app_or_none(phone.device))
+    look = await phone.look(args.get("settle", True), focus=True)
+    snapshot, focus = look.snapshot, look.focus
     phone.state.snapshot = snapshot
     chosen = snapshot.elements
     if "target" in args:
@@ -42,7 +41,7 @@ async def list_elements(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
         "screen": {"width": snapshot.width, "height": snapshot.height},
         "total": len(chosen),
         "treeSource": phone.state.tree_source,
-        "settledMs": settled_ms,
+        "settledMs": look.settled_ms,
     }
     if len(shown) < len(chosen):  # said only when it is so
         structured["truncated"] = True
@@ -59,8 +58,7 @@ async def list_elements(env: CallEnv, args: dict[str, Any]) -> dict[str, Any]:
         f"{len(shown)} of {len(chosen)} elements"
         f"{' matching ' + args['target'] if 'target' in args else ''}; app "
         f"{app['packageName'] or 'unknown'}; screen {snapshot.width}x{snapshot.height}"
-        f"{_windows_said(snapshot)}"
-        + (f". {phone.state.tree_note}" if phone.state.tree_note else "")
+        f"{_windows_said(snapshot)}" + (f". {phone.state.tree_note}" if phone.state.tree_note else "")
     )
     return action_result(lines, structured, summary)
 
