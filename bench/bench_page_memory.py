@@ -108,10 +108,11 @@ def process_kind(pid: int) -> str:
     return "gone"
 
 
-def pss_kb(pid: int) -> int:
+def pss_kb(pid: int, field: str = "Pss") -> int:
+    """A process's PSS in KiB (``field``: ``Pss_Anon``, ``Pss_File``, ``Pss_Shmem`` for a part)."""
     with contextlib.suppress(OSError):
         for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
-            if line.startswith("Pss:"):
+            if line.startswith(f"{field}:"):
                 return int(line.split()[1])
     return 0
 
@@ -123,14 +124,22 @@ def cpu_ticks(pid: int) -> int:
     return 0
 
 
+PSS_PARTS = {"anonymous": "Pss_Anon", "shared memory": "Pss_Shmem", "files": "Pss_File"}
+
+
 def chromium_pss(root: int) -> dict[str, int]:
-    """PSS in KiB of every Chromium process by kind, and ``total``."""
+    """PSS in KiB of every Chromium process by kind, and ``total``; and the total's parts (``PSS_PARTS``
+    as ``part:NAME``: the files' part moves with every other Chromium on the machine, as they share
+    its code's pages)."""
     kinds: dict[str, int] = {}
+    parts = dict.fromkeys(PSS_PARTS, 0)
     for pid in descendants(root):
         kind = process_kind(pid)
         kinds[kind] = kinds.get(kind, 0) + pss_kb(pid)
+        for part, field in PSS_PARTS.items():
+            parts[part] += pss_kb(pid, field)
     kinds["total"] = sum(kinds.values())
-    return kinds
+    return {**kinds, **{f"part:{part}": value for part, value in parts.items()}}
 
 
 def smaps_split(pid: int) -> dict[str, int]:
@@ -394,8 +403,12 @@ def print_result(result: dict[str, Any]) -> None:
         f"Chromium PSS (the median round): blank {result['blankMiB']:.0f} MiB, "
         f"loaded {result['loadedMiB']:.0f} MiB"
     )
-    kinds = ", ".join(f"{k} {v:.1f}" for k, v in result["perKindMiB"].items() if k != "total")
+    kinds = ", ".join(
+        f"{k} {v:.1f}" for k, v in result["perKindMiB"].items() if ":" not in k[:5] and k != "total"
+    )
     print(f"per phone by process kind (MiB): {kinds}")
+    parts = ", ".join(f"{k[5:]} {v:.1f}" for k, v in result["perKindMiB"].items() if k.startswith("part:"))
+    print(f"per phone by kind of page (MiB): {parts}")
     split = ", ".join(f"{k} {v:.1f}" for k, v in result["rendererSplitMiB"].items())
     print(f"the first page's renderer: {result['rendererMiB']:.0f} MiB; by mapping (MiB): {split}")
     allocators = ", ".join(f"{k} {v:.1f}" for k, v in result["rendererAllocatorsMiB"].items() if v >= 0.5)
