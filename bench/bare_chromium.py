@@ -144,6 +144,10 @@ class Tab:
             raise RuntimeError(details.get("exception", {}).get("description") or details.get("text"))
         return result["result"].get("value")
 
+    async def send(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        """A DevTools command to this page (e.g. ``HeapProfiler.collectGarbage``)."""
+        return await self.browser.send(method, params, self.session)
+
     async def wait_for(self, condition: str, timeout: float = 60.0) -> None:
         """Poll a JavaScript expression until it is true."""
         deadline = time.monotonic() + timeout
