@@ -17,13 +17,13 @@ then N tabs open ``/?device=tcp:127.0.0.1:SIMPORT`` and each waits for its phone
   figure; also per process kind (browser, renderer, GPU, utility);
 - **where a renderer's memory goes** (the first page's renderer, from /proc/PID/smaps: the JIT's
   executable mappings = compiled wasm and JS code; other anonymous memory = wasm linear memory,
-  V8's heap, Blink, pixels; file-backed = Chromium's code and fonts; and Chromium's own accounting
-  by allocator, from a ``memory-infra`` trace: ``malloc`` holds the wasm module's bytes and V8's
-  compiler data, ``v8`` the JS heap, ``partition_alloc`` ArrayBuffers and the DevTools copies,
-  ``cc``/``discardable`` decoded images, ``media`` the decoder's frames; the wasm linear memory is
-  in none of them), beside what the page reports
+  V8's heap, Blink, pixels; file-backed = Chromium's code and fonts), beside what the page reports
   of itself (``window.phoneAgent.memoryReport()``: wasm linear memory, Python's allocated blocks,
-  modules imported by package, module files, JS heap, canvases' pixels, the lists it keeps);
+  modules imported by package, module files, JS heap, canvases' pixels, the lists it keeps), and
+  Chromium's own accounting by allocator (a ``memory-infra`` trace, after the collection below):
+  ``malloc`` holds the wasm module's bytes and V8's data about it, ``v8`` the JS heap,
+  ``partition_alloc`` ArrayBuffers and the DevTools copies, ``cc``/``discardable`` decoded images,
+  ``media`` the decoder's frames; the wasm linear memory is in none of them;
 - **after a forced garbage collection** (``HeapProfiler.collectGarbage`` in each page): the same
   figure once V8 and Blink have collected what the page allocated and dropped (boot's fetched files,
   WebSocket messages, screenshots, video chunks). Without it that garbage waits for V8's heuristics;
@@ -355,12 +355,13 @@ async def measure_once(
             elapsed = time.monotonic() - started
             report = await tabs[0].evaluate("() => window.phoneAgent.memoryReport()")
             split = smaps_split(page_renderer)
-            allocators = await allocator_dump(browser, page_renderer)
             for tab in tabs:  # what is left once V8 and Blink collect the garbage the page made
                 await tab.send("HeapProfiler.collectGarbage")
             await asyncio.sleep(2)
             collected = chromium_pss(browser.root)
             renderer_collected_kb = pss_kb(page_renderer)
+            # last: tracing costs memory of its own (its buffers, in the browser process)
+            allocators = await allocator_dump(browser, page_renderer)
     finally:
         for sim in sims:
             sim.terminate()
@@ -433,7 +434,7 @@ def print_result(result: dict[str, Any]) -> None:
     split = ", ".join(f"{k} {v:.1f}" for k, v in result["rendererSplitMiB"].items())
     print(f"the first page's renderer: {result['rendererMiB']:.0f} MiB; by mapping (MiB): {split}")
     allocators = ", ".join(f"{k} {v:.1f}" for k, v in result["rendererAllocatorsMiB"].items() if v >= 0.5)
-    print(f"its allocators, as Chromium counts them (MiB): {allocators}")
+    print(f"its allocators after the collection, as Chromium counts them (MiB): {allocators}")
     page = result["page"]
     heap = page.get("jsHeap", {})
     print(
