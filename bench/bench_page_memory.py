@@ -25,7 +25,8 @@ then N tabs open ``/?device=tcp:127.0.0.1:SIMPORT`` and each waits for its phone
   ``partition_alloc`` ArrayBuffers and the DevTools copies, ``cc``/``discardable`` decoded images,
   ``media`` the decoder's frames; the wasm linear memory is in none of them;
 - **after a forced garbage collection** (``HeapProfiler.collectGarbage`` in each page): the same
-  figure once V8 and Blink have collected what the page allocated and dropped (boot's fetched files,
+  figure less what that frees of the anonymous and shared memory, once V8 and Blink have collected
+  what the page allocated and dropped (boot's fetched files,
   WebSocket messages, screenshots, video chunks). Without it that garbage waits for V8's heuristics;
   the difference is the part of the figure that depends on when one looks;
 - **CPU per phone**: Chromium's CPU time (all processes) over ``--cpu-window`` seconds of an idle
@@ -129,6 +130,17 @@ def cpu_ticks(pid: int) -> int:
 
 
 PSS_PARTS = {"anonymous": "Pss_Anon", "shared memory": "Pss_Shmem", "files": "Pss_File"}
+
+
+def own_kb(pid: int) -> int:
+    """The part of a process's PSS that a collection can free: anonymous and shared memory (not the
+    files', which moves with the other Chromiums on the machine meanwhile)."""
+    return pss_kb(pid, "Pss_Anon") + pss_kb(pid, "Pss_Shmem")
+
+
+def own(pss: dict[str, int]) -> int:
+    """``own_kb`` of all Chromium, from ``chromium_pss``."""
+    return pss["part:anonymous"] + pss["part:shared memory"]
 
 
 def chromium_pss(root: int) -> dict[str, int]:
@@ -348,6 +360,7 @@ async def measure_once(
             loaded = chromium_pss(browser.root)
             page_renderer = max(renderers(browser.root), key=pss_kb)
             renderer_kb = pss_kb(page_renderer)
+            renderer_own_kb = own_kb(page_renderer)
             before = sum(cpu_ticks(pid) for pid in descendants(browser.root))
             started = time.monotonic()
             await asyncio.sleep(args.cpu_window)
@@ -359,7 +372,7 @@ async def measure_once(
                 await tab.send("HeapProfiler.collectGarbage")
             await asyncio.sleep(2)
             collected = chromium_pss(browser.root)
-            renderer_collected_kb = pss_kb(page_renderer)
+            renderer_collected_kb = renderer_kb - renderer_own_kb + own_kb(page_renderer)
             # last: tracing costs memory of its own (its buffers, in the browser process)
             allocators = await allocator_dump(browser, page_renderer)
     finally:
@@ -379,7 +392,7 @@ async def measure_once(
         "loadedMiB": loaded["total"] / 1024,
         "perPhoneMiB": per_kind["total"],
         "perKindMiB": per_kind,
-        "afterGcPerPhoneMiB": (collected["total"] - blank["total"]) / 1024 / pages,
+        "afterGcPerPhoneMiB": per_kind["total"] - (own(loaded) - own(collected)) / 1024 / pages,
         "rendererAfterGcMiB": renderer_collected_kb / 1024,
         "cpuPerPhonePct": used / TICKS / elapsed / pages * 100,
         "rendererMiB": renderer_kb / 1024,
