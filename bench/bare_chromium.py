@@ -34,6 +34,7 @@ class BareChromium:
         self._ids = itertools.count(1)
         self._waiting: dict[int, asyncio.Future[Any]] = {}
         self._reader: asyncio.Task[None] | None = None
+        self._events: dict[str, asyncio.Queue[dict[str, Any]]] = {}
 
     async def __aenter__(self) -> BareChromium:
         import websockets
@@ -86,6 +87,8 @@ class BareChromium:
         try:
             async for text in self._socket:
                 message = json.loads(text)
+                if "method" in message and message["method"] in self._events:
+                    self._events[message["method"]].put_nowait(message.get("params", {}))
                 future = self._waiting.pop(message.get("id", -1), None)
                 if future is not None and not future.done():
                     if "error" in message:
@@ -109,6 +112,10 @@ class BareChromium:
             message["sessionId"] = session
         await self._socket.send(json.dumps(message))
         return await asyncio.wait_for(future, SEND_TIMEOUT_S)
+
+    def events(self, method: str) -> asyncio.Queue[dict[str, Any]]:
+        """The parameters of every ``method`` event from now on (the browser's session), in order."""
+        return self._events.setdefault(method, asyncio.Queue())
 
     async def new_tab(self, url: str, new_window: bool = False) -> Tab:
         """A tab at ``url``; with ``new_window`` in a window of its own, so that several pages are all
@@ -136,6 +143,10 @@ class Tab:
             details = result["exceptionDetails"]
             raise RuntimeError(details.get("exception", {}).get("description") or details.get("text"))
         return result["result"].get("value")
+
+    async def send(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        """A DevTools command to this page (e.g. ``HeapProfiler.collectGarbage``)."""
+        return await self.browser.send(method, params, self.session)
 
     async def wait_for(self, condition: str, timeout: float = 60.0) -> None:
         """Poll a JavaScript expression until it is true."""

@@ -3,12 +3,12 @@ beside mobile-mcp on the default and the realistic phone; then the README's perf
 
     .venv/bin/python bench/bench_all.py [--json FIGURES.json] [--readme] [--quick]
 
-Runs bench_page_memory.py (1, 4 and 8 pages), bench_call_cost.py and bench_vs_mobile_mcp.py (both
-phones) one after another, each printing its own report, and writes their figures into one JSON file
-(with when and where they were taken). ``--readme`` then rewrites README.md's table from it with
-scripts/perf_table.py. ``--quick`` is a short run of each (one page, a few calls, one round): it only
-shows that the benches still run (tests/browser/test_benches.py), its figures mean little.
-``--skip NAME`` leaves a bench out (memory, calls, mobile).
+Runs bench_page_memory.py (1, 4 and 8 pages, driven bare and by Playwright), bench_call_cost.py and
+bench_vs_mobile_mcp.py (both phones) one after another, each printing its own report, and writes
+their figures into one JSON file (with when and where they were taken). ``--readme`` then rewrites
+README.md's table from it with scripts/perf_table.py. ``--quick`` is a short run of each (one page,
+a few calls, one round): it only shows that the benches still run (tests/browser/test_benches.py),
+its figures mean little. ``--skip NAME`` leaves a bench out (memory, calls, mobile).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ FULL = {
     "mobile": ["--phone", "both"],
 }
 QUICK = {
-    "memory": ["--pages", "1", "--settle", "1", "--cpu-window", "1", "--calls", "1"],
+    "memory": ["--pages", "1", "--settle", "1", "--cpu-window", "1", "--calls", "1", "--driver", "bare"],
     "calls": ["--calls", "5", "--rounds", "1", "--taps", "2"],
     "mobile": ["--phone", "default", "--rounds", "1", "--calls", "1"],
 }

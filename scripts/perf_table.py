@@ -56,9 +56,14 @@ def memory_rows(results: list[dict[str, Any]]) -> list[tuple[str, str, str, str]
         n = result["pages"]
         per_phone = result["perPhoneMiB"]
         target, met = verdict(per_phone, MEMORY_TARGET_MIB)
-        rows.append((f"memory per phone, {n} page{'s' if n > 1 else ''} in one Chromium",
-                     f"{per_phone:.0f} MiB", f"{target} MiB", met))  # fmt: skip
-        rows.append((f"Chromium CPU per idle phone on scrcpy, {n} page{'s' if n > 1 else ''}",
+        driven = " driven by Playwright" if result.get("driver") == "playwright" else ""
+        rounds = result.get("perPhoneRounds", [])
+        measured = f"{per_phone:.0f} MiB"
+        if len(rounds) > 1:
+            measured += f" ({min(rounds):.0f}–{max(rounds):.0f})"
+        rows.append((f"memory per phone, {n} page{'s' if n > 1 else ''} in one Chromium{driven}",
+                     measured, f"{target} MiB", met))  # fmt: skip
+        rows.append((f"Chromium CPU per idle phone on scrcpy, {n} page{'s' if n > 1 else ''}{driven}",
                      f"{result['cpuPerPhonePct']:.1f} % of a core", "", ""))  # fmt: skip
     return rows
 

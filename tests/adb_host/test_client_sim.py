@@ -4,9 +4,11 @@ versions, and the authentication flows (known key, new key accepted, prompt then
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import os
 import urllib.request
+import weakref
 
 import pytest
 
@@ -104,6 +106,22 @@ async def test_sync_errors_carry_the_phones_reason(client):
 async def test_many_streams_at_once(client):
     results = await asyncio.gather(*(shell(client, f"echo {i}") for i in range(12)))
     assert [r.stdout for r in results] == [f"{i}\n".encode() for i in range(12)]
+
+
+async def test_a_finished_stream_is_freed_without_the_cyclic_collector(client):
+    # A stream in a reference cycle lives, with what it still buffers, until Python's next full
+    # collection: in the page that let Pyodide's wasm memory grow for good (it never shrinks).
+    stream = await client.open_stream("shell:echo hi")
+    assert stream.capabilities.drain is not None
+    assert await stream.read_all(timeout=10) == b"hi\n"
+    await stream.close()
+    gone = weakref.ref(stream)
+    gc.disable()
+    try:
+        del stream
+        assert gone() is None
+    finally:
+        gc.enable()
 
 
 async def test_unknown_service_is_refused_clearly(client):

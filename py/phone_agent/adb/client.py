@@ -107,7 +107,12 @@ class AdbStream:
         self._sink: Callable[[bytes], object] | None = None
         self._sink_error: BaseException | None = None
         self._last_arrival = 0.0
-        self.capabilities = StreamCapabilities(drain=self.drain)
+
+    @property
+    def capabilities(self) -> StreamCapabilities:
+        # Made when asked, not kept: a kept one (holding ``self.drain``) made every stream a reference
+        # cycle, freed only by Python's full collections, and with it whatever it still buffered.
+        return StreamCapabilities(drain=self.drain)
 
     # ----- called by the client
 

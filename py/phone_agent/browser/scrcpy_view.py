@@ -69,7 +69,13 @@ async def fetch_server_jar() -> bytes:
 
 
 class WebCodecsVideo:
-    """``VideoDecoder`` into a canvas: packets in, frames drawn; the decoder's failure kept."""
+    """``VideoDecoder`` into a canvas: packets in, frames drawn; the decoder's failure kept.
+
+    A frame is copied into one reused ``ImageData`` as RGBA (``VideoFrame.copyTo``) and put on the
+    canvas, then closed. Not ``drawImage(frame)``: in a canvas without a GPU each frame drawn that way
+    is converted through Blink's shared image decode cache and stays there (up to 64 MiB a renderer,
+    ~1.8 MiB a frame at 464×1024) as it is never drawn again. Frames that come while one is being
+    copied wait as one: the newest; the older is closed undrawn."""
 
     def __init__(self, canvas: Any, on_frame: Callable[[], None]) -> None:
         self.canvas = canvas
@@ -78,19 +84,52 @@ class WebCodecsVideo:
         self.error: str | None = None
         self.failed = asyncio.Event()
         self.codec: str | None = None
+        self._pending: Any = None  # the newest frame not drawn yet
+        self._drawing: asyncio.Future[None] | None = None
+        self._pixels: Any = None  # the ImageData frames are copied into, while their size holds
+        self._copy_options = to_js_json({"format": "RGBA", "colorSpace": "srgb"})
+        self._copy_refused = False  # a browser without copyTo's RGBA conversion: drawImage
         self._output = create_proxy(self._draw)
         self._error = create_proxy(self._fail)
         self._decoder = js.VideoDecoder.new(_init(self._output, self._error))
 
     def _draw(self, frame: Any) -> None:
-        try:
-            width, height = frame.displayWidth, frame.displayHeight
-            if self.canvas.width != width or self.canvas.height != height:
-                self.canvas.width, self.canvas.height = width, height
-            self._context.drawImage(frame, 0, 0)
-        finally:
-            frame.close()
-        self._on_frame()
+        """The decoder's output: the frame waits for the canvas (replacing an older one waiting)."""
+        if self._pending is not None:
+            self._pending.close()
+        self._pending = frame
+        if self._drawing is None or self._drawing.done():
+            self._drawing = asyncio.ensure_future(self._draw_pending())
+
+    async def _draw_pending(self) -> None:
+        while (frame := self._pending) is not None:
+            self._pending = None
+            try:
+                await self._put(frame)
+            except Exception as exc:
+                self._fail(exc)
+                return
+            finally:
+                frame.close()
+            self._on_frame()
+
+    async def _put(self, frame: Any) -> None:
+        rect = frame.visibleRect
+        width, height = int(rect.width), int(rect.height)
+        if self.canvas.width != width or self.canvas.height != height:
+            self.canvas.width, self.canvas.height = width, height
+        if not self._copy_refused:
+            pixels = self._pixels
+            if pixels is None or pixels.width != width or pixels.height != height:
+                pixels = self._pixels = js.ImageData.new(width, height)
+            try:
+                await frame.copyTo(pixels.data, self._copy_options)
+            except Exception:
+                self._copy_refused = True
+            else:
+                self._context.putImageData(pixels, 0, 0)
+                return
+        self._context.drawImage(frame, 0, 0)
 
     def _fail(self, error: Any) -> None:
         self.error = f"the video decoder failed: {error.message if hasattr(error, 'message') else error}"
@@ -120,6 +159,12 @@ class WebCodecsVideo:
         with contextlib.suppress(Exception):
             if self._decoder.state != "closed":
                 self._decoder.close()
+        if self._pending is not None:
+            self._pending.close()
+            self._pending = None
+        if self._drawing is not None:
+            self._drawing.cancel()
+        self._pixels = None
         self._output.destroy()
         self._error.destroy()
 
