@@ -43,6 +43,7 @@ from ..relay.frames import CALLER_META, META_CALLERS
 from ..tools.catalog import DEFAULT_TOOL_PROFILE, TOOL_NAMES, ToolProfile, tools_for_profile
 from ..tools.groups import GROUP_NAMES, GROUPS_TOOL, GROUPS_TOOL_NAME
 from . import background, client_files, credentials
+from .front_relay import JsonRpcRelay, serve_stdio
 from .listen import open_page_line, page_link
 from .mcp_ask import relay_elicitation
 from .mcp_bridge import ProgressForwarder, _meta_of, build_relaying_server, mcp_tool, server_instructions
@@ -76,6 +77,7 @@ class Upstream:
         self.options = options
         self.session: ClientSession | None = None
         self.token = ""
+        self.identity: dict[str, Any] = {}  # what the server said of itself when last found
         self.instructions: str | None = None
         self._task: asyncio.Task[None] | None = None
         self._ready: asyncio.Future[ClientSession] | None = None
@@ -110,6 +112,7 @@ class Upstream:
         found, started = background.ensure_server(
             self.options.host, self.options.port, token, self.options.server_args
         )
+        self.identity = found.identity
         if started:
             log.info(
                 "started phone-agent serve in the background on port %d (log: %s in the state directory)",
@@ -317,13 +320,16 @@ def _failure(tool: str, reason: str) -> types.CallToolResult:
 
 async def run_front(options: FrontOptions) -> int:
     """Serve MCP on stdio until stdin closes or a signal, then end the process: the stdin reader's
-    thread cannot be cancelled, so nothing may wait for it. Returns only when no server can be had."""
-    from mcp.server.stdio import stdio_server
+    thread cannot be cancelled, so nothing may wait for it. Returns only when no server can be had.
 
+    When the server offers this front's tool profile, its messages are relayed as they are
+    (``front_relay``); else an SDK server here narrows the server's tools to this client's."""
     upstream = Upstream(options)
     # Find or start the server before the client's first request: a one-shot client calls at once.
     try:
-        await upstream.get()
+        token = await asyncio.to_thread(upstream._ensure_server)
+        if not relays_as_is(options, upstream.identity):
+            await upstream.get()
     except background.ServerProblem as exc:
         print(f"phone-agent: error: {exc}", file=sys.stderr, flush=True)
         return 1
@@ -335,13 +341,7 @@ async def run_front(options: FrontOptions) -> int:
         )
         await upstream.close()
         return 1
-    server = build_front_server(upstream, options.tool_profile)
-
-    async def speak() -> None:
-        async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
-        log.debug("the MCP client closed stdin")
-
+    speak = _relaying(options, upstream, token) if upstream.session is None else _narrowing(options, upstream)
     loop = asyncio.get_running_loop()
     stopped = asyncio.Event()
     received: list[int] = []
@@ -353,7 +353,7 @@ async def run_front(options: FrontOptions) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, on_signal, sig)
-    session = asyncio.create_task(speak())
+    session = asyncio.create_task(speak)
     waiter = asyncio.create_task(stopped.wait())
     try:
         await asyncio.wait({session, waiter}, return_when=asyncio.FIRST_COMPLETED)
@@ -363,12 +363,43 @@ async def run_front(options: FrontOptions) -> int:
         with contextlib.suppress(BaseException):
             async with asyncio.timeout(CLOSE_S):
                 await upstream.close()
-    sys.stdout.flush()
-    sys.stderr.flush()
+    with contextlib.suppress(ValueError, OSError):  # the relay may have closed stdout already
+        sys.stdout.flush()
+        sys.stderr.flush()
     if received:
         signal.signal(received[0], signal.SIG_DFL)
         signal.raise_signal(received[0])
     os._exit(0)
+
+
+def relays_as_is(options: FrontOptions, identity: dict[str, Any]) -> bool:
+    """Whether the server offers exactly this front's tools: its messages then pass as they are."""
+    return identity.get("toolProfile") == str(ToolProfile(options.tool_profile))
+
+
+async def _relaying(options: FrontOptions, upstream: Upstream, token: str) -> None:
+    host = background.connect_host(options.host)
+
+    async def ensure() -> str:
+        return await asyncio.to_thread(upstream._ensure_server)
+
+    def relay_of(write: Any) -> JsonRpcRelay:
+        return JsonRpcRelay(host, options.port, upstream.base_url, ensure, write)
+
+    async def first(relay: JsonRpcRelay) -> None:
+        await relay.connect(token=token)
+
+    await serve_stdio(relay_of, first)
+    log.debug("the MCP client closed stdin")
+
+
+async def _narrowing(options: FrontOptions, upstream: Upstream) -> None:
+    from mcp.server.stdio import stdio_server
+
+    server = build_front_server(upstream, options.tool_profile)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+    log.debug("the MCP client closed stdin")
 
 
 def run_mcp_front(options: FrontOptions, verbose: bool = False) -> int:
