@@ -191,6 +191,36 @@ async def test_before_any_page_paired_a_call_answers_at_once_with_the_command_th
         )
 
 
+async def test_a_front_whose_server_went_starts_one_again_and_a_call_held_when_it_went_says_so(
+    page_root: Path, tmp_path: Path
+) -> None:
+    port = free_port()
+    args = ("--root", str(page_root), "--self-check-delay", "0")
+    async with started_front(port, tmp_path / "stderr.txt", *args) as client:
+        page = AnsweringPage(await Peer.connect(port), hold=("take_screenshot",))
+        try:
+            assert connected(await client.call("get_device_status", {}))
+            held = asyncio.create_task(client.call("take_screenshot", {}))
+            await asyncio.wait_for(page.held.get(), 10)
+            await asyncio.to_thread(stop_server, port)
+            gone = await asyncio.wait_for(held, 15)
+        finally:
+            await page.close()
+        assert gone.is_error and gone.structured_content["code"] == "browser_not_connected"
+        assert "went away" in gone.content[0].text or "disconnected" in gone.content[0].text
+        # The next call finds no server, starts one, opens the client's session on it again, and is
+        # answered there (no page has paired with the new server yet).
+        again = await client.call("get_device_status", {})
+        assert again.is_error and "No phone-agent page has connected since the server started" in (
+            again.content[0].text
+        )
+        page = AnsweringPage(await Peer.connect(port))
+        try:
+            assert connected(await client.call("get_device_status", {}))
+        finally:
+            await page.close()
+
+
 async def test_with_no_page_back_within_the_wait_a_call_answers_browser_not_connected(
     page_root: Path, tmp_path: Path
 ) -> None:
