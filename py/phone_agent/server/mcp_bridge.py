@@ -218,6 +218,9 @@ def build_relaying_server(
         on_list_tools=handlers.on_list_tools,
         on_call_tool=handlers.on_call_tool,
     )
+    # No OpenTelemetry span around each request (the SDK's default middleware): nothing here collects
+    # traces, and a span's bookkeeping costs a call ~0.3 ms of CPU for nothing.
+    server.middleware.clear()
     # Registered by hand, not with on_set_logging_level=, which warns at construction: the handler
     # declares the logging capability (we do send notifications/message) and records the client's level.
     server.add_request_handler(
