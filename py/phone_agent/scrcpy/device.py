@@ -141,6 +141,10 @@ class ScrcpyDevice(DeviceWrapper):
         if not self.active:
             return False
         async with self._lock:
+            if len(points) == 1 and not duration_ms:  # a tap: down and up leave together, in one write
+                return await self._send(
+                    self.touch(ctl.MOTION_DOWN, *points[0]) + self.touch(ctl.MOTION_UP, *points[0])
+                )
             try:
                 await self.scrcpy.send(self.touch(ctl.MOTION_DOWN, *points[0]))
                 steps = max(1, int(duration_ms / 1000 / MOVE_STEP_S)) if len(points) > 1 else 0
