@@ -1,21 +1,23 @@
 """``phone-agent mcp``: the stdio front MCP clients spawn. It owns no page and no phone: it finds the
 shared phone-agent server on the port (starting ``phone-agent serve`` in the background when none
 answers, the way the first ``adb`` command starts the adb server) and relays its stdio to that server's
-``/mcp`` with the SDK's streamable HTTP client and the user's bearer token.
+``/mcp`` with the user's bearer token.
 
-To its client the front is an MCP server named ``phone-agent`` (the SDK's low-level ``Server`` on stdio,
-any protocol revision the SDK speaks); each ``tools/list`` and ``tools/call`` becomes the same request
-upstream (a ``path`` of a file tool is read or written here, on the client's machine, and streamed in
-chunks through the server's transfers: ``client_files``, ``transfers``).
-The front always asks upstream for progress and turns each report into what its own client
-asked for (``notifications/progress`` with a progressToken, else ``notifications/message``, exactly as
-the server does on its own). Cancelling a call cancels the upstream request, which cancels the call in
-the page. When the agent needs a person, the server's elicitation reaches this front's client the
-same way (``mcp_ask.relay_elicitation``; an error when that client did not declare it). ``--tools``
-narrows the tools further for this client alone. If the server goes away (stopped,
-restarted), the call in flight fails with a clear text and the next call finds or starts a server again.
-When stdin closes, the front ends (its upstream session is closed); the server, the page and the phone
-stay.
+When the server offers this front's tool profile (the usual case: the front started it with its own
+options), the client's JSON-RPC messages pass as they are (``front_relay``: no MCP session of the
+front's own, a lean HTTP/1.1 link; a ``path`` of a file tool is still read or written here, on the
+client's machine, and streamed in chunks through the server's transfers: ``client_files``,
+``transfers``). Otherwise ``--tools`` narrows the tools for this client alone: the front is then an MCP
+server named ``phone-agent`` (the SDK's low-level ``Server`` on stdio, any protocol revision the SDK
+speaks) whose ``tools/list`` and ``tools/call`` become the same requests upstream through an SDK
+session (``Upstream``, which ``phone-agent call`` uses too); it always asks upstream for progress and
+turns each report into what its own client asked for (``notifications/progress`` with a progressToken,
+else ``notifications/message``, exactly as the server does on its own); cancelling a call cancels the
+upstream request, which cancels the call in the page; the server's elicitation reaches this front's
+client the same way (``mcp_ask.relay_elicitation``; an error when that client did not declare it).
+Either way, if the server goes away (stopped, restarted), the call in flight fails with a clear text
+and the next call finds or starts a server again. When stdin closes, the front ends (its upstream
+session is closed); the server, the page and the phone stay.
 """
 
 from __future__ import annotations
