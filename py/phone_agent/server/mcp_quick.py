@@ -11,9 +11,10 @@ cancels it (``notifications/cancelled``) or drops its connection cancels it in t
 
 Plain means: a ``tools/call`` in a session the SDK holds (its id known there, a handshake revision),
 of a tool of the server's profile whose call cannot ask the caller or run as an MCP task, with no
-``_meta`` but a progressToken and who made it (``frames.CALLER_META``). Everything else — the
-handshake, lists, tool_groups, answer_question, run_agent_task, file transfers, 2026-07-28
-requests — goes to the SDK as before (the body read here is handed on as it came).
+``_meta`` of the protocol's or ours but a progressToken and who made it (``frames.CALLER_META``; a
+client's own keys pass unread). Everything else — the handshake, lists, tool_groups, answer_question,
+run_agent_task, file transfers, 2026-07-28 requests — goes to the SDK as before (the body read here
+is handed on as it came).
 """
 
 from __future__ import annotations
@@ -44,7 +45,10 @@ log = logging.getLogger("phone_agent.mcp")
 SESSION_HEADER = "mcp-session-id"
 VERSION_HEADER = "mcp-protocol-version"
 NOT_QUICK = frozenset({GROUPS_TOOL_NAME, ANSWER_TOOL_NAME, *ASKING_TOOLS, *TASK_TOOLS})
+# A call's _meta keys that the quick way knows; a client's own keys (another vendor's) pass unread, as
+# the SDK's way does; the protocol's (io.modelcontextprotocol/…) and ours (a transfer) go to the SDK.
 QUICK_META = frozenset({"progressToken", CALLER_META})
+RESERVED_META = ("io.modelcontextprotocol/", "modelcontextprotocol.io/", "phone-agent/")
 MAX_LEVELS = 1000
 # Relays one call: the tool, its arguments, where its progress goes, who made it; the page's answer.
 RelayCall = Callable[..., Awaitable[dict[str, Any]]]
@@ -111,7 +115,7 @@ class QuickCalls:
             and set(params) <= {"name", "arguments", "_meta"}
             and (arguments is None or isinstance(arguments, dict))
             and isinstance(meta, dict)
-            and set(meta) <= QUICK_META
+            and all(map(_plain_meta_key, meta))
         )
         if not plain:
             return None
@@ -170,6 +174,10 @@ class QuickCalls:
 def quick_calls(relay: Relay, profile: str | ToolProfile) -> QuickCalls:
     """The quick way for the calls of the server's tools (those of ``profile``) to ``relay``'s page."""
     return QuickCalls(relay.call, frozenset(spec.name for spec in tools_for_profile(profile)))
+
+
+def _plain_meta_key(key: str) -> bool:
+    return key in QUICK_META or not key.startswith(RESERVED_META)
 
 
 def _checked(tool: str, wire: dict[str, Any]) -> dict[str, Any]:
