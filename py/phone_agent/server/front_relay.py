@@ -41,6 +41,7 @@ SESSION_HEADER = "Mcp-Session-Id"
 VERSION_HEADER = "MCP-Protocol-Version"
 INTERNAL_ERROR = -32603
 LISTEN_RETRY_S = 1.0
+MAX_LINE = 256 * 1024 * 1024  # a client's message (a file's bytes inline may be large)
 CLOSE_S = 3.0
 # A JSON-RPC answer as the SDK writes it: "jsonrpc", "id", then "result" or "error" (a request or a
 # notification has "method" there instead).
@@ -329,7 +330,10 @@ class JsonRpcRelay:
         await self._write(_line({"jsonrpc": "2.0", "id": message.get("id"), "result": wire}))
 
     async def close(self) -> None:
-        """The client went: end the session on the server (as an SDK client does), within ``CLOSE_S``."""
+        """The client closed stdin: what it asked before is answered (within ``CLOSE_S``, for a one-shot
+        client's pipe), then the session ends on the server (as an SDK client's does)."""
+        if self._background:
+            await asyncio.wait(set(self._background), timeout=CLOSE_S)
         for task in [*self._background, *([self._listener] if self._listener else [])]:
             task.cancel()
         if self.link is not None and self.session_id is not None:
@@ -363,11 +367,25 @@ def _with_id(data: bytes, request_id: Any) -> bytes:
 
 
 async def stdio_lines() -> tuple[asyncio.StreamReader, Write]:
-    """This process's stdin as lines and a writer of lines to its stdout (pipes, as MCP clients give)."""
+    """This process's stdin as lines and a writer of lines to its stdout: pipes, as MCP clients give
+    (a regular file, as a script may give, is read whole and written without the event loop)."""
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=256 * 1024 * 1024)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
-    transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, sys.stdout.buffer)
+    reader = asyncio.StreamReader(limit=MAX_LINE)
+    try:
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
+    except ValueError:
+        reader.feed_data(await asyncio.to_thread(sys.stdin.buffer.read))
+        reader.feed_eof()
+    try:
+        pipe = sys.stdout.buffer
+        transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, pipe)
+    except ValueError:
+
+        async def write_file(data: bytes) -> None:
+            sys.stdout.buffer.write(data + b"\n")
+            sys.stdout.buffer.flush()
+
+        return reader, write_file
     writer = asyncio.StreamWriter(transport, protocol, None, loop)
 
     async def write(data: bytes) -> None:
