@@ -343,7 +343,8 @@ async def run_front(options: FrontOptions) -> int:
         )
         await upstream.close()
         return 1
-    speak = _relaying(options, upstream, token) if upstream.session is None else _narrowing(options, upstream)
+    relaying = upstream.session is None
+    speak = _relaying(options, upstream, token) if relaying else _narrowing(options, upstream)
     loop = asyncio.get_running_loop()
     stopped = asyncio.Event()
     received: list[int] = []
@@ -362,6 +363,8 @@ async def run_front(options: FrontOptions) -> int:
     finally:
         waiter.cancel()
         session.cancel()
+        if relaying:  # the relay's own close (its session upstream); the SDK's stdin thread is never waited
+            await asyncio.wait({session}, timeout=CLOSE_S)
         with contextlib.suppress(BaseException):
             async with asyncio.timeout(CLOSE_S):
                 await upstream.close()

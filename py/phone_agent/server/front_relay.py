@@ -43,6 +43,9 @@ INTERNAL_ERROR = -32603
 LISTEN_RETRY_S = 1.0
 MAX_LINE = 256 * 1024 * 1024  # a client's message (a file's bytes inline may be large)
 CLOSE_S = 3.0
+# After stdin closed, how long answers still due may take: below the 2 s an SDK stdio client gives a
+# server to exit before it signals it.
+CLOSE_GRACE_S = 1.0
 # A JSON-RPC answer as the SDK writes it: "jsonrpc", "id", then "result" or "error" (a request or a
 # notification has "method" there instead).
 _ANSWER_HEAD = re.compile(
@@ -329,11 +332,12 @@ class JsonRpcRelay:
         wire = await client_files.streamed_call(name, arguments or {}, self.base_url, self.token, wire_call)
         await self._write(_line({"jsonrpc": "2.0", "id": message.get("id"), "result": wire}))
 
-    async def close(self) -> None:
-        """The client closed stdin: what it asked before is answered (within ``CLOSE_S``, for a one-shot
-        client's pipe), then the session ends on the server (as an SDK client's does)."""
-        if self._background:
-            await asyncio.wait(set(self._background), timeout=CLOSE_S)
+    async def close(self, grace_s: float = 0.0) -> None:
+        """The client went: what it asked before is answered within ``grace_s`` (a one-shot client's
+        pipe), then the rest is cancelled and the session ends on the server (as an SDK client's does:
+        the server cancels the session's calls in the page)."""
+        if self._background and grace_s > 0:
+            await asyncio.wait(set(self._background), timeout=grace_s)
         for task in [*self._background, *([self._listener] if self._listener else [])]:
             task.cancel()
         if self.link is not None and self.session_id is not None:
@@ -401,10 +405,13 @@ async def serve_stdio(
     """Relay stdin's lines until it closes (``first`` connects the relay before the first line)."""
     reader, write = await stdio_lines()
     relay = relay_of(write)
+    closed = False
     try:
         await first(relay)
         while line := await reader.readline():
             if line.strip():
                 relay.receive(line)
+        closed = True
     finally:
-        await relay.close()
+        # stdin closed: a moment for the answers still due; a signal: none.
+        await relay.close(CLOSE_GRACE_S if closed else 0.0)
