@@ -98,6 +98,10 @@ class JsonRpcRelay:
         self._background: set[asyncio.Task[Any]] = set()
         self._cancelled: set[Any] = set()
         self._listener: asyncio.Task[None] | None = None
+        # Cleared while the client's initialize is on its way: what the client sent after it (without
+        # waiting for its answer, as a pipe may) goes in the session it opens.
+        self._session_open = asyncio.Event()
+        self._session_open.set()
 
     # -- the server ---------------------------------------------------------------------------------
 
@@ -203,10 +207,13 @@ class JsonRpcRelay:
         if method == "initialize":
             self._initialize = message
             self.session_id = None
+            self._session_open.clear()
         work = self._forward(message, line)
         if method == "tools/call" and client_files.streams(*_name_and_arguments(message)):
             work = self._file_call(message)
         task = self._spawn(work)
+        if method == "initialize":
+            task.add_done_callback(lambda _t: self._session_open.set())
         if method is not None and request_id is not None:
             self._tasks[request_id] = task
             task.add_done_callback(lambda _t, key=request_id: self._tasks.pop(key, None))
@@ -225,6 +232,8 @@ class JsonRpcRelay:
     async def _exchange(self, message: dict[str, Any], line: bytes, deliver: Write) -> str | None:
         """Send one message upstream, its answer's messages to ``deliver``; None when nothing answered
         a request (a failure already said), else ``"answered"``."""
+        if message.get("method") != "initialize" and _modern_version(message) is None:
+            await self._session_open.wait()
         for attempt in range(3):
             generation = self._generation
             if self.link is None:
