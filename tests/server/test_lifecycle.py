@@ -119,6 +119,39 @@ async def test_stdout_is_json_rpc_only_and_closing_stdin_ends_the_front_but_not_
     assert "phone-agent: serving" in background_log and page_token() not in background_log
 
 
+def test_a_client_that_sends_before_the_handshake_is_answered_is_served_in_its_session(
+    page_root: Path, tmp_path: Path
+) -> None:
+    # initialize, initialized and a call written at once, as a pipe may (the front relays them in order
+    # of the session: the call waits for the session the initialize opens).
+    port = free_port()
+    process = phone_agent_process(
+        "mcp", "--port", str(port), "--root", str(page_root), "--self-check-delay", "0",
+        "--page-wait-ms", "0",
+        log=tmp_path / "stderr.txt", stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        assert process.stdin is not None
+        hello = {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "pipe", "version": "0"},
+        }
+        process.stdin.write(jsonrpc(1, "initialize", hello))
+        process.stdin.write(jsonrpc(None, "notifications/initialized"))
+        process.stdin.write(jsonrpc(2, "tools/call", {"name": "get_device_status", "arguments": {}}))
+        process.stdin.flush()
+        answers = {message["id"]: message for message in (read_line(process, 30), read_line(process, 30))}
+        assert answers[1]["result"]["serverInfo"]["name"] == "phone-agent"
+        called = answers[2]["result"]
+        assert called["isError"] and "No phone-agent page has connected" in called["content"][0]["text"]
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(10)
+        stop_server(port)
+
+
 def test_a_taken_port_is_a_one_line_error_and_exit_code_1(tmp_path: Path) -> None:
     with socket.socket() as holder:
         holder.bind(("127.0.0.1", 0))

@@ -191,6 +191,36 @@ async def test_before_any_page_paired_a_call_answers_at_once_with_the_command_th
         )
 
 
+async def test_a_front_whose_server_went_starts_one_again_and_a_call_held_when_it_went_says_so(
+    page_root: Path, tmp_path: Path
+) -> None:
+    port = free_port()
+    args = ("--root", str(page_root), "--self-check-delay", "0")
+    async with started_front(port, tmp_path / "stderr.txt", *args) as client:
+        page = AnsweringPage(await Peer.connect(port), hold=("take_screenshot",))
+        try:
+            assert connected(await client.call("get_device_status", {}))
+            held = asyncio.create_task(client.call("take_screenshot", {}))
+            await asyncio.wait_for(page.held.get(), 10)
+            await asyncio.to_thread(stop_server, port)
+            gone = await asyncio.wait_for(held, 15)
+        finally:
+            await page.close()
+        assert gone.is_error and gone.structured_content["code"] == "browser_not_connected"
+        assert "went away" in gone.content[0].text or "disconnected" in gone.content[0].text
+        # The next call finds no server, starts one, opens the client's session on it again, and is
+        # answered there (no page has paired with the new server yet).
+        again = await client.call("get_device_status", {})
+        assert again.is_error and "No phone-agent page has connected since the server started" in (
+            again.content[0].text
+        )
+        page = AnsweringPage(await Peer.connect(port))
+        try:
+            assert connected(await client.call("get_device_status", {}))
+        finally:
+            await page.close()
+
+
 async def test_with_no_page_back_within_the_wait_a_call_answers_browser_not_connected(
     page_root: Path, tmp_path: Path
 ) -> None:
@@ -573,7 +603,11 @@ def test_two_fronts_started_together_start_one_server_and_the_other_joins_it(tmp
     assert "address already in use" not in log and "error" not in log.lower(), log
 
 
-async def test_an_http_client_that_vanishes_mid_call_costs_the_page_nothing(mcp_serve: ServeProcess) -> None:
+# run_agent_task goes through the SDK's session; take_screenshot the quick way (mcp_quick).
+@pytest.mark.parametrize(("tool", "arguments"), [("run_agent_task", {"goal": "g"}), ("take_screenshot", {})])
+async def test_an_http_client_that_vanishes_mid_call_costs_the_page_nothing(
+    mcp_serve: ServeProcess, tool: str, arguments: dict[str, Any]
+) -> None:
     # The fault matrix's "HTTP client vanishing mid-call": its connection drops with no cancel sent.
     # The page is told to cancel the call (no one can receive its answer), stays paired and usable,
     # and the next client is served.
@@ -583,12 +617,12 @@ async def test_an_http_client_that_vanishes_mid_call_costs_the_page_nothing(mcp_
 
         async def vanishing_client() -> None:
             async with http_session(mcp_serve.port, token()) as session:
-                call = asyncio.ensure_future(session.call_tool("run_agent_task", {"goal": "g"}))
+                call = asyncio.ensure_future(session.call_tool(tool, arguments))
                 started.set()
                 await call
 
         client = asyncio.create_task(vanishing_client())
-        request = await page.next_request("run_agent_task")
+        request = await page.next_request(tool)
         await started.wait()
         vanished = time.monotonic()
         client.cancel()  # the whole client goes: its HTTP connections close mid-call
@@ -604,4 +638,36 @@ async def test_an_http_client_that_vanishes_mid_call_costs_the_page_nothing(mcp_
         finally:
             answering._task.cancel()
     finally:
+        await page.close()
+
+
+async def test_a_quick_call_whose_connection_closes_is_cancelled_in_the_page(mcp_serve: ServeProcess) -> None:
+    # Nothing but the socket closing: no notifications/cancelled, no DELETE (mcp_quick watches the POST).
+    from phone_agent.server.http_link import HttpLink
+
+    page = await Peer.connect(mcp_serve.port)
+    headers = {"Authorization": f"Bearer {token()}", "Accept": "application/json, text/event-stream"}
+    link = HttpLink("127.0.0.1", mcp_serve.port, {**headers, "Content-Type": "application/json"})
+    try:
+        hello = {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        }
+        opened = await link.request(
+            "POST",
+            "/mcp",
+            json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}).encode(),
+        )
+        assert [m async for m in opened.messages()]
+        session = {"Mcp-Session-Id": opened.headers["mcp-session-id"], "MCP-Protocol-Version": "2025-11-25"}
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "take_screenshot"}}
+        answer = await link.request("POST", "/mcp", json.dumps(call).encode(), session)
+        assert answer.status == 200 and answer.is_event_stream
+        request = await page.next_request("take_screenshot")
+        answer._writer.close()  # the client goes
+        cancel = await page.next_frame(timeout=15)
+        assert cancel == {"id": request["id"], "type": "cancel"}
+    finally:
+        link.close()
         await page.close()

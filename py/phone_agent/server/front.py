@@ -1,21 +1,23 @@
 """``phone-agent mcp``: the stdio front MCP clients spawn. It owns no page and no phone: it finds the
 shared phone-agent server on the port (starting ``phone-agent serve`` in the background when none
 answers, the way the first ``adb`` command starts the adb server) and relays its stdio to that server's
-``/mcp`` with the SDK's streamable HTTP client and the user's bearer token.
+``/mcp`` with the user's bearer token.
 
-To its client the front is an MCP server named ``phone-agent`` (the SDK's low-level ``Server`` on stdio,
-any protocol revision the SDK speaks); each ``tools/list`` and ``tools/call`` becomes the same request
-upstream (a ``path`` of a file tool is read or written here, on the client's machine, and streamed in
-chunks through the server's transfers: ``client_files``, ``transfers``).
-The front always asks upstream for progress and turns each report into what its own client
-asked for (``notifications/progress`` with a progressToken, else ``notifications/message``, exactly as
-the server does on its own). Cancelling a call cancels the upstream request, which cancels the call in
-the page. When the agent needs a person, the server's elicitation reaches this front's client the
-same way (``mcp_ask.relay_elicitation``; an error when that client did not declare it). ``--tools``
-narrows the tools further for this client alone. If the server goes away (stopped,
-restarted), the call in flight fails with a clear text and the next call finds or starts a server again.
-When stdin closes, the front ends (its upstream session is closed); the server, the page and the phone
-stay.
+When the server offers this front's tool profile (the usual case: the front started it with its own
+options), the client's JSON-RPC messages pass as they are (``front_relay``: no MCP session of the
+front's own, a lean HTTP/1.1 link; a ``path`` of a file tool is still read or written here, on the
+client's machine, and streamed in chunks through the server's transfers: ``client_files``,
+``transfers``). Otherwise ``--tools`` narrows the tools for this client alone: the front is then an MCP
+server named ``phone-agent`` (the SDK's low-level ``Server`` on stdio, any protocol revision the SDK
+speaks) whose ``tools/list`` and ``tools/call`` become the same requests upstream through an SDK
+session (``Upstream``, which ``phone-agent call`` uses too); it always asks upstream for progress and
+turns each report into what its own client asked for (``notifications/progress`` with a progressToken,
+else ``notifications/message``, exactly as the server does on its own); cancelling a call cancels the
+upstream request, which cancels the call in the page; the server's elicitation reaches this front's
+client the same way (``mcp_ask.relay_elicitation``; an error when that client did not declare it).
+Either way, if the server goes away (stopped, restarted), the call in flight fails with a clear text
+and the next call finds or starts a server again. When stdin closes, the front ends (its upstream
+session is closed); the server, the page and the phone stay.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from ..relay.frames import CALLER_META, META_CALLERS
 from ..tools.catalog import DEFAULT_TOOL_PROFILE, TOOL_NAMES, ToolProfile, tools_for_profile
 from ..tools.groups import GROUP_NAMES, GROUPS_TOOL, GROUPS_TOOL_NAME
 from . import background, client_files, credentials
+from .front_relay import JsonRpcRelay, serve_stdio
 from .listen import open_page_line, page_link
 from .mcp_ask import relay_elicitation
 from .mcp_bridge import ProgressForwarder, _meta_of, build_relaying_server, mcp_tool, server_instructions
@@ -76,6 +79,7 @@ class Upstream:
         self.options = options
         self.session: ClientSession | None = None
         self.token = ""
+        self.identity: dict[str, Any] = {}  # what the server said of itself when last found
         self.instructions: str | None = None
         self._task: asyncio.Task[None] | None = None
         self._ready: asyncio.Future[ClientSession] | None = None
@@ -110,6 +114,7 @@ class Upstream:
         found, started = background.ensure_server(
             self.options.host, self.options.port, token, self.options.server_args
         )
+        self.identity = found.identity
         if started:
             log.info(
                 "started phone-agent serve in the background on port %d (log: %s in the state directory)",
@@ -317,13 +322,16 @@ def _failure(tool: str, reason: str) -> types.CallToolResult:
 
 async def run_front(options: FrontOptions) -> int:
     """Serve MCP on stdio until stdin closes or a signal, then end the process: the stdin reader's
-    thread cannot be cancelled, so nothing may wait for it. Returns only when no server can be had."""
-    from mcp.server.stdio import stdio_server
+    thread cannot be cancelled, so nothing may wait for it. Returns only when no server can be had.
 
+    When the server offers this front's tool profile, its messages are relayed as they are
+    (``front_relay``); else an SDK server here narrows the server's tools to this client's."""
     upstream = Upstream(options)
     # Find or start the server before the client's first request: a one-shot client calls at once.
     try:
-        await upstream.get()
+        token = await asyncio.to_thread(upstream._ensure_server)
+        if not relays_as_is(options, upstream.identity):
+            await upstream.get()
     except background.ServerProblem as exc:
         print(f"phone-agent: error: {exc}", file=sys.stderr, flush=True)
         return 1
@@ -335,13 +343,8 @@ async def run_front(options: FrontOptions) -> int:
         )
         await upstream.close()
         return 1
-    server = build_front_server(upstream, options.tool_profile)
-
-    async def speak() -> None:
-        async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
-        log.debug("the MCP client closed stdin")
-
+    relaying = upstream.session is None
+    speak = _relaying(options, upstream, token) if relaying else _narrowing(options, upstream)
     loop = asyncio.get_running_loop()
     stopped = asyncio.Event()
     received: list[int] = []
@@ -353,22 +356,55 @@ async def run_front(options: FrontOptions) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, on_signal, sig)
-    session = asyncio.create_task(speak())
+    session = asyncio.create_task(speak)
     waiter = asyncio.create_task(stopped.wait())
     try:
         await asyncio.wait({session, waiter}, return_when=asyncio.FIRST_COMPLETED)
     finally:
         waiter.cancel()
         session.cancel()
+        if relaying:  # the relay's own close (its session upstream); the SDK's stdin thread is never waited
+            await asyncio.wait({session}, timeout=CLOSE_S)
         with contextlib.suppress(BaseException):
             async with asyncio.timeout(CLOSE_S):
                 await upstream.close()
-    sys.stdout.flush()
-    sys.stderr.flush()
+    with contextlib.suppress(ValueError, OSError):  # the relay may have closed stdout already
+        sys.stdout.flush()
+        sys.stderr.flush()
     if received:
         signal.signal(received[0], signal.SIG_DFL)
         signal.raise_signal(received[0])
     os._exit(0)
+
+
+def relays_as_is(options: FrontOptions, identity: dict[str, Any]) -> bool:
+    """Whether the server offers exactly this front's tools: its messages then pass as they are."""
+    return identity.get("toolProfile") == str(ToolProfile(options.tool_profile))
+
+
+async def _relaying(options: FrontOptions, upstream: Upstream, token: str) -> None:
+    host = background.connect_host(options.host)
+
+    async def ensure() -> str:
+        return await asyncio.to_thread(upstream._ensure_server)
+
+    def relay_of(write: Any) -> JsonRpcRelay:
+        return JsonRpcRelay(host, options.port, upstream.base_url, ensure, write)
+
+    async def first(relay: JsonRpcRelay) -> None:
+        await relay.connect(token=token)
+
+    await serve_stdio(relay_of, first)
+    log.debug("the MCP client closed stdin")
+
+
+async def _narrowing(options: FrontOptions, upstream: Upstream) -> None:
+    from mcp.server.stdio import stdio_server
+
+    server = build_front_server(upstream, options.tool_profile)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+    log.debug("the MCP client closed stdin")
 
 
 def run_mcp_front(options: FrontOptions, verbose: bool = False) -> int:

@@ -34,6 +34,7 @@ from starlette.responses import JSONResponse
 from starlette.types import Message, Receive, Scope, Send
 
 from .credentials import same_secret
+from .mcp_quick import QuickCalls
 
 MCP_PATH = "/mcp"
 UNAUTHORIZED_BODY = {"error": "Missing or invalid bearer token"}
@@ -82,8 +83,9 @@ class BearerGuard:
 class McpHttpEndpoint:
     """``/mcp``: the SDK's streamable HTTP transport for ``server``, with the bearer check in front."""
 
-    def __init__(self, server: Server[Any], token: str) -> None:
+    def __init__(self, server: Server[Any], token: str, quick: QuickCalls | None = None) -> None:
         self.manager = StreamableHTTPSessionManager(app=server, session_idle_timeout=SESSION_IDLE_S)
+        self.quick = quick
         self.in_flight = 0
         self._last_request = time.monotonic()
         self._closing = asyncio.Event()
@@ -129,7 +131,15 @@ class McpHttpEndpoint:
 
         try:
             reader: Receive = receive_until_closed
-            if scope.get("method") == "POST" and PROTOCOL_VERSION_HEADER.decode() not in headers:
+            session = self._quick_session(scope, headers)
+            if session is not None:
+                assert self.quick is not None
+                body, reader = await read_replayed(receive_until_closed)
+                call = self.quick.quick_call(session, body) if body is not None else None
+                if call is not None:
+                    await self.quick.serve(session, call, receive_until_closed, send)
+                    return
+            elif scope.get("method") == "POST" and PROTOCOL_VERSION_HEADER.decode() not in headers:
                 scope, reader = await envelope_routed(scope, receive_until_closed)
             await self.manager.handle_request(scope, reader, send_watched)
             if closing.is_set() and response["started"] and not response["complete"]:
@@ -140,6 +150,12 @@ class McpHttpEndpoint:
             self.in_flight -= 1
             self._answering -= answering
             self._last_request = time.monotonic()
+
+    def _quick_session(self, scope: Scope, headers: Headers) -> str | None:
+        """The session of a POST the quick way may answer (``mcp_quick``), else None."""
+        if self.quick is None or scope.get("method") != "POST":
+            return None
+        return self.quick.session_of(headers, self.manager._server_instances)
 
     async def close_streams(self, grace_s: float = 1.0) -> None:
         """The server is stopping (the relay has answered every pending call): let the calls send their
@@ -166,6 +182,17 @@ async def envelope_routed(scope: Scope, receive: Receive) -> tuple[Scope, Receiv
     """A POST without ``MCP-Protocol-Version``: its body read (up to the SDK's limit) and replayed, and,
     when the body is one request carrying a revision in its ``_meta`` envelope, the header that names it
     added, so that the SDK routes the request by the revision it says it speaks."""
+    body, replay = await read_replayed(receive)
+    version = None if body is None else envelope_version(body)
+    if version is not None:
+        named = (PROTOCOL_VERSION_HEADER, version.encode("latin-1"))
+        scope = {**scope, "headers": [*scope["headers"], named]}
+    return scope, replay
+
+
+async def read_replayed(receive: Receive) -> tuple[bytes | None, Receive]:
+    """A POST's body (None when it is over the SDK's limit or the client went first) and a ``receive``
+    that hands the same messages on as they came."""
     chunks: list[bytes] = []
     size = 0
     more = True
@@ -184,11 +211,7 @@ async def envelope_routed(scope: Scope, receive: Receive) -> tuple[Scope, Receiv
     async def replay() -> Message:
         return replayed.pop(0) if replayed else await receive()
 
-    version = None if more else envelope_version(body)
-    if version is not None:
-        named = (PROTOCOL_VERSION_HEADER, version.encode("latin-1"))
-        scope = {**scope, "headers": [*scope["headers"], named]}
-    return scope, replay
+    return (None if more or first is not None else body), replay
 
 
 def envelope_version(body: bytes) -> str | None:

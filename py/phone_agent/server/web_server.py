@@ -20,6 +20,7 @@ from .app import RELAY_PATH, McpService, build_app
 from .listen import StartupError, bind_socket, is_loopback, open_page_line, page_link, page_url
 from .mcp_bridge import build_mcp_server
 from .mcp_http import MCP_PATH, McpHttpEndpoint
+from .mcp_quick import quick_calls
 from .options import ServerOptions
 from .page_source import missing_page, missing_runtime
 from .pairing import PageKey, PairingGate
@@ -68,7 +69,10 @@ class WebServer:
             if model and model.pop("apiKey", None):
                 log.warning("the model API key is not handed to the page while listening beyond loopback")
         self._page_token = credentials.load_page_token()
-        self.mcp_endpoint = McpHttpEndpoint(build_mcp_server(self.relay, options.tool_profile), token)
+        profile = options.tool_profile
+        self.mcp_endpoint = McpHttpEndpoint(
+            build_mcp_server(self.relay, profile), token, quick_calls(self.relay, profile)
+        )
         self.identity = server_identity(options, self.port)
         self._record = ServerRecord(self.port, self.identity, options.host)
         self.app = app = build_app(
