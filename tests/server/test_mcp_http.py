@@ -66,3 +66,23 @@ async def test_anything_else_is_401_with_a_bearer_challenge_and_never_reaches_th
 def test_the_guard_never_shows_its_token() -> None:
     guard = BearerGuard(lambda *_: None, TOKEN)  # type: ignore[arg-type]
     assert TOKEN not in repr(guard) and TOKEN not in str(guard)
+
+
+async def test_a_quick_call_holds_its_session_as_the_sdk_requests_do() -> None:
+    # The SDK's own transport: while a call answered the quick way runs, its idle countdown stops; when
+    # the call ends, it starts again from then (a session of plain calls is never reaped as idle).
+    import anyio
+    from mcp.server.streamable_http import StreamableHTTPServerTransport
+
+    from phone_agent.server.mcp_quick import held_session
+
+    transport = StreamableHTTPServerTransport("s1", idle_timeout=30.0)
+    transport.idle_scope = anyio.CancelScope(deadline=anyio.current_time() + 1.0)
+    with held_session(transport):
+        assert transport.idle_scope.deadline == float("inf")
+        with held_session(transport):
+            pass
+        assert transport.idle_scope.deadline == float("inf")  # the outer call still runs
+    assert transport.idle_scope.deadline > anyio.current_time() + 29.0
+    with held_session(object()):  # a transport that does not count its requests is left alone
+        pass

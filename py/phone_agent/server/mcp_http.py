@@ -34,7 +34,7 @@ from starlette.responses import JSONResponse
 from starlette.types import Message, Receive, Scope, Send
 
 from .credentials import same_secret
-from .mcp_quick import QuickCalls
+from .mcp_quick import QuickCalls, held_session
 
 MCP_PATH = "/mcp"
 UNAUTHORIZED_BODY = {"error": "Missing or invalid bearer token"}
@@ -137,7 +137,8 @@ class McpHttpEndpoint:
                 body, reader = await read_replayed(receive_until_closed)
                 call = self.quick.quick_call(session, body) if body is not None else None
                 if call is not None:
-                    await self.quick.serve(session, call, receive_until_closed, send)
+                    with held_session(self.manager._server_instances.get(session)):
+                        await self.quick.serve(session, call, receive_until_closed, send)
                     return
             elif scope.get("method") == "POST" and PROTOCOL_VERSION_HEADER.decode() not in headers:
                 scope, reader = await envelope_routed(scope, receive_until_closed)

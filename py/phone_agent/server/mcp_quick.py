@@ -23,10 +23,12 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import Awaitable, Callable
+import math
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.datastructures import Headers
 from starlette.types import Message, Receive, Send
@@ -193,3 +195,24 @@ async def _until_disconnect(receive: Receive) -> None:
         message: Message = await receive()
         if message["type"] == "http.disconnect":
             return
+
+
+@contextlib.contextmanager
+def held_session(transport: Any) -> Iterator[None]:
+    """Hold the SDK's session while a quick call is served, as its own requests do: its idle countdown
+    (``session_idle_timeout``) stops meanwhile and starts again when the last request ends — else a
+    client making nothing but plain calls would see its session reaped as idle. The SDK counts its
+    requests in private fields (no public way in mcp 2.x); a transport without them is left as it is."""
+    scope = getattr(transport, "idle_scope", None)
+    timeout = getattr(transport, "_idle_timeout", None)
+    if scope is None or timeout is None or not hasattr(transport, "_requests_in_flight"):
+        yield
+        return
+    transport._requests_in_flight += 1
+    scope.deadline = math.inf
+    try:
+        yield
+    finally:
+        transport._requests_in_flight -= 1
+        if not transport._requests_in_flight:
+            scope.deadline = anyio.current_time() + timeout
