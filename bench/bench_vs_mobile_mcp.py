@@ -373,7 +373,14 @@ async def run_phone(
                     "list_elements": side.list,
                     "take_screenshot": side.screenshot,
                 }[op]
-                return [await timed(call) for _ in range(args.calls)]
+                if side.name != OURS or op != "take_screenshot":
+                    return [await timed(call) for _ in range(args.calls)]
+                took = []
+                for _ in range(args.calls):  # with the page's own time for each (not timed)
+                    before, _ = await page.evaluate(ROW_OF, op)
+                    took.append(await timed(call))
+                    extra["screenshotPage"].append(await page_ms(page, op, before))
+                return took
 
             forwarded = (await run_adb(adb_env, "-s", serial, "forward", "tcp:0", "tcp:9008")).decode()
             server = ServerDump(int(forwarded.strip()))
@@ -396,15 +403,17 @@ async def run_phone(
                 return took
 
             for side in sides.values():  # warm-up: first calls start servers, load code
-                for op in OPS:
+                for op in args.ops:
                     await measure(side, op)
-            await after_action(True)
+            listing = "list_elements" in args.ops
+            if listing:
+                await after_action(True)
             for number in range(args.rounds):
-                for op in OPS:
+                for op in args.ops:
                     order = (OURS, MOBILE) if number % 2 == 0 else (MOBILE, OURS)
                     for name in order:
                         times.setdefault((name, op), []).extend(await measure(sides[name], op))
-                for direct in (number % 2 == 0, number % 2 != 0):
+                for direct in (number % 2 == 0, number % 2 != 0) if listing else ():
                     key = "dump" if direct else "ours"
                     extra["listAfterAction"][key].append(await after_action(direct))
             tree = (await sides[OURS].list()).structured_content
@@ -437,7 +446,7 @@ def report(phone: str, times: dict[tuple[str, str], list[float]]) -> None:
     print(f"\n### {phone} phone\n")
     print("| action | phone-agent median (p10–p90) | mobile-mcp median (p10–p90) | ratio | target |")
     print("|---|---|---|---|---|")
-    for op in OPS:
+    for op in (op for op in OPS if (OURS, op) in times):
         ours, mobile = times[(OURS, op)], times[(MOBILE, op)]
         a, b = statistics.median(ours), statistics.median(mobile)
         target = TARGETS[phone].get(op)
@@ -458,6 +467,13 @@ def report_steps(phone: str, extra: dict[str, Any]) -> None:
         said = f"{statistics.median(settled):.0f}" if settled else ""
         spread = f"{pct(values, 0.1):.0f}–{pct(values, 0.9):.0f}"
         print(f"| {name} | {statistics.median(values):.0f} ms ({spread}) | {said} |")
+    inside = [value for value in extra["screenshotPage"] if value == value]  # no NaN
+    if inside:
+        print(
+            f"\ntake_screenshot in the page (its activity row: arrival to answer) "
+            f"{statistics.median(inside):.0f} ms ({pct(inside, 0.1):.0f}–{pct(inside, 0.9):.0f}); the rest "
+            "is the call's way there and back"
+        )
     ours, dump = extra["listAfterAction"]["ours"], extra["listAfterAction"]["dump"]
     if ours and dump:
         ratio = statistics.median(ours) / statistics.median(dump)
@@ -484,6 +500,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=5, help="calls per round of tap, list and screenshot")
     parser.add_argument("--mobile-mcp-dir", type=Path, default=DEFAULT_MOBILE_MCP_DIR)
     parser.add_argument("--json", type=Path, help="write the figures here too (scripts/perf_table.py)")
+    parser.add_argument(
+        "--ops", nargs="+", choices=OPS, default=list(OPS), help="time only these (default: all of them)"
+    )
     args = parser.parse_args(argv)
     tmp = Path(tempfile.mkdtemp(prefix="bench-vs-mobile-mcp-"))
     (tmp / "home").mkdir()
@@ -498,12 +517,18 @@ def main(argv: list[str] | None = None) -> int:
                 "steps": {},
                 "settledMs": {},
                 "listAfterAction": {"ours": [], "dump": [], "page": []},
+                "screenshotPage": [],
             }
             times = asyncio.run(run_phone(phone, args, tmp, sizes, extra))
             report(phone, times)
             report_steps(phone, extra)
-            report_sizes(phone, sizes)
-            figures[phone] = {op: {"ours": times[(OURS, op)], "mobile": times[(MOBILE, op)]} for op in OPS}
+            if "task" in args.ops:
+                report_sizes(phone, sizes)
+            figures[phone] = {
+                op: {"ours": times[(OURS, op)], "mobile": times[(MOBILE, op)]}
+                for op in OPS
+                if (OURS, op) in times
+            }
             after[phone] = extra["listAfterAction"]
         if args.json:
             args.json.write_text(json.dumps({"vsMobileMcp": figures, "listAfterAction": after}, indent=1))

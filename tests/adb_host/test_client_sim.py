@@ -14,6 +14,7 @@ import pytest
 
 from phone_agent.adb.client import AdbAuthError, AdbClient, AdbError
 from phone_agent.adb.connection import ConnectionState
+from phone_agent.adb.device import AdbDevice
 from phone_agent.adb.host import HOST_FEATURES
 from phone_agent.adb.keys import generate_private_key
 from phone_agent.adb.packet import VERSION_MIN, VERSION_SKIP_CHECKSUM
@@ -240,3 +241,38 @@ async def test_a_denied_key_ends_in_bounded_time_with_an_actionable_error(make_s
         await asyncio.wait_for(connecting, 10)
     assert asyncio.get_running_loop().time() - started < 3
     assert transport.closed
+
+
+class _Opened:
+    """The client as AdbDevice sees it, writing down the exec: services it opens."""
+
+    def __init__(self, opener) -> None:
+        self.opener, self.services = opener, []
+
+    @property
+    def features(self):
+        return self.opener.features
+
+    async def open_stream(self, service: str, timeout: float | None = None):
+        if service.startswith("exec:"):
+            self.services.append(service)
+        return await self.opener.open_stream(service, timeout=timeout)
+
+
+async def test_a_screenshot_takes_the_faster_of_raw_and_png_screencap(client):
+    spy = _Opened(client)
+    device = AdbDevice(spy, transport="tcp")
+    first, second = await device.screenshot_png(), await device.screenshot_png()
+    assert spy.services == ["exec:screencap", "exec:screencap -p"]  # each way timed once
+    assert first.startswith(b"\x89PNG\r\n\x1a\n") and second.startswith(b"\x89PNG\r\n\x1a\n")
+    device._screencap_s = {True: 0.1, False: 0.5}  # raw was the faster here: it stays
+    await device.screenshot_png()
+    assert spy.services[-1] == "exec:screencap"
+    device._screencap_s = {True: 9.0, False: 0.5}  # the phone's PNG was: it is used
+    await device.screenshot_png()
+    assert spy.services[-1] == "exec:screencap -p"
+    only_png = _Opened(client)
+    png_device = AdbDevice(only_png, transport="tcp", raw_screencap=False)  # the page's way
+    await png_device.screenshot_png()
+    await png_device.screenshot_png()
+    assert only_png.services == ["exec:screencap -p"] * 2

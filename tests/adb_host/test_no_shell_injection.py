@@ -144,7 +144,7 @@ READING_COMMANDS = [
     r"pidof [\w.]+",
     r"logcat -d (?!.*-[cG])[\w ,.-]*",  # a dump of the log: never -c (clear) nor -G (resize)
     r"pm list packages(?: -3)?",
-    r"screencap -p",
+    r"screencap(?: -p)?",  # to stdout: never a file
     r"uiautomator dump /sdcard/window_dump\.xml && cat /sdcard/window_dump\.xml",
 ]
 READING = re.compile("^(?:" + "|".join(READING_COMMANDS) + ")$")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import math
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -25,6 +26,11 @@ from phone_agent.adb.services import SHELL_OUTPUT_MAX, SyncClient, exec_out, she
 from phone_agent.adb.sync_protocol import SyncError
 from phone_agent.adb.ui_dump import UiDump, read_ui_dump
 from phone_agent.device.interface import TREE_DUMP, TREE_SERVER, DeviceInfo, UiNode, UiTree, key_code
+from phone_agent.device.png import (
+    PNG_SIGNATURE,
+    encode_png,
+    read_raw_screencap,
+)
 from phone_agent.device.shell_args import command, for_device, package_name, quote, text_value
 from phone_agent.device.shell_result import ShellResult
 from phone_agent.errors import DeviceError, PhoneDisconnectedError, command_exited
@@ -36,7 +42,6 @@ CLIPPER_PACKAGE = "ca.zgrs.clipper"
 KEYCODE_PASTE = 279
 UI_DUMP_PATH = "/sdcard/window_dump.xml"
 LAUNCHER_CATEGORY = "android.intent.category.LAUNCHER"
-PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 # What the phone may send for one screenshot: a 4K screen's PNG is ~20-35 MiB at worst; more is refused.
 SCREENCAP_MAX = 48 * 1024 * 1024
@@ -103,6 +108,17 @@ def phone_call(
         raise DeviceError(f"{failed}: {exc}") from None
 
 
+def _check_screen_side(width: int, height: int) -> None:
+    """A screenshot that says it is larger than any screen is refused before anything decodes it."""
+    if not 0 < width <= SCREEN_SIDE_MAX or not 0 < height <= SCREEN_SIDE_MAX:
+        raise DeviceError(
+            f"the phone's screenshot says it is {width}x{height} pixels, over the cap of "
+            f"{SCREEN_SIDE_MAX} pixels a side (no screen is that large; it was not decoded)",
+            remedy=CAP_REMEDY,
+            retryable=False,
+        )
+
+
 class AdbDevice(DevLoopCalls):
     """A phone as the tools and the agent use it. ``transport`` is ``usb``, ``tcp`` or ``adb-server``."""
 
@@ -113,11 +129,15 @@ class AdbDevice(DevLoopCalls):
         transport: str,
         serial: str = "",
         hierarchy_jar: JarSource | None = None,
+        raw_screencap: bool = True,
     ) -> None:
         self.opener = opener
         self.transport = transport
         self.serial = serial
         self._info: DeviceInfo | None = None
+        # Seconds a screenshot took each way (True: raw `screencap`, False: `-p`): the faster is used.
+        # Without ``raw_screencap`` only `-p` (its raw time as infinite: never tried).
+        self._screencap_s: dict[bool, float] = {} if raw_screencap else {True: math.inf}
         # u2.jar's hierarchy server reads the UI tree when the page has the jar; else `uiautomator dump`.
         self.hierarchy = HierarchyServer(opener, hierarchy_jar) if hierarchy_jar is not None else None
 
@@ -179,16 +199,40 @@ class AdbDevice(DevLoopCalls):
         return self._info
 
     async def screenshot_png(self) -> bytes:
-        """The screen as PNG bytes (``exec:screencap -p``: binary-safe, no PTY)."""
-        with phone_call(
-            "screenshot failed",
-            timed_out=f"the phone took more than {SCREENSHOT_TIMEOUT:g} s for a screenshot",
-            timeout_remedy="Check that the phone is awake and try again.",
-            remedy=RECONNECT_REMEDY,
-        ):
-            data = await exec_out(
-                self.opener, "screencap -p", timeout=SCREENSHOT_TIMEOUT, max_bytes=SCREENCAP_MAX
-            )
+        """The screen as PNG bytes, the faster of two ways as timed on this phone (``_raw_first``):
+        ``exec:screencap``'s raw pixels written as PNG here (a phone PNG-encodes its screen slowly, but
+        the raw pixels are ~10 MB to carry: ``device.png``), or ``exec:screencap -p``. Binary-safe."""
+        raw_first = self._raw_first()
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        png = await self._raw_screenshot_png() if raw_first else None
+        if png is not None or raw_first:
+            self._screencap_s[True] = self._timed(True, loop.time() - started if png else math.inf)
+        if png is not None:
+            return png
+        started = loop.time()
+        png = await self._png_screenshot()
+        self._screencap_s[False] = self._timed(False, loop.time() - started)
+        return png
+
+    def _raw_first(self) -> bool:
+        """Raw first until each way was timed once, then the faster (each timed anew when it is used)."""
+        times = self._screencap_s
+        if True not in times or False not in times:
+            return True not in times
+        return times[True] <= times[False]
+
+    def _timed(self, raw: bool, seconds: float) -> float:
+        """The way's time: smoothed over its calls (one slow call does not decide), an unreadable raw
+        answer as infinite (never tried again)."""
+        before = self._screencap_s.get(raw)
+        if before is None or math.isinf(seconds) or math.isinf(before):
+            return seconds
+        return 0.7 * before + 0.3 * seconds
+
+    async def _png_screenshot(self) -> bytes:
+        """``exec:screencap -p``: the phone's own PNG, checked to be one of a believable size."""
+        data = await self._screencap("screencap -p")
         if not data.startswith(PNG_SIGNATURE):
             shown = data[:200].decode("utf-8", "replace").strip()
             raise DeviceError(
@@ -197,15 +241,27 @@ class AdbDevice(DevLoopCalls):
             )
         if data[12:16] == b"IHDR" and len(data) >= 24:
             # A few bytes may say "100 000 pixels square": decoding that would take the page down.
-            width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
-            if not 0 < width <= SCREEN_SIDE_MAX or not 0 < height <= SCREEN_SIDE_MAX:
-                raise DeviceError(
-                    f"the phone's screenshot says it is {width}x{height} pixels, over the cap of "
-                    f"{SCREEN_SIDE_MAX} pixels a side (no screen is that large; it was not decoded)",
-                    remedy=CAP_REMEDY,
-                    retryable=False,
-                )
+            _check_screen_side(int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big"))
         return data
+
+    async def _raw_screenshot_png(self) -> bytes | None:
+        """``screencap``'s raw pixels as a PNG; None when the answer is not one ``read_raw_screencap``
+        reads (another pixel format, an error text)."""
+        data = await self._screencap("screencap")
+        raw = read_raw_screencap(data)
+        if raw is None:
+            return None
+        _check_screen_side(raw.width, raw.height)
+        return encode_png(raw.width, raw.height, data, raw.header) if raw.whole else None
+
+    async def _screencap(self, command: str) -> bytes:
+        with phone_call(
+            "screenshot failed",
+            timed_out=f"the phone took more than {SCREENSHOT_TIMEOUT:g} s for a screenshot",
+            timeout_remedy="Check that the phone is awake and try again.",
+            remedy=RECONNECT_REMEDY,
+        ):
+            return await exec_out(self.opener, command, timeout=SCREENSHOT_TIMEOUT, max_bytes=SCREENCAP_MAX)
 
     async def tap(self, x: int, y: int) -> None:
         await self._check(f"input tap {int(x)} {int(y)}")

@@ -8,10 +8,11 @@ Off unless asked, by name: ``SimulatedPhoneServer(hostile={...})``, ``phone-agen
     ``logcat`` and ``dumpsys`` (any of their command lines) print without end: log-like lines, as fast
     as the host takes them, until it closes the stream.
 ``huge-png``
-    ``screencap -p`` answers a PNG that never ends: a true signature and header, then data without end.
+    ``screencap -p`` answers a PNG that never ends: a true signature and header, then data without end;
+    ``screencap`` (raw) a header for a 1080x2400 screen, then pixels without end.
 ``png-bomb``
     ``screencap -p`` answers a small, whole PNG that says it is 100 000 pixels square (decoded, it
-    would take 40 GB).
+    would take 40 GB); ``screencap`` (raw) a header that says so, then the first rows.
 ``huge-hierarchy``
     The hierarchy server's ``dumpWindowHierarchy`` answers a chunked HTTP body that never ends.
 ``deep-tree``
@@ -83,10 +84,11 @@ def hostile_handler(
     v2 = kind == "shell" and "v2" in options
     if "flood-output" in modes and words[0] in FLOODED_COMMANDS:
         return lambda stream: _endless(stream, _log_lines(), v2)
-    if "huge-png" in modes and words[:2] == ["screencap", "-p"]:
-        return lambda stream: _endless(stream, _png_without_end(), v2)
-    if "png-bomb" in modes and words[:2] == ["screencap", "-p"]:
-        return lambda stream: _once(stream, _png_bomb(), v2)
+    png = "-p" in words[1:]
+    if "huge-png" in modes and words[0] == "screencap":
+        return lambda stream: _endless(stream, _png_without_end() if png else _raw_without_end(), v2)
+    if "png-bomb" in modes and words[0] == "screencap":
+        return lambda stream: _once(stream, _png_bomb() if png else _raw_bomb(), v2)
     return None
 
 
@@ -134,6 +136,17 @@ def _png_without_end() -> Iterable[bytes]:
     filler = _png_chunk(b"IDAT", b"\0" * (CHUNK - 12))
     while True:
         yield filler
+
+
+def _raw_without_end() -> Iterable[bytes]:
+    yield struct.pack("<4I", 1080, 2400, 1, 0)  # RGBA_8888, sRGB: ~10 MB of pixels to come
+    filler = b"\xff" * CHUNK
+    while True:
+        yield filler
+
+
+def _raw_bomb() -> bytes:
+    return struct.pack("<4I", 100_000, 100_000, 1, 0) + b"\0" * (1 << 20)
 
 
 def _png_bomb() -> bytes:

@@ -5,11 +5,10 @@ cannot be blacked out (no image codec, not a PNG, the tree unreadable), the imag
 from __future__ import annotations
 
 import base64
-import struct
-import zlib
 from typing import Any
 
 from ...device.interface import Bounds, UiNode, read_ui_tree
+from ...device.png import encode_png
 from ..screen_source import png_size
 from ..session import Pixels
 from .call import Call, Next, Result
@@ -17,23 +16,6 @@ from .host import PipelineHost
 
 BLACKED = "A field showing a secret ({names}) is blacked out in this image."
 WITHHELD = "The image is withheld: a field on the screen shows a secret ({names}) and {why}."
-
-
-def encode_png(width: int, height: int, rgba: bytes) -> bytes:
-    """RGBA pixels as a PNG (no filter; zlib's fastest level: this runs once per such screenshot)."""
-    stride = width * 4
-    raw = b"".join(b"\x00" + rgba[y * stride : (y + 1) * stride] for y in range(height))
-
-    def chunk(kind: bytes, body: bytes) -> bytes:
-        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
-
-    header = struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0)
-    return (
-        b"\x89PNG\r\n\x1a\n"
-        + chunk(b"IHDR", header)
-        + chunk(b"IDAT", zlib.compress(raw, 1))
-        + chunk(b"IEND", b"")
-    )
 
 
 def black_out(pixels: Pixels, boxes: list[Bounds], screen: tuple[int, int]) -> bytes:
