@@ -330,7 +330,8 @@ async def run_front(options: FrontOptions) -> int:
     # Find or start the server before the client's first request: a one-shot client calls at once.
     try:
         token = await asyncio.to_thread(upstream._ensure_server)
-        if not relays_as_is(options, upstream.identity):
+        relaying = relays_as_is(options, upstream.identity)
+        if not relaying:
             await upstream.get()
     except background.ServerProblem as exc:
         print(f"phone-agent: error: {exc}", file=sys.stderr, flush=True)
@@ -343,7 +344,6 @@ async def run_front(options: FrontOptions) -> int:
         )
         await upstream.close()
         return 1
-    relaying = upstream.session is None
     speak = _relaying(options, upstream, token) if relaying else _narrowing(options, upstream)
     loop = asyncio.get_running_loop()
     stopped = asyncio.Event()

@@ -27,7 +27,9 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER as SESSION_HEADER
 from mcp.shared.inbound import MCP_METHOD_HEADER, MCP_NAME_HEADER, NAME_BEARING_METHODS, encode_header_value
+from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER as VERSION_HEADER
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ..errors import server_gone, server_unreachable
@@ -37,8 +39,6 @@ from .mcp_http import MCP_PATH, PROTOCOL_VERSION_META_KEY
 
 log = logging.getLogger("phone_agent.front")
 
-SESSION_HEADER = "Mcp-Session-Id"
-VERSION_HEADER = "MCP-Protocol-Version"
 INTERNAL_ERROR = -32603
 LISTEN_RETRY_S = 1.0
 MAX_LINE = 256 * 1024 * 1024  # a client's message (a file's bytes inline may be large)
@@ -129,7 +129,7 @@ class JsonRpcRelay:
         answer = await self.link.request("POST", MCP_PATH, _line({**initialize, "id": "front-reopen"}))
         async for _ in answer.messages():
             pass
-        self.session_id = answer.headers.get(SESSION_HEADER.lower())
+        self.session_id = answer.headers.get(SESSION_HEADER)
         if answer.status != 200 or self.session_id is None:
             raise HttpLinkError(f"the server refused to open the session again ({answer.status})")
         await self._post_quietly({"jsonrpc": "2.0", "method": "notifications/initialized"})
@@ -296,7 +296,7 @@ class JsonRpcRelay:
 
     def _opened(self, answer: HttpAnswer, data: bytes) -> None:
         """The client's session was opened: keep its id and revision, and listen on it."""
-        self.session_id = answer.headers.get(SESSION_HEADER.lower())
+        self.session_id = answer.headers.get(SESSION_HEADER)
         with contextlib.suppress(ValueError, AttributeError, TypeError):
             self.version = json.loads(data)["result"]["protocolVersion"]
         if self.session_id is not None:

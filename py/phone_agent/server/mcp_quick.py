@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER as SESSION_HEADER
+from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER as VERSION_HEADER
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.datastructures import Headers
 from starlette.types import Message, Receive, Send
@@ -44,8 +46,6 @@ from .relay import Relay
 
 log = logging.getLogger("phone_agent.mcp")
 
-SESSION_HEADER = "mcp-session-id"
-VERSION_HEADER = "mcp-protocol-version"
 NOT_QUICK = frozenset({GROUPS_TOOL_NAME, ANSWER_TOOL_NAME, *ASKING_TOOLS, *TASK_TOOLS})
 # A call's _meta keys that the quick way knows; a client's own keys (another vendor's) pass unread, as
 # the SDK's way does; the protocol's (io.modelcontextprotocol/…) and ours (a transfer) go to the SDK.
